@@ -1,0 +1,45 @@
+// What every client entry point (generated or hand-written) builds on: the
+// mode (remote or pass-through), the connection, and client-chosen handles.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/driver_table.h"
+#include "protocol/codec.h"
+
+namespace scuda::client {
+
+// True when no server is configured: every call goes to the local driver.
+bool passthrough();
+// The local driver, for pass-through mode.
+const DriverTable& local_driver();
+
+// Logs the function's name once per process and returns CUDA_ERROR_NOT_SUPPORTED.
+CUresult unsupported(const char* name);
+// Logs a malformed reply from the server and returns CUDA_ERROR_UNKNOWN.
+CUresult bad_reply(const char* name);
+
+// A fresh handle id, never 0, 1 or 2 (those are NULL, CU_STREAM_LEGACY and
+// CU_STREAM_PER_THREAD), unique for the life of the process.
+uint64_t new_handle_id();
+
+template <class H>
+uint64_t handle_id(H h) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+}
+template <class H>
+H handle_from_id(uint64_t id) {
+  return reinterpret_cast<H>(static_cast<uintptr_t>(id));
+}
+
+// Sends request `op` and waits for its reply. Returns the CUresult the server
+// reported and leaves the rest of the reply payload in *reply; or, without a
+// reply, CUDA_ERROR_NOT_INITIALIZED before cuInit and
+// CUDA_ERROR_DEVICE_UNAVAILABLE once the connection is lost.
+CUresult call(uint32_t op, const protocol::Writer& request,
+              std::vector<uint8_t>* reply);
+
+}  // namespace scuda::client

@@ -1,0 +1,33 @@
+// The shape of a request handler in the session process.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "protocol/codec.h"
+
+namespace scuda::server {
+
+class Session;
+
+// A handler decodes its request from `in`, checks in.done() before acting,
+// and returns kMalformed if the request does not decode exactly. Otherwise it
+// returns the CUresult for the client and, on CUDA_SUCCESS, writes its
+// outputs to `out`.
+using Handler = CUresult (*)(Session& s, protocol::Reader& in, protocol::Writer& out);
+
+// Not a CUresult: the request was malformed and the session must end.
+constexpr CUresult kMalformed = static_cast<CUresult>(-1);
+
+struct HandlerEntry {
+  uint32_t op;
+  Handler fn;
+  const char* name;
+};
+
+extern const HandlerEntry kGeneratedHandlers[];
+extern const size_t kGeneratedHandlerCount;
+
+}  // namespace scuda::server

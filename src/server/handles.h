@@ -1,0 +1,38 @@
+// The session's map from client-chosen handle ids to the driver's handles.
+// Every handle that arrives from the network is resolved here, so a client
+// can name only objects of its own session, and only as the right kind.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "handle_kinds.h"
+
+namespace scuda::server {
+
+class HandleTable {
+ public:
+  // Resolves a client id to the driver handle of kind `kind`. Id 0 resolves
+  // to nullptr; for streams, ids 1 and 2 resolve to CU_STREAM_LEGACY and
+  // CU_STREAM_PER_THREAD. A CUkernel id is accepted where a CUfunction is
+  // expected, as the driver does. Returns false for anything else.
+  bool resolve(uint64_t id, HandleKind kind, void** real) const;
+  // True when `proposed` may name a new object: not reserved, not in use.
+  bool can_bind(uint64_t proposed) const;
+  // Records `real` under `proposed` and returns the id the client must use
+  // from now on: the existing one when `real` is already known.
+  uint64_t bind(uint64_t proposed, HandleKind kind, void* real);
+  // Looks up the id of a driver handle the session already knows; 0 if none.
+  uint64_t find(void* real) const;
+  void forget(uint64_t id);
+
+ private:
+  struct Entry {
+    HandleKind kind;
+    void* real;
+  };
+  std::unordered_map<uint64_t, Entry> by_id_;
+  std::unordered_map<void*, uint64_t> by_real_;
+};
+
+}  // namespace scuda::server
