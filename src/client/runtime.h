@@ -43,3 +43,12 @@ CUresult call(uint32_t op, const protocol::Writer& request,
               std::vector<uint8_t>* reply);
 
 }  // namespace scuda::client
+
+// In pass-through mode, returns the local driver's answer to `name(args...)`.
+#define SCUDA_PASSTHROUGH(name, ...)                                   \
+  do {                                                                 \
+    if (::scuda::client::passthrough()) {                              \
+      auto fn_ = ::scuda::client::local_driver().name;                 \
+      return fn_ ? fn_(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED;        \
+    }                                                                  \
+  } while (0)

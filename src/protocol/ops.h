@@ -17,8 +17,23 @@ enum Op : uint32_t {
   kOpLibraryLoad,        // a library image
   kOpModuleGetFunction,  // a function and its parameter layout
   kOpLibraryGetKernel,   // a kernel and its parameter layout
+  kOpKernelGetFunction,  // the function of a kernel
+  kOpPrimaryContext,     // a device's primary context, without retaining it
+  kOpCtxCreate,          // cuCtxCreate without creation parameters
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kFirstGeneratedOp = 1000,
+};
+
+// Mode bits of the copy ops.
+enum CopyMode : uint8_t {
+  kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
+  kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
+};
+
+// A kernel's parameters: (offset, size) of each, in order.
+struct ParamSlot {
+  uint64_t offset;
+  uint64_t size;
 };
 
 }  // namespace scuda::protocol

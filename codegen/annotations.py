@@ -1,0 +1,47 @@
+"""The annotation table: per-function handling and parameter overrides."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cparse import Function
+
+HANDLINGS = ("forward", "local", "custom", "unsupported")
+
+
+@dataclass(frozen=True)
+class Note:
+    handling: str | None = None
+    reason: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+    destroys: str | None = None
+    generic: bool = True
+
+
+def load(path: Path, functions: dict[str, Function]) -> dict[str, Note]:
+    with open(path, "rb") as f:
+        table = tomllib.load(f).get("functions", {})
+    notes = {}
+    for name, entry in sorted(table.items()):
+        notes[name] = check(name, entry, functions)
+    return notes
+
+
+def check(name: str, entry: dict, functions: dict[str, Function]) -> Note:
+    fn = functions.get(name)
+    if fn is None:
+        raise SystemExit(f"annotations: `{name}` is not a function in cuda.h")
+    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic"}
+    if unknown:
+        raise SystemExit(f"annotations: `{name}` has unknown keys {sorted(unknown)}")
+    handling = entry.get("handling")
+    if handling is not None and handling not in HANDLINGS:
+        raise SystemExit(f"annotations: `{name}` has bad handling {handling!r}")
+    names = {p.name for p in fn.params}
+    params = dict(entry.get("params", {}))
+    for p in [*params, entry.get("destroys")]:
+        if p is not None and p not in names:
+            raise SystemExit(f"annotations: `{name}` has no parameter `{p}`")
+    return Note(handling, entry.get("reason", ""), params, entry.get("destroys"),
+                bool(entry.get("generic", True)))

@@ -1,0 +1,93 @@
+"""client_stubs.cc: the exported stand-ins for forwarded and unsupported functions."""
+from __future__ import annotations
+
+from emit_tables import HEADER, arg_list, forwarded, param_list
+from model import Plan
+
+PREAMBLE = HEADER + """#include <cuda.h>
+
+#include <vector>
+
+#include "client/runtime.h"
+#include "client_gen.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+using namespace scuda::client::gen;
+"""
+
+REQUEST = {
+    "scalar": "  w_.put<{ctype}>({name});",
+    "handle": "  w_.u64(scuda::client::handle_id({name}));",
+    "in_ptr": "  put_inout(w_, {name});",
+    "inout": "  put_inout(w_, {name});",
+    "out_handle": "  put_out_handle(w_, {name});",
+    "in_str": "  put_str(w_, {name});",
+    "in_buf": "  put_in_buf(w_, {name}, {size});",
+    "out_buf": "  put_out_buf(w_, {name}, {size});",
+}
+REPLY = {
+    "inout": "  get_inout(r_, {name});",
+    "out_handle": "  get_out_handle(r_, {name});",
+    "out_buf": "  get_out_buf(r_, {name}, {size});",
+}
+
+
+def client_stubs_cc(plans: list[Plan]) -> str:
+    bodies = [forward_fn(p) for p in forwarded(plans)]
+    stubs = [stub(p) for p in plans if p.handling in ("forward", "unsupported")]
+    return "\n".join([PREAMBLE, "namespace scuda::client::forward {\n", *bodies,
+                      "}  // namespace scuda::client::forward\n", *stubs])
+
+
+def forward_h(plans: list[Plan]) -> str:
+    decls = [f"CUresult {p.name}({param_list(p)});" for p in forwarded(plans)]
+    return "\n".join([
+        HEADER + "#pragma once\n", "#include <cuda.h>\n",
+        "// The generated marshalling of each function with an op: sends the",
+        "// request and decodes the reply, with no pass-through check. Custom",
+        "// entry points in src/client/ call these.",
+        "namespace scuda::client::forward {\n", *decls,
+        "\n}  // namespace scuda::client::forward",
+    ]) + "\n"
+
+
+def stub(plan: Plan) -> str:
+    body = f"scuda::client::forward::{plan.name}({arg_list(plan)})" \
+        if plan.handling == "forward" else f'scuda::client::unsupported("{plan.name}")'
+    return "\n".join([
+        f'extern "C" CUresult CUDAAPI {plan.name}({param_list(plan)}) {{',
+        f"  SCUDA_PASSTHROUGH({', '.join([plan.name, *[p.name for p in plan.fn.params]])});",
+        f"  return {body};",
+        "}\n",
+    ])
+
+
+def forward_fn(plan: Plan) -> str:
+    return "\n".join([
+        f"CUresult {plan.name}({param_list(plan)}) {{",
+        *forward_body(plan),
+        "}\n",
+    ])
+
+
+def forward_body(plan: Plan) -> list[str]:
+    sizes = [f"  const size_t n_{p.name} = {k.expr};"
+             for p, k in plan.params_kinds() if k.kind.endswith("_buf")]
+    request = [line(REQUEST, p, k) for p, k in plan.params_kinds()]
+    reply = [line(REPLY, p, k) for p, k in plan.params_kinds() if k.kind in REPLY]
+    return [
+        *sizes,
+        "  scuda::protocol::Writer w_;",
+        *request,
+        "  std::vector<uint8_t> reply_;",
+        f"  CUresult rc_ = scuda::client::call(scuda::protocol::kOp_{plan.name}, w_, &reply_);",
+        "  if (rc_ != CUDA_SUCCESS) return rc_;",
+        "  scuda::protocol::Reader r_(reply_);",
+        *reply,
+        f'  return finish(r_, "{plan.name}");',
+    ]
+
+
+def line(table: dict[str, str], p, k) -> str:
+    return table[k.kind].format(name=p.name, ctype=k.ctype, size=f"n_{p.name}")

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Generates scuda's driver-API glue from cuda.h.
+
+  generate.py --cuda-include DIR --annotations FILE --out DIR [--coverage FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import annotations  # noqa: E402
+import cparse  # noqa: E402
+import coverage  # noqa: E402
+import emit_client  # noqa: E402
+import emit_server  # noqa: E402
+import emit_tables  # noqa: E402
+import model  # noqa: E402
+import proc_table  # noqa: E402
+
+SUPPORT_HEADERS = ("client_gen.h", "server_gen.h")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cuda-include", type=Path, required=True)
+    ap.add_argument("--annotations", type=Path, default=HERE / "annotations.toml")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--coverage", type=Path)
+    return ap.parse_args(argv)
+
+
+def write(path: Path, text: str) -> None:
+    """Writes only on change, so the build does not recompile needlessly."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def outputs(header, plans, entries) -> dict[str, str]:
+    by_name = {p.name: p for p in plans}
+    files = {
+        "driver_api.inc": emit_tables.driver_api_inc(plans),
+        "api_ops.h": emit_tables.api_ops_h(plans),
+        "api_ops.cc": emit_tables.api_ops_cc(plans),
+        "handle_kinds.h": emit_tables.handle_kinds_h(header.handles),
+        "client_stubs.cc": emit_client.client_stubs_cc(plans),
+        "forward.h": emit_client.forward_h(plans),
+        "cuda_errors.inc": emit_tables.cuda_errors_inc(header.errors),
+        "server_handlers.cc": emit_server.server_handlers_cc(plans),
+        "proc_table.h": proc_table.PROC_TABLE_H,
+        "proc_table.cc": proc_table.proc_table_cc(entries, by_name),
+    }
+    for name in SUPPORT_HEADERS:
+        files[name] = (HERE / "support" / name).read_text()
+    return files
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    header = cparse.read_cuda_h(args.cuda_include)
+    notes = annotations.load(args.annotations, header.functions)
+    plans = model.plan_all(header, notes)
+    pfns = cparse.read_pfn_typedefs(args.cuda_include)
+    entries, missed = proc_table.build(pfns, header.functions,
+                                       args.cuda_include / "cuda.h")
+    proc_table.report(missed)
+    for name, text in outputs(header, plans, entries).items():
+        write(args.out / name, text)
+    if args.coverage:
+        write(args.coverage, coverage.coverage_md(plans))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Puts header facts and annotations together: one Plan per function."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotations import Note
+from classify import Classifier, Kind
+from cparse import Function, Header
+
+DEFAULT_REASONS = {
+    "local": "answered on the client",
+    "custom": "hand-written marshalling",
+    "unsupported": "marked unsupported",
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    fn: Function
+    handling: str
+    reason: str
+    kinds: tuple[Kind, ...]
+    destroys: str | None
+    generic: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.fn.name
+
+    @property
+    def marshalled(self) -> bool:
+        """Gets an op, a server handler and a forward:: function: forwarded
+        functions, and custom ones whose parameters all have a kind."""
+        ok = self.generic and all(k.kind != "unsupported" for k in self.kinds)
+        return self.handling == "forward" or (self.handling == "custom" and ok)
+
+    def params_kinds(self):
+        return zip(self.fn.params, self.kinds)
+
+
+def plan_all(header: Header, notes: dict[str, Note]) -> list[Plan]:
+    classifier = Classifier(set(header.handles))
+    return [plan_one(fn, notes, classifier)
+            for _, fn in sorted(header.functions.items())]
+
+
+def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Plan:
+    note = notes.get(fn.name) or notes.get(fn.base) or Note()
+    kinds = tuple(classifier.param(fn, p, note.params.get(p.name)) for p in fn.params)
+    destroys = note.destroys or implied_destroy(fn, kinds)
+    if note.destroys and kinds[param_index(fn, destroys)].kind != "handle":
+        raise SystemExit(f"annotations: `{fn.name}` destroys a non-handle")
+    if note.handling in DEFAULT_REASONS:
+        reason = note.reason or DEFAULT_REASONS[note.handling]
+        return Plan(fn, note.handling, reason, kinds, destroys, note.generic)
+    refused = [k.reason for k in kinds if k.kind == "unsupported"]
+    if refused and note.handling == "forward":
+        raise SystemExit(f"annotations: `{fn.name}` is forward but {refused[0]}")
+    if refused:
+        return Plan(fn, "unsupported", refused[0], kinds, destroys)
+    return Plan(fn, "forward", note.reason, kinds, destroys)
+
+
+def implied_destroy(fn: Function, kinds: tuple[Kind, ...]) -> str | None:
+    named = "Destroy" in fn.name or "Unload" in fn.name
+    if named and kinds and kinds[0].kind == "handle":
+        return fn.params[0].name
+    return None
+
+
+def param_index(fn: Function, name: str) -> int:
+    return [p.name for p in fn.params].index(name)

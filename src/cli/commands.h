@@ -1,0 +1,11 @@
+// The scuda subcommands, each registered on the CLI11 app by its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace scuda::cli {
+
+void add_server_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+
+}  // namespace scuda::cli

@@ -1,0 +1,70 @@
+// `scuda run`: start a program with the stand-in driver in place.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+
+namespace scuda::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string server;
+  std::string token_file;
+  std::vector<std::string> command;
+};
+
+// The stand-in libraries live in ../lib beside this executable.
+std::filesystem::path library_dir() {
+  return std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "lib";
+}
+
+void prepend_env(const char* name, const std::string& value, char separator) {
+  const char* old = std::getenv(name);
+  const std::string joined = old && *old ? value + separator + old : value;
+  setenv(name, joined.c_str(), 1);
+}
+
+int run_program(const RunArgs& args) {
+  const std::filesystem::path lib = library_dir();
+  if (!std::filesystem::exists(lib / "libcuda.so.1")) {
+    fmt::print(stderr, "scuda run: {} has no libcuda.so.1; is scuda built?\n", lib.string());
+    return 127;
+  }
+  if (!args.server.empty()) setenv("SCUDA_SERVER", args.server.c_str(), 1);
+  if (!args.token_file.empty())
+    setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
+  prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
+  prepend_env("LD_PRELOAD", (lib / "libscuda.so").string(), ':');
+
+  std::vector<char*> argv;
+  for (const std::string& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  fmt::print(stderr, "scuda run: cannot run '{}': {}\n", args.command[0], std::strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a program whose CUDA work executes on the scuda server");
+  cmd->add_option("--server", args->server,
+                  "Server HOST:PORT (default: SCUDA_SERVER, then ~/.config/scuda/host)");
+  cmd->add_option("--token-file", args->token_file, "File holding the server's token")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("command", args->command, "The program and its arguments, after --")
+      ->required();
+  cmd->callback([args] { std::exit(run_program(*args)); });
+}
+
+}  // namespace scuda::cli

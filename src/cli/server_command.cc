@@ -1,0 +1,72 @@
+// `scuda server`: listen for clients and serve each in its own process.
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/socket.h"
+#include "server/listener.h"
+
+namespace scuda::cli {
+
+namespace {
+
+struct ServerArgs {
+  server::ListenerOptions listener;
+  std::string token_file;
+  bool insecure = false;
+  bool verbose = false;
+};
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+int run_server(const ServerArgs& args) {
+  init_logging(args.verbose);
+  HostPort addr;
+  std::string error;
+  if (!parse_host_port(args.listener.listen, &addr, &error)) {
+    spdlog::error("{}", error);
+    return 2;
+  }
+  server::ListenerOptions options = args.listener;
+  if (!args.token_file.empty() &&
+      !read_token_file(args.token_file, &options.session.token, &error)) {
+    spdlog::error("{}", error);
+    return 2;
+  }
+  if (!is_loopback(addr.host) && options.session.token.empty() && !args.insecure) {
+    spdlog::error("refusing to listen on {} without a token: anyone who can reach it could use "
+                  "the GPU. Give --token-file FILE (clients pass the same file), or --insecure "
+                  "on a trusted network", args.listener.listen);
+    return 2;
+  }
+  return server::serve(options);
+}
+
+}  // namespace
+
+void add_server_command(CLI::App& app) {
+  auto args = std::make_shared<ServerArgs>();
+  CLI::App* cmd = app.add_subcommand("server", "Serve this machine's GPUs to scuda clients");
+  cmd->add_option("-l,--listen", args->listener.listen, "Address to listen on, HOST:PORT")
+      ->capture_default_str();
+  cmd->add_option("--token-file", args->token_file,
+                  "File holding the shared secret clients must present")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--max-sessions", args->listener.max_sessions,
+                  "Most client sessions served at once (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--driver", args->listener.session.driver_path,
+                  "Path of NVIDIA's libcuda.so.1 (default: search the usual places)");
+  cmd->add_flag("--insecure", args->insecure,
+                "Allow a non-loopback address without a token");
+  cmd->add_flag("-v,--verbose", args->verbose, "Log every session");
+  cmd->callback([args] { std::exit(run_server(*args)); });
+}
+
+}  // namespace scuda::cli

@@ -1,0 +1,95 @@
+// The client's record of device memory: allocations and module globals.
+#include <map>
+#include <mutex>
+
+#include "client/memory.h"
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct Allocations {
+  std::mutex mu;
+  std::map<CUdeviceptr, size_t> ranges;  // base -> size
+};
+
+Allocations& allocations() {
+  static Allocations* a = new Allocations;  // never freed: used until exit
+  return *a;
+}
+
+}  // namespace
+
+void note_allocation(CUdeviceptr base, size_t size) {
+  std::lock_guard lock(allocations().mu);
+  allocations().ranges[base] = size;
+}
+
+void forget_allocation(CUdeviceptr base) {
+  std::lock_guard lock(allocations().mu);
+  allocations().ranges.erase(base);
+}
+
+bool is_device_address(const void* p) {
+  const auto addr = reinterpret_cast<CUdeviceptr>(p);
+  std::lock_guard lock(allocations().mu);
+  auto& ranges = allocations().ranges;
+  auto it = ranges.upper_bound(addr);
+  if (it == ranges.begin()) return false;
+  --it;
+  return addr < it->first + it->second;
+}
+
+}  // namespace scuda::client
+
+using scuda::client::note_allocation;
+
+extern "C" {
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
+  SCUDA_PASSTHROUGH(cuMemAlloc_v2, dptr, size);
+  CUresult rc = scuda::client::forward::cuMemAlloc_v2(dptr, size);
+  if (rc == CUDA_SUCCESS) note_allocation(*dptr, size);
+  return rc;
+}
+
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                                    unsigned int element_size) {
+  SCUDA_PASSTHROUGH(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
+  CUresult rc = scuda::client::forward::cuMemAllocPitch_v2(dptr, pitch, width, height, element_size);
+  if (rc == CUDA_SUCCESS) note_allocation(*dptr, *pitch * height);
+  return rc;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
+  CUresult rc = scuda::client::forward::cuMemFree_v2(dptr);
+  if (rc == CUDA_SUCCESS) scuda::client::forget_allocation(dptr);
+  return rc;
+}
+
+CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule mod,
+                                      const char* name) {
+  SCUDA_PASSTHROUGH(cuModuleGetGlobal_v2, dptr, bytes, mod, name);
+  size_t size = 0;
+  CUresult rc = scuda::client::forward::cuModuleGetGlobal_v2(dptr, &size, mod, name);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (dptr) note_allocation(*dptr, size);
+  if (bytes) *bytes = size;
+  return rc;
+}
+
+CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                    const char* name) {
+  SCUDA_PASSTHROUGH(cuLibraryGetGlobal, dptr, bytes, library, name);
+  size_t size = 0;
+  CUresult rc = scuda::client::forward::cuLibraryGetGlobal(dptr, &size, library, name);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (dptr) note_allocation(*dptr, size);
+  if (bytes) *bytes = size;
+  return rc;
+}
+
+}  // extern "C"

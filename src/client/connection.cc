@@ -1,0 +1,117 @@
+#include "client/connection.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/config.h"
+#include "protocol/frame_io.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+std::string program_name() {
+  char buf[256] = {};
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+}
+
+}  // namespace
+
+bool Connection::open(const std::string& address, const std::string& token, std::string* error) {
+  address_ = address.find(':') == std::string::npos ? address + ":" + kDefaultPort : address;
+  HostPort hp;
+  if (!parse_host_port(address_, &hp, error)) return false;
+  socket_ = connect_tcp(hp, error);
+  if (!socket_.valid()) return false;
+
+  protocol::Hello hello{protocol::kApiHash, CUDA_VERSION, token, program_name()};
+  protocol::Writer w;
+  protocol::encode(hello, w);
+  uint64_t id = 0;
+  if (!send(protocol::kOpHello, false, w.data().data(), w.size(), nullptr, 0, &id)) {
+    *error = fmt::format("connection to {} failed during the handshake", address_);
+    return false;
+  }
+  protocol::Frame f;
+  std::string why;
+  if (protocol::read_frame(socket_, &f, &why) != protocol::ReadStatus::kOk) {
+    *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address_)
+                         : why;
+    return false;
+  }
+  if (f.header.flags & protocol::kError) {
+    *error = fmt::format("server {} refused the connection: {}", address_,
+                         std::string(f.payload.begin(), f.payload.end()));
+    return false;
+  }
+  protocol::Reader r(f.payload);
+  if (r.u32() != CUDA_SUCCESS || !protocol::decode(r, &welcome_)) {
+    *error = fmt::format("server {} sent a malformed handshake reply", address_);
+    return false;
+  }
+  spdlog::debug("connected to {} (session {}, driver {}, {} devices)", address_,
+                welcome_.session_pid, welcome_.driver_version, welcome_.devices.size());
+  return true;
+}
+
+bool Connection::send(uint32_t op, bool one_way, const void* head, size_t head_size,
+                      const void* tail, size_t tail_size, uint64_t* id) {
+  if (broken_) return false;
+  protocol::FrameHeader h;
+  h.op = op;
+  h.flags = one_way ? protocol::kOneWay : 0;
+  h.request_id = next_request_++;
+  if (id) *id = h.request_id;
+  if (!protocol::write_frame(socket_, h, head, head_size, tail, tail_size)) {
+    lost("the connection broke while sending");
+    return false;
+  }
+  return true;
+}
+
+CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
+  if (broken_) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  protocol::Frame f;
+  std::string why;
+  switch (protocol::read_frame(socket_, &f, &why)) {
+    case protocol::ReadStatus::kClosed:
+      return lost("the server closed the connection");
+    case protocol::ReadStatus::kBad:
+      return lost(why);
+    case protocol::ReadStatus::kOk:
+      break;
+  }
+  if (f.header.flags & protocol::kError)
+    return lost("the server ended the session: " + std::string(f.payload.begin(), f.payload.end()));
+  if (!(f.header.flags & protocol::kReply) || f.header.request_id != id ||
+      f.payload.size() < sizeof(uint32_t))
+    return lost("the server sent an unexpected frame");
+  protocol::Reader r(f.payload);
+  const auto rc = static_cast<CUresult>(r.u32());
+  reply->assign(f.payload.begin() + sizeof(uint32_t), f.payload.end());
+  return rc;
+}
+
+bool Connection::sync_context(uint64_t ctx_id) {
+  if (ctx_id == server_context_) return true;
+  protocol::Writer w;
+  w.u64(ctx_id);
+  if (!send(protocol::kOpCtxSetCurrent, true, w.data().data(), w.size())) return false;
+  server_context_ = ctx_id;
+  return true;
+}
+
+CUresult Connection::lost(const std::string& why) {
+  if (!broken_)
+    spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
+                  address_, why);
+  broken_ = true;
+  socket_.close();
+  return CUDA_ERROR_DEVICE_UNAVAILABLE;
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,50 @@
+// The client's one connection to its server session. Requests and replies
+// are strictly ordered; callers hold the lock across a request and its reply
+// (or across a pipelined batch of them).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/socket.h"
+#include "protocol/handshake.h"
+
+namespace scuda::client {
+
+class Connection {
+ public:
+  // Connects to `address` (HOST[:PORT]) and performs the handshake. On
+  // failure says why, in words meant for the user.
+  bool open(const std::string& address, const std::string& token, std::string* error);
+
+  const protocol::Welcome& welcome() const { return welcome_; }
+  std::mutex& mutex() { return mutex_; }
+
+  // With the lock held: sends a request (or a one-way message) and returns
+  // its id; false once the connection is lost.
+  bool send(uint32_t op, bool one_way, const void* head, size_t head_size,
+            const void* tail = nullptr, size_t tail_size = 0, uint64_t* id = nullptr);
+  // With the lock held: waits for the reply to `id` and returns the CUresult
+  // it carries, leaving the rest of its payload in *reply.
+  CUresult receive(uint64_t id, std::vector<uint8_t>* reply);
+  // With the lock held: makes `ctx_id` the server's current context if the
+  // last one sent differs.
+  bool sync_context(uint64_t ctx_id);
+
+ private:
+  CUresult lost(const std::string& why);
+
+  std::mutex mutex_;
+  Socket socket_;
+  std::string address_;
+  protocol::Welcome welcome_;
+  uint64_t next_request_ = 1;
+  uint64_t server_context_ = 0;
+  bool broken_ = false;
+};
+
+}  // namespace scuda::client

@@ -1,0 +1,244 @@
+// cuCtx* and cuDevicePrimaryCtx*: the per-thread stack is the client's; the
+// server creates and destroys the contexts themselves.
+#include "client/context.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "client/context_storage.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct Primary {
+  uint64_t id = 0;
+  int refs = 0;
+  unsigned flags = 0;
+};
+
+struct Contexts {
+  std::mutex mu;
+  std::map<CUdevice, Primary> primaries;
+  std::map<uint64_t, CUdevice> devices;  // every known context's device
+};
+
+Contexts& contexts() {
+  static Contexts* c = new Contexts;  // never freed: used until exit
+  return *c;
+}
+
+thread_local std::vector<uint64_t> t_stack;
+
+void remember(uint64_t id, CUdevice dev) {
+  std::lock_guard lock(contexts().mu);
+  contexts().devices[id] = dev;
+}
+
+bool known_context(uint64_t id, CUdevice* dev) {
+  std::lock_guard lock(contexts().mu);
+  auto it = contexts().devices.find(id);
+  if (it == contexts().devices.end()) return false;
+  if (dev) *dev = it->second;
+  return true;
+}
+
+CUresult ask_primary(CUdevice dev, uint64_t* id) {
+  protocol::Writer w;
+  w.put<CUdevice>(dev);
+  w.u64(new_handle_id());
+  std::vector<uint8_t> reply;
+  CUresult rc = call(protocol::kOpPrimaryContext, w, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(reply);
+  *id = r.u64();
+  return r.done() ? CUDA_SUCCESS : bad_reply("primary-context");
+}
+
+}  // namespace
+
+uint64_t current_context_id() { return t_stack.empty() ? 0 : t_stack.back(); }
+
+bool valid_device(CUdevice dev) {
+  return connection() && dev >= 0 && static_cast<size_t>(dev) < snapshot().devices.size();
+}
+
+CUcontext primary_context(CUdevice dev) {
+  if (!valid_device(dev)) return nullptr;
+  {
+    std::lock_guard lock(contexts().mu);
+    if (uint64_t id = contexts().primaries[dev].id) return handle_from_id<CUcontext>(id);
+  }
+  uint64_t id = 0;
+  if (ask_primary(dev, &id) != CUDA_SUCCESS) return nullptr;
+  std::lock_guard lock(contexts().mu);
+  contexts().primaries[dev].id = id;
+  contexts().devices[id] = dev;
+  return handle_from_id<CUcontext>(id);
+}
+
+}  // namespace scuda::client
+
+using scuda::client::contexts;
+using scuda::client::handle_from_id;
+using scuda::client::handle_id;
+using scuda::client::t_stack;
+
+extern "C" {
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
+  SCUDA_PASSTHROUGH(cuCtxGetCurrent, pctx);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  *pctx = handle_from_id<CUcontext>(scuda::client::current_context_id());
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuCtxSetCurrent, ctx);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  const uint64_t id = handle_id(ctx);
+  if (id && !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_stack.empty()) {
+    if (id) t_stack.push_back(id);
+  } else if (id) {
+    t_stack.back() = id;
+  } else {
+    t_stack.pop_back();
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuCtxPushCurrent_v2, ctx);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  const uint64_t id = handle_id(ctx);
+  if (!id || !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
+  t_stack.push_back(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
+  SCUDA_PASSTHROUGH(cuCtxPopCurrent_v2, pctx);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (t_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) *pctx = handle_from_id<CUcontext>(t_stack.back());
+  t_stack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  SCUDA_PASSTHROUGH(cuCtxGetDevice, device);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  const uint64_t id = scuda::client::current_context_id();
+  if (!id || !scuda::client::known_context(id, device)) return CUDA_ERROR_INVALID_CONTEXT;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
+                                CUdevice dev) {
+  SCUDA_PASSTHROUGH(cuCtxCreate_v4, pctx, params, flags, dev);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (params) return scuda::client::unsupported("cuCtxCreate with CUctxCreateParams");
+  if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  scuda::protocol::Writer w;
+  w.u64(scuda::client::new_handle_id());
+  w.u32(flags);
+  w.put<CUdevice>(dev);
+  std::vector<uint8_t> reply;
+  CUresult rc = scuda::client::call(scuda::protocol::kOpCtxCreate, w, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  scuda::protocol::Reader r(reply);
+  const uint64_t id = r.u64();
+  if (!r.done()) return scuda::client::bad_reply("cuCtxCreate");
+  scuda::client::remember(id, dev);
+  t_stack.push_back(id);
+  *pctx = handle_from_id<CUcontext>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuCtxDestroy_v2, ctx);
+  CUresult rc = scuda::client::forward::cuCtxDestroy_v2(ctx);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::erase(t_stack, handle_id(ctx));
+  std::lock_guard lock(contexts().mu);
+  contexts().devices.erase(handle_id(ctx));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRetain, pctx, dev);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  CUresult rc = scuda::client::forward::cuDevicePrimaryCtxRetain(pctx, dev);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(contexts().mu);
+  scuda::client::Primary& p = contexts().primaries[dev];
+  p.id = handle_id(*pctx);
+  ++p.refs;
+  contexts().devices[p.id] = dev;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRelease_v2, dev);
+  CUresult rc = scuda::client::forward::cuDevicePrimaryCtxRelease_v2(dev);
+  if (rc != CUDA_SUCCESS) return rc;
+  uint64_t released = 0;
+  {
+    std::lock_guard lock(contexts().mu);
+    scuda::client::Primary& p = contexts().primaries[dev];
+    if (p.refs > 0 && --p.refs == 0) released = p.id;
+  }
+  if (released) scuda::client::run_context_storage_destructors(handle_from_id<CUcontext>(released));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxReset_v2, dev);
+  CUresult rc = scuda::client::forward::cuDevicePrimaryCtxReset_v2(dev);
+  if (rc != CUDA_SUCCESS) return rc;
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(contexts().mu);
+    scuda::client::Primary& p = contexts().primaries[dev];
+    p.refs = 0;
+    p.flags = 0;
+    id = p.id;
+  }
+  if (id) scuda::client::run_context_storage_destructors(handle_from_id<CUcontext>(id));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxSetFlags_v2, dev, flags);
+  CUresult rc = scuda::client::forward::cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(contexts().mu);
+  contexts().primaries[dev].flags = flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxGetState, dev, flags, active);
+  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+  if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard lock(contexts().mu);
+  const scuda::client::Primary& p = contexts().primaries[dev];
+  *flags = p.flags;
+  *active = p.refs > 0;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

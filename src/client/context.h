@@ -1,0 +1,21 @@
+// Contexts as the client sees them: each thread's context stack is kept
+// here, and the server is told the current one only when a request needs it.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace scuda::client {
+
+// The calling thread's current context id; 0 when none.
+uint64_t current_context_id();
+
+// The device's primary context, without retaining it (the driver's private
+// table hands it out this way).
+CUcontext primary_context(CUdevice dev);
+
+// True when `dev` names one of the server's devices.
+bool valid_device(CUdevice dev);
+
+}  // namespace scuda::client

@@ -1,0 +1,163 @@
+// Host<->device copies. Data travels in chunks of protocol::kChunkSize:
+// host-to-device chunks go one-way with only the last awaiting a reply, and
+// device-to-host requests are all sent before the first reply is read, so
+// the link stays busy in both directions.
+#include <cstring>
+
+#include "client/context.h"
+#include "client/memory.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "forward.h"
+#include "protocol/frame.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+using protocol::kChunkSize;
+
+CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
+  if (size && !src) return CUDA_ERROR_INVALID_VALUE;
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  size_t offset = 0;
+  uint64_t last_id = 0;
+  do {
+    const size_t n = std::min(kChunkSize, size - offset);
+    const bool last = offset + n == size;
+    protocol::Writer w;
+    w.u64(dst + offset);
+    w.u64(handle_id(stream));
+    w.u8(mode);
+    w.u64(n);  // the blob's length; its bytes follow as the frame's tail
+    if (!conn->send(protocol::kOpMemcpyHtoD, !last, w.data().data(), w.size(),
+                    static_cast<const uint8_t*>(src) + offset, n, &last_id))
+      return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    offset += n;
+  } while (offset < size);
+  std::vector<uint8_t> reply;
+  return conn->receive(last_id, &reply);
+}
+
+CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
+  if (size && !dst) return CUDA_ERROR_INVALID_VALUE;
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  std::vector<uint64_t> ids;
+  size_t offset = 0;
+  do {
+    const size_t n = std::min(kChunkSize, size - offset);
+    protocol::Writer w;
+    w.u64(src + offset);
+    w.u64(n);
+    w.u64(handle_id(stream));
+    w.u8(mode);
+    uint64_t id = 0;
+    if (!conn->send(protocol::kOpMemcpyDtoH, false, w.data().data(), w.size(), nullptr, 0, &id))
+      return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    ids.push_back(id);
+    offset += n;
+  } while (offset < size);
+  CUresult first = CUDA_SUCCESS;
+  std::vector<uint8_t> reply;
+  offset = 0;
+  for (uint64_t id : ids) {
+    const size_t n = std::min(kChunkSize, size - offset);
+    CUresult rc = conn->receive(id, &reply);
+    if (rc == CUDA_SUCCESS && reply.size() != n) rc = bad_reply("cuMemcpyDtoH");
+    if (rc == CUDA_SUCCESS) std::memcpy(static_cast<uint8_t*>(dst) + offset, reply.data(), n);
+    if (first == CUDA_SUCCESS) first = rc;
+    offset += n;
+  }
+  return first;
+}
+
+// cuMemcpy with unified addressing: the client's allocation record says
+// which side each pointer is on.
+CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
+  const bool dst_dev = is_device_address(reinterpret_cast<void*>(dst));
+  const bool src_dev = is_device_address(reinterpret_cast<void*>(src));
+  const bool async = mode & protocol::kCopyAsync;
+  if (dst_dev && src_dev) {
+    if (mode & protocol::kCopyPerThread)
+      return async ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
+                   : forward::cuMemcpyDtoD_v2_ptds(dst, src, size);
+    return async ? forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream)
+                 : forward::cuMemcpyDtoD_v2(dst, src, size);
+  }
+  if (dst_dev) return to_device(dst, reinterpret_cast<const void*>(src), size, stream, mode);
+  if (src_dev) return to_host(reinterpret_cast<void*>(dst), src, size, stream, mode);
+  if (async)
+    if (CUresult rc = cuStreamSynchronize(stream); rc != CUDA_SUCCESS) return rc;
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), size);
+  return CUDA_SUCCESS;
+}
+
+constexpr uint8_t kSync = 0;
+constexpr uint8_t kAsync = protocol::kCopyAsync;
+constexpr uint8_t kPerThread = protocol::kCopyPerThread;
+
+}  // namespace
+
+}  // namespace scuda::client
+
+using namespace scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpyHtoD_v2, dst, src, n);
+  return to_device(dst, src, n, nullptr, kSync);
+}
+CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpyHtoD_v2_ptds, dst, src, n);
+  return to_device(dst, src, n, nullptr, kSync | kPerThread);
+}
+CUresult CUDAAPI cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoH_v2, dst, src, n);
+  return to_host(dst, src, n, nullptr, kSync);
+}
+CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoH_v2_ptds, dst, src, n);
+  return to_host(dst, src, n, nullptr, kSync | kPerThread);
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyHtoDAsync_v2, dst, src, n, s);
+  return to_device(dst, src, n, s, kAsync);
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyHtoDAsync_v2_ptsz, dst, src, n, s);
+  return to_device(dst, src, n, s, kAsync | kPerThread);
+}
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoHAsync_v2, dst, src, n, s);
+  return to_host(dst, src, n, s, kAsync);
+}
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoHAsync_v2_ptsz, dst, src, n, s);
+  return to_host(dst, src, n, s, kAsync | kPerThread);
+}
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpy, dst, src, n);
+  return unified(dst, src, n, nullptr, kSync);
+}
+CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  SCUDA_PASSTHROUGH(cuMemcpy_ptds, dst, src, n);
+  return unified(dst, src, n, nullptr, kSync | kPerThread);
+}
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyAsync, dst, src, n, s);
+  return unified(dst, src, n, s, kAsync);
+}
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  SCUDA_PASSTHROUGH(cuMemcpyAsync_ptsz, dst, src, n, s);
+  return unified(dst, src, n, s, kAsync | kPerThread);
+}
+
+}  // extern "C"

@@ -1,0 +1,61 @@
+// cuGetExportTable: the driver's undocumented function tables, keyed by
+// UUID, that cudart, cuBLAS and others ask for. Outside pass-through mode the
+// client serves its own static tables; see shared/reference/EXPORT-TABLES.md
+// for every fact about their layouts and slots.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+
+namespace scuda::client {
+
+// Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into bytes in written order
+// (no GUID-style swapping: ZLUDA and LUPINE agree on this).
+constexpr CUuuid uuid_from_string(const char (&s)[37]) {
+  auto nibble = [](char c) {
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+  };
+  CUuuid id{};
+  int i = 0;
+  for (int n = 0; n < 36; ++n) {
+    if (s[n] == '-') continue;
+    id.bytes[i / 2] = static_cast<char>(id.bytes[i / 2] | nibble(s[n]) << (i % 2 ? 0 : 4));
+    ++i;
+  }
+  return id;
+}
+
+namespace export_table_id {
+// Names from ZLUDA where it has one.
+inline constexpr CUuuid kCudartInterface = uuid_from_string("6bd5fb6c-5bf4-e74a-8987-d93912fd9df9");
+inline constexpr CUuuid kToolsTls = uuid_from_string("42d85a81-23f6-cb47-8298-f6e78a3aecdc");
+inline constexpr CUuuid kToolsRuntimeCallbackHooks = uuid_from_string("a094798c-2e74-2e74-93f2-0800200c0a66");
+inline constexpr CUuuid kContextLocalStorage = uuid_from_string("c693336e-1121-df11-a8c3-68f355d89593");
+inline constexpr CUuuid kContextChecks = uuid_from_string("263e8860-7cd2-6143-92f6-bbd5006dfa7e");
+inline constexpr CUuuid kIntegrityCheck = uuid_from_string("d4082055-bde6-704b-8d34-ba123c66e1f2");
+inline constexpr CUuuid kCublasPrivate = uuid_from_string("21318c60-9714-3248-8ca6-41ff7324c8f2");
+// Requested by cudart 13 / nvidia-smi; not served (CUDA_ERROR_NOT_FOUND).
+inline constexpr CUuuid kProbeF8cff951 = uuid_from_string("f8cff951-2146-8b4e-b9e2-fb469e7c0dd9");
+inline constexpr CUuuid kUnknown69a28e9f = uuid_from_string("69a28e9f-2449-8b47-b030-c5da330ea4e9");
+}  // namespace export_table_id
+
+// Words in each served table, size word (where there is one) included.
+inline constexpr size_t kCudartInterfaceWords = 13;
+inline constexpr size_t kToolsTlsWords = 4;
+inline constexpr size_t kToolsRuntimeCallbackHooksWords = 7;
+inline constexpr size_t kContextLocalStorageWords = 4;  // 3 slots + NULL, no size word
+inline constexpr size_t kContextChecksWords = 17;
+inline constexpr size_t kIntegrityCheckWords = 3;
+inline constexpr size_t kCublasPrivateWords = 96;
+
+// The table this client serves for `id`, at one address for the life of the
+// process; nullptr for any other id.
+const void* export_table_for(const CUuuid& id);
+
+// cuGetExportTable outside pass-through mode: the table from
+// export_table_for, or CUDA_ERROR_NOT_FOUND (logged once per id) with
+// *table set to NULL; CUDA_ERROR_INVALID_VALUE for NULL arguments.
+CUresult get_local_export_table(const void** table, const CUuuid* id);
+
+}  // namespace scuda::client

@@ -1,0 +1,120 @@
+// Kernel launches: arguments are packed here, in the kernel's layout, so the
+// server receives one parameter buffer whatever form the caller used.
+#include <cstring>
+
+#include "client/layouts.h"
+#include "client/runtime.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+CUresult pack_kernel_params(const Layout& layout, void** params, std::string* buf) {
+  size_t end = 0;
+  for (const protocol::ParamSlot& s : layout) end = std::max<size_t>(end, s.offset + s.size);
+  buf->assign(end, '\0');
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(buf->data() + layout[i].offset, params[i], layout[i].size);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult pack_extra(void** extra, std::string* buf) {
+  const void* pointer = nullptr;
+  const size_t* size = nullptr;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(extra[i + 1]);
+    else return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
+  buf->assign(static_cast<const char*>(pointer), *size);
+  return CUDA_SUCCESS;
+}
+
+CUresult pack(CUfunction f, void** params, void** extra, std::string* buf) {
+  Layout layout;
+  if (!find_layout(handle_id(f), &layout)) return CUDA_ERROR_INVALID_HANDLE;
+  if (params) return pack_kernel_params(layout, params, buf);
+  if (extra) return pack_extra(extra, buf);
+  return layout.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
+                bool per_thread) {
+  std::string buf;
+  if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
+  protocol::Writer w;
+  w.u64(handle_id(f));
+  for (unsigned v : {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
+                     c.sharedMemBytes})
+    w.u32(v);
+  w.u64(handle_id(c.hStream));
+  w.u8(per_thread ? protocol::kCopyPerThread : 0);
+  w.u32(c.numAttrs);
+  // Event handles inside attributes are client ids already; the server maps them.
+  for (unsigned i = 0; i < c.numAttrs; ++i) w.put(c.attrs[i]);
+  w.blob(buf.data(), buf.size());
+  std::vector<uint8_t> reply;
+  return call(protocol::kOpLaunch, w, &reply);
+}
+
+CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, void** params,
+                       void** extra, bool per_thread) {
+  CUlaunchConfig c{};
+  c.gridDimX = gx;
+  c.gridDimY = gy;
+  c.gridDimZ = gz;
+  c.blockDimX = bx;
+  c.blockDimY = by;
+  c.blockDimZ = bz;
+  c.sharedMemBytes = shmem;
+  c.hStream = stream;
+  return launch(c, f, params, extra, per_thread);
+}
+
+CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void** extra,
+                   bool per_thread) {
+  if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  return launch(*config, f, params, extra, per_thread);
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+using scuda::client::launch_ex;
+using scuda::client::launch_kernel;
+
+extern "C" {
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                                void** params, void** extra) {
+  SCUDA_PASSTHROUGH(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra, false);
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                     unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                     CUstream stream, void** params, void** extra) {
+  SCUDA_PASSTHROUGH(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra, true);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params,
+                                  void** extra) {
+  SCUDA_PASSTHROUGH(cuLaunchKernelEx, config, f, params, extra);
+  return launch_ex(config, f, params, extra, false);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params,
+                                       void** extra) {
+  SCUDA_PASSTHROUGH(cuLaunchKernelEx_ptsz, config, f, params, extra);
+  return launch_ex(config, f, params, extra, true);
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+#include "client/layouts.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "client/runtime.h"
+
+namespace scuda::client {
+
+namespace {
+
+constexpr uint32_t kMaxParams = 32768;
+
+struct Layouts {
+  std::mutex mu;
+  std::unordered_map<uint64_t, Layout> by_id;
+};
+
+Layouts& layouts() {
+  static Layouts* l = new Layouts;  // never freed: used until exit
+  return *l;
+}
+
+template <class H>
+CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {
+  Layout layout;
+  if (!find_layout(handle_id(handle), &layout)) return CUDA_ERROR_INVALID_HANDLE;
+  if (index >= layout.size() || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
+  if (offset) *offset = layout[index].offset;
+  if (size) *size = layout[index].size;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+void note_layout(uint64_t id, Layout layout) {
+  std::lock_guard lock(layouts().mu);
+  layouts().by_id[id] = std::move(layout);
+}
+
+bool find_layout(uint64_t id, Layout* layout) {
+  std::lock_guard lock(layouts().mu);
+  auto it = layouts().by_id.find(id);
+  if (it == layouts().by_id.end()) return false;
+  *layout = it->second;
+  return true;
+}
+
+bool read_layout(protocol::Reader& r, Layout* layout) {
+  const uint32_t n = r.u32();
+  if (n > kMaxParams) return false;
+  layout->resize(n);
+  for (protocol::ParamSlot& slot : *layout) slot = r.get<protocol::ParamSlot>();
+  return r.ok();
+}
+
+}  // namespace scuda::client
+
+extern "C" {
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset, size_t* size) {
+  SCUDA_PASSTHROUGH(cuFuncGetParamInfo, func, index, offset, size);
+  return scuda::client::param_info(func, index, offset, size);
+}
+
+CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
+  SCUDA_PASSTHROUGH(cuKernelGetParamInfo, kernel, index, offset, size);
+  return scuda::client::param_info(kernel, index, offset, size);
+}
+
+}  // extern "C"

@@ -1,0 +1,15 @@
+// Device allocations the client knows of, so that unified copies can tell
+// device addresses from host ones.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+
+namespace scuda::client {
+
+void note_allocation(CUdeviceptr base, size_t size);
+void forget_allocation(CUdeviceptr base);
+bool is_device_address(const void* p);
+
+}  // namespace scuda::client

@@ -1,0 +1,56 @@
+// cuGetProcAddress: how cudart and libraries find every other entry point.
+// The generated table maps (name, CUDA version, per-thread?) to our symbols.
+#include <cstring>
+#include <string_view>
+
+#include "client/runtime.h"
+#include "proc_table.h"
+
+namespace scuda::client {
+
+namespace {
+
+// Picks the newest variant of `name` introduced at or before `version`,
+// preferring the per-thread-default-stream variant when asked for.
+CUresult lookup(const char* name, int version, bool per_thread, void** pfn,
+                CUdriverProcAddressQueryResult* status) {
+  const ProcEntry* best = nullptr;
+  bool any = false;
+  for (size_t i = 0; i < kProcTableSize; ++i) {
+    const ProcEntry& e = kProcTable[i];
+    if (std::strcmp(e.name, name) != 0) continue;
+    any = true;
+    if (e.version > version) continue;
+    if (!best || e.version > best->version ||
+        (e.version == best->version && e.per_thread == per_thread))
+      best = &e;
+  }
+  if (status)
+    *status = best  ? CU_GET_PROC_ADDRESS_SUCCESS
+              : any ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                    : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  *pfn = best ? best->fn : nullptr;
+  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+extern "C" {
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
+                                     cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+  SCUDA_PASSTHROUGH(cuGetProcAddress_v2, symbol, pfn, version, flags, status);
+  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+  const bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  return scuda::client::lookup(symbol, version, per_thread, pfn, status);
+}
+
+// The CUDA 11 form, without the status argument; cuda.h renames it.
+#undef cuGetProcAddress
+CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+#include "client/runtime.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "client/context.h"
+#include "client/session.h"
+#include "common/config.h"
+#include "common/log.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct LocalDriver {
+  DriverTable table;
+  std::string error;
+};
+
+LocalDriver& local() {
+  static LocalDriver* d = [] {
+    auto* d = new LocalDriver;  // never freed: used until the process ends
+    if (!load_driver("", &d->table, &d->error))
+      spdlog::error("no scuda server is configured (SCUDA_SERVER or ~/.config/scuda/host) and {}",
+                    d->error);
+    return d;
+  }();
+  return *d;
+}
+
+}  // namespace
+
+bool passthrough() {
+  static const bool value = [] {
+    init_logging();
+    return configured_server().empty();
+  }();
+  return value;
+}
+
+const DriverTable& local_driver() { return local().table; }
+
+CUresult unsupported(const char* name) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard lock(mu);
+  if (seen.insert(name).second)
+    spdlog::warn("{} is not supported by scuda yet; it returns CUDA_ERROR_NOT_SUPPORTED", name);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult bad_reply(const char* name) {
+  spdlog::error("malformed reply from the server to {}", name);
+  return CUDA_ERROR_UNKNOWN;
+}
+
+uint64_t new_handle_id() {
+  // Ids step by 16 from 0x1000 so they look like aligned pointers and stay
+  // clear of NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.
+  static std::atomic<uint64_t> next{0x1000};
+  return next.fetch_add(16);
+}
+
+CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  uint64_t id = 0;
+  if (!conn->sync_context(current_context_id()) ||
+      !conn->send(op, false, request.data().data(), request.size(), nullptr, 0, &id))
+    return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  return conn->receive(id, reply);
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,52 @@
+#include "client/session.h"
+
+#include <atomic>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "common/config.h"
+
+namespace scuda::client {
+
+namespace {
+
+Connection* g_connection = nullptr;  // set once, never freed: used until exit
+std::atomic<bool> g_open{false};
+
+CUresult connect_once() {
+  const std::string server = configured_server();
+  std::string token, error;
+  const std::string token_file = configured_token_file();
+  if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
+    spdlog::error("{}", error);
+    return CUDA_ERROR_NO_DEVICE;
+  }
+  auto* conn = new Connection;
+  if (!conn->open(server, token, &error)) {
+    spdlog::error("{} (is `scuda server` running there? The address comes from --server, "
+                  "SCUDA_SERVER or ~/.config/scuda/host)", error);
+    delete conn;
+    return CUDA_ERROR_NO_DEVICE;
+  }
+  g_connection = conn;
+  g_open.store(true, std::memory_order_release);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult open_session() {
+  static std::once_flag once;
+  static CUresult result = CUDA_ERROR_NOT_INITIALIZED;
+  std::call_once(once, [] { result = connect_once(); });
+  return result;
+}
+
+Connection* connection() {
+  return g_open.load(std::memory_order_acquire) ? g_connection : nullptr;
+}
+
+const protocol::Welcome& snapshot() { return g_connection->welcome(); }
+
+}  // namespace scuda::client

@@ -1,0 +1,56 @@
+#include "common/config.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace scuda {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\n";
+  size_t begin = s.find_first_not_of(ws);
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(ws) - begin + 1);
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
+
+}  // namespace
+
+std::string configured_server() {
+  if (const char* env = std::getenv("SCUDA_SERVER"); env && *env) return trim(env);
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return first_line(std::string(home) + "/.config/scuda/host");
+  return "";
+}
+
+std::string configured_token_file() {
+  const char* env = std::getenv("SCUDA_TOKEN_FILE");
+  return env ? env : "";
+}
+
+bool read_token_file(const std::string& path, std::string* token, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = fmt::format("cannot read token file '{}'", path);
+    return false;
+  }
+  std::string line;
+  std::getline(in, line);
+  *token = trim(line);
+  if (token->empty()) {
+    *error = fmt::format("token file '{}' is empty", path);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace scuda

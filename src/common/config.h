@@ -1,0 +1,21 @@
+// Where the client finds its server and token (README: "Configuration").
+#pragma once
+
+#include <string>
+
+namespace scuda {
+
+constexpr char kDefaultPort[] = "14833";
+
+// The server address from SCUDA_SERVER, else the first line of
+// ~/.config/scuda/host; empty when neither is set (pass-through mode).
+std::string configured_server();
+
+// The token file named by SCUDA_TOKEN_FILE; empty when unset.
+std::string configured_token_file();
+
+// Reads a token file: its first line, without surrounding whitespace. False
+// (and why) if it cannot be read or is empty.
+bool read_token_file(const std::string& path, std::string* token, std::string* error);
+
+}  // namespace scuda

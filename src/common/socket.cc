@@ -1,0 +1,154 @@
+#include "common/socket.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace scuda {
+
+bool parse_host_port(const std::string& text, HostPort* out, std::string* error) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    *error = fmt::format("'{}' is not HOST:PORT", text);
+    return false;
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  const std::string port_text = text.substr(colon + 1);
+  char* end = nullptr;
+  long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 1 || port > 65535) {
+    *error = fmt::format("'{}' in '{}' is not a port number (1-65535)", port_text, text);
+    return false;
+  }
+  out->host = host;
+  out->port = static_cast<uint16_t>(port);
+  return true;
+}
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+int Socket::release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void Socket::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool Socket::write_all(const void* data, size_t size) {
+  iovec iov{const_cast<void*>(data), size};
+  return writev_all(&iov, 1);
+}
+
+bool Socket::writev_all(iovec* iov, int count) {
+  while (count > 0) {
+    ssize_t n = ::writev(fd_, iov, count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    while (count > 0 && static_cast<size_t>(n) >= iov->iov_len) {
+      n -= static_cast<ssize_t>(iov->iov_len);
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + n;
+      iov->iov_len -= static_cast<size_t>(n);
+    }
+  }
+  return true;
+}
+
+bool Socket::read_exact(void* data, size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::read(fd_, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+namespace {
+
+addrinfo* resolve(const HostPort& addr, bool passive, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(addr.port);
+  int rc = getaddrinfo(addr.host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) {
+    *error = fmt::format("cannot resolve '{}': {}", addr.host, gai_strerror(rc));
+    return nullptr;
+  }
+  return res;
+}
+
+}  // namespace
+
+Socket connect_tcp(const HostPort& addr, std::string* error) {
+  addrinfo* res = resolve(addr, false, error);
+  if (!res) return Socket();
+  int last_errno = 0;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!s.valid()) continue;
+    if (::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0) {
+      int one = 1;
+      setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      freeaddrinfo(res);
+      return s;
+    }
+    last_errno = errno;
+  }
+  freeaddrinfo(res);
+  *error = fmt::format("cannot connect to {}:{}: {}", addr.host, addr.port,
+                       std::strerror(last_errno));
+  return Socket();
+}
+
+Socket listen_tcp(const HostPort& addr, std::string* error) {
+  addrinfo* res = resolve(addr, true, error);
+  if (!res) return Socket();
+  int last_errno = 0;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!s.valid()) continue;
+    int one = 1;
+    setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 64) == 0) {
+      freeaddrinfo(res);
+      return s;
+    }
+    last_errno = errno;
+  }
+  freeaddrinfo(res);
+  *error = fmt::format("cannot listen on {}:{}: {}", addr.host, addr.port,
+                       std::strerror(last_errno));
+  return Socket();
+}
+
+}  // namespace scuda

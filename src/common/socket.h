@@ -1,0 +1,48 @@
+// Blocking TCP sockets and address parsing shared by client and server.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <string>
+
+namespace scuda {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+
+// Parses "HOST:PORT" (or "[V6]:PORT"); the port must be 1..65535.
+bool parse_host_port(const std::string& text, HostPort* out, std::string* error);
+
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& other) noexcept : fd_(other.release()) {}
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket() { close(); }
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release();
+  void close();
+
+  bool write_all(const void* data, size_t size);
+  // Writes every byte of every buffer; iov is modified.
+  bool writev_all(iovec* iov, int count);
+  bool read_exact(void* data, size_t size);
+
+ private:
+  int fd_ = -1;
+};
+
+// Connects with TCP_NODELAY set; on failure says why.
+Socket connect_tcp(const HostPort& addr, std::string* error);
+// Binds and listens; on failure says why.
+Socket listen_tcp(const HostPort& addr, std::string* error);
+
+}  // namespace scuda

@@ -1,0 +1,26 @@
+#include "protocol/frame_io.h"
+
+namespace scuda::protocol {
+
+bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
+                 const void* tail, size_t tail_size) {
+  if (head_size + tail_size > kMaxPayload) return false;
+  h.length = static_cast<uint32_t>(head_size + tail_size);
+  uint8_t header[kHeaderSize];
+  encode_header(h, header);
+  iovec iov[3] = {{header, kHeaderSize},
+                  {const_cast<void*>(head), head_size},
+                  {const_cast<void*>(tail), tail_size}};
+  return s.writev_all(iov, tail_size ? 3 : 2);
+}
+
+ReadStatus read_frame(Socket& s, Frame* f, std::string* error) {
+  uint8_t header[kHeaderSize];
+  if (!s.read_exact(header, kHeaderSize)) return ReadStatus::kClosed;
+  if (!decode_header(header, &f->header, error)) return ReadStatus::kBad;
+  f->payload.resize(f->header.length);
+  if (!s.read_exact(f->payload.data(), f->payload.size())) return ReadStatus::kClosed;
+  return ReadStatus::kOk;
+}
+
+}  // namespace scuda::protocol

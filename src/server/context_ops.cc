@@ -1,0 +1,58 @@
+// Hand-written context requests.
+#include "protocol/ops.h"
+#include "server/dispatch.h"
+#include "server/session.h"
+
+namespace scuda::server {
+
+namespace {
+
+using protocol::Reader;
+using protocol::Writer;
+
+CUresult set_current(Session& s, Reader& in, Writer&) {
+  const uint64_t id = in.u64();
+  if (!in.done()) return kMalformed;
+  void* ctx = nullptr;
+  if (!s.handles().resolve(id, HandleKind::CUcontext, &ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  return s.driver().cuCtxSetCurrent(static_cast<CUcontext>(ctx));
+}
+
+// The handle of a device's primary context, leaving its state unchanged:
+// retain then release restores the reference count.
+CUresult primary_context(Session& s, Reader& in, Writer& out) {
+  const CUdevice dev = in.get<CUdevice>();
+  const uint64_t proposed = in.u64();
+  if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  const DriverTable& d = s.driver();
+  CUcontext ctx = nullptr;
+  if (CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) return rc;
+  d.cuDevicePrimaryCtxRelease_v2(dev);
+  out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
+  return CUDA_SUCCESS;
+}
+
+CUresult create(Session& s, Reader& in, Writer& out) {
+  const uint64_t proposed = in.u64();
+  const unsigned flags = in.u32();
+  const CUdevice dev = in.get<CUdevice>();
+  if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  CUcontext ctx = nullptr;
+  CUresult rc = s.driver().cuCtxCreate_v4(&ctx, nullptr, flags, dev);
+  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
+  return rc;
+}
+
+const HandlerEntry kHandlers[] = {
+    {protocol::kOpCtxCreate, create, "ctx-create"},
+    {protocol::kOpCtxSetCurrent, set_current, "ctx-set-current"},
+    {protocol::kOpPrimaryContext, primary_context, "primary-context"},
+};
+
+}  // namespace
+
+std::span<const HandlerEntry> context_handlers() { return kHandlers; }
+
+}  // namespace scuda::server

@@ -1,0 +1,30 @@
+#include "server/dispatch.h"
+
+#include <unordered_map>
+
+namespace scuda::server {
+
+namespace {
+
+std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
+  std::unordered_map<uint32_t, const HandlerEntry*> index;
+  auto add = [&](std::span<const HandlerEntry> entries) {
+    for (const HandlerEntry& e : entries) index[e.op] = &e;
+  };
+  add({kGeneratedHandlers, kGeneratedHandlerCount});
+  add(context_handlers());
+  add(memory_handlers());
+  add(module_handlers());
+  add(launch_handlers());
+  return index;
+}
+
+}  // namespace
+
+const HandlerEntry* find_handler(uint32_t op) {
+  static const auto index = build_index();
+  auto it = index.find(op);
+  return it == index.end() ? nullptr : it->second;
+}
+
+}  // namespace scuda::server

@@ -1,0 +1,20 @@
+// Finds the handler for an op: generated ones and the hand-written ones.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "server/handler.h"
+
+namespace scuda::server {
+
+// Hand-written handler tables, one per file that defines them.
+std::span<const HandlerEntry> context_handlers();
+std::span<const HandlerEntry> memory_handlers();
+std::span<const HandlerEntry> module_handlers();
+std::span<const HandlerEntry> launch_handlers();
+
+// The entry for `op`, or nullptr when no handler exists.
+const HandlerEntry* find_handler(uint32_t op);
+
+}  // namespace scuda::server

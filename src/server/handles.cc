@@ -1,0 +1,59 @@
+#include "server/handles.h"
+
+#include <cuda.h>
+
+namespace scuda::server {
+
+namespace {
+
+constexpr uint64_t kLegacyStreamId = 1;
+constexpr uint64_t kPerThreadStreamId = 2;
+
+bool kind_accepts(HandleKind expected, HandleKind actual) {
+  // The driver takes a CUkernel wherever it takes a CUfunction.
+  return expected == actual ||
+         (expected == HandleKind::CUfunction && actual == HandleKind::CUkernel);
+}
+
+}  // namespace
+
+bool HandleTable::resolve(uint64_t id, HandleKind kind, void** real) const {
+  if (id == 0) {
+    *real = nullptr;
+    return true;
+  }
+  if (kind == HandleKind::CUstream && (id == kLegacyStreamId || id == kPerThreadStreamId)) {
+    *real = reinterpret_cast<void*>(static_cast<uintptr_t>(id));
+    return true;
+  }
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || !kind_accepts(kind, it->second.kind)) return false;
+  *real = it->second.real;
+  return true;
+}
+
+bool HandleTable::can_bind(uint64_t proposed) const {
+  return proposed > kPerThreadStreamId && !by_id_.count(proposed);
+}
+
+uint64_t HandleTable::bind(uint64_t proposed, HandleKind kind, void* real) {
+  if (!real) return 0;
+  if (uint64_t known = find(real)) return known;
+  by_id_[proposed] = {kind, real};
+  by_real_[real] = proposed;
+  return proposed;
+}
+
+uint64_t HandleTable::find(void* real) const {
+  auto it = by_real_.find(real);
+  return it == by_real_.end() ? 0 : it->second;
+}
+
+void HandleTable::forget(uint64_t id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
+  by_real_.erase(it->second.real);
+  by_id_.erase(it);
+}
+
+}  // namespace scuda::server

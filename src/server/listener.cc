@@ -1,0 +1,89 @@
+#include "server/listener.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/frame_io.h"
+
+namespace scuda::server {
+
+namespace {
+
+void reap(std::unordered_set<pid_t>* sessions) {
+  int status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    sessions->erase(pid);
+    if (WIFSIGNALED(status))
+      spdlog::warn("session {} died of signal {}", pid, WTERMSIG(status));
+  }
+}
+
+void refuse_busy(Socket& client, int max_sessions) {
+  const std::string message = fmt::format(
+      "the server is at its limit of {} sessions; try again later", max_sessions);
+  protocol::FrameHeader h;
+  h.flags = protocol::kReply | protocol::kError;
+  protocol::write_frame(client, h, message.data(), message.size());
+}
+
+[[noreturn]] void run_session(Socket client, const SessionOptions& options) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  signal(SIGCHLD, SIG_DFL);
+  Session session(std::move(client), options);
+  _exit(session.run());
+}
+
+}  // namespace
+
+int serve(const ListenerOptions& options) {
+  HostPort addr;
+  std::string error;
+  if (!parse_host_port(options.listen, &addr, &error)) {
+    spdlog::error("{}", error);
+    return 2;
+  }
+  Socket listener = listen_tcp(addr, &error);
+  if (!listener.valid()) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  spdlog::info("listening on {}", options.listen);
+  std::unordered_set<pid_t> sessions;
+  for (;;) {
+    Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    reap(&sessions);
+    if (!client.valid()) {
+      if (errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
+      continue;
+    }
+    if (options.max_sessions > 0 && static_cast<int>(sessions.size()) >= options.max_sessions) {
+      refuse_busy(client, options.max_sessions);
+      continue;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      listener.close();
+      run_session(std::move(client), options.session);
+    }
+    if (pid < 0) {
+      spdlog::error("fork failed: {}", std::strerror(errno));
+      continue;
+    }
+    sessions.insert(pid);
+    spdlog::info("session {} started", pid);
+  }
+}
+
+}  // namespace scuda::server

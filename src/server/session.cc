@@ -1,0 +1,137 @@
+#include "server/session.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/frame_io.h"
+#include "protocol/handshake.h"
+#include "protocol/ops.h"
+#include "server/dispatch.h"
+#include "server/snapshot.h"
+
+namespace scuda::server {
+
+using protocol::Frame;
+using protocol::FrameHeader;
+using protocol::ReadStatus;
+
+Session::Session(Socket socket, SessionOptions options)
+    : socket_(std::move(socket)), options_(std::move(options)) {}
+
+int Session::run() {
+  if (!handshake()) return 1;
+  Frame frame;
+  std::string error;
+  for (;;) {
+    switch (protocol::read_frame(socket_, &frame, &error)) {
+      case ReadStatus::kClosed:
+        spdlog::info("client went away; session ends");
+        return 0;
+      case ReadStatus::kBad:
+        refuse(0, error);
+        return 1;
+      case ReadStatus::kOk:
+        if (!serve_one(frame)) return 1;
+        break;
+    }
+  }
+}
+
+void Session::refuse(uint64_t request_id, const std::string& message) {
+  spdlog::warn("refusing client: {}", message);
+  FrameHeader h;
+  h.flags = protocol::kReply | protocol::kError;
+  h.request_id = request_id;
+  protocol::write_frame(socket_, h, message.data(), message.size());
+}
+
+bool Session::handshake() {
+  Frame f;
+  std::string error;
+  ReadStatus status = protocol::read_frame(socket_, &f, &error);
+  if (status == ReadStatus::kClosed) return false;
+  if (status == ReadStatus::kBad || f.header.op != protocol::kOpHello) {
+    refuse(f.header.request_id, status == ReadStatus::kBad ? error : "the first frame must be the handshake");
+    return false;
+  }
+  protocol::Hello hello;
+  protocol::Reader r(f.payload);
+  if (!protocol::decode(r, &hello)) {
+    refuse(f.header.request_id, "malformed handshake");
+    return false;
+  }
+  if (!options_.token.empty() && !protocol::tokens_equal(hello.token, options_.token)) {
+    refuse(f.header.request_id,
+           "authentication failed: wrong or missing token (give the server's token with "
+           "--token-file or SCUDA_TOKEN_FILE)");
+    return false;
+  }
+  if (hello.api_hash != protocol::kApiHash) {
+    refuse(f.header.request_id,
+           "client and server were built from different driver API tables: run the same "
+           "scuda release on both machines");
+    return false;
+  }
+  if (!load_driver(options_.driver_path, &driver_, &error)) {
+    refuse(f.header.request_id, "server: " + error);
+    return false;
+  }
+  protocol::Welcome welcome;
+  if (!take_snapshot(driver_, &welcome, &error)) {
+    refuse(f.header.request_id, "server: " + error);
+    return false;
+  }
+  if (welcome.driver_version / 1000 < hello.cuda_version / 1000) {
+    refuse(f.header.request_id,
+           fmt::format("the program was built for CUDA {}.{} but the server's driver supports "
+                       "CUDA {}.{}: update the driver on the GPU host",
+                       hello.cuda_version / 1000, hello.cuda_version % 1000 / 10,
+                       welcome.driver_version / 1000, welcome.driver_version % 1000 / 10));
+    return false;
+  }
+  welcome.session_pid = static_cast<uint32_t>(getpid());
+  spdlog::info("session for '{}' ready on driver {}", hello.program, driver_.path);
+  protocol::Writer w;
+  w.u32(CUDA_SUCCESS);
+  protocol::encode(welcome, w);
+  FrameHeader h;
+  h.flags = protocol::kReply;
+  h.op = protocol::kOpHello;
+  h.request_id = f.header.request_id;
+  return protocol::write_frame(socket_, h, w.data().data(), w.size());
+}
+
+bool Session::serve_one(const Frame& request) {
+  const FrameHeader& rh = request.header;
+  const HandlerEntry* entry = find_handler(rh.op);
+  if (!entry) {
+    refuse(rh.request_id, fmt::format("unknown op {}", rh.op));
+    return false;
+  }
+  protocol::Reader in(request.payload);
+  protocol::Writer out;
+  CUresult rc = entry->fn(*this, in, out);
+  if (rc == kMalformed) {
+    refuse(rh.request_id, fmt::format("malformed {} request", entry->name));
+    return false;
+  }
+  if (rh.flags & protocol::kOneWay) {
+    if (rc != CUDA_SUCCESS && latched_ == CUDA_SUCCESS) latched_ = rc;
+    return true;
+  }
+  if (rc == CUDA_SUCCESS && latched_ != CUDA_SUCCESS) {
+    rc = latched_;
+    out.clear();
+  }
+  latched_ = CUDA_SUCCESS;
+  FrameHeader h;
+  h.flags = protocol::kReply;
+  h.op = rh.op;
+  h.request_id = rh.request_id;
+  uint32_t result = rc;
+  return protocol::write_frame(socket_, h, &result, sizeof result, out.data().data(), out.size());
+}
+
+}  // namespace scuda::server

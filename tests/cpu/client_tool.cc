@@ -1,0 +1,44 @@
+// A client program for end-to-end tests that need a client of their own
+// process: linked against the stand-in libcuda, it runs one scenario.
+//   client_tool init        cuInit, then exit 0 on success
+//   client_tool copy-loop   copy 64 MiB to the device until killed
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+int report(const char* what, CUresult rc) {
+  const char* name = nullptr;
+  cuGetErrorName(rc, &name);
+  std::printf("%s: %s\n", what, name ? name : "?");
+  return rc == CUDA_SUCCESS ? 0 : 1;
+}
+
+int copy_loop() {
+  CUdevice dev;
+  CUcontext ctx;
+  CUdeviceptr p;
+  const size_t size = 64u << 20;
+  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+      cuMemAlloc(&p, size))
+    return 1;
+  std::vector<char> host(size, 7);
+  for (;;) {
+    if (CUresult rc = cuMemcpyHtoD(p, host.data(), size)) return report("copy", rc);
+    std::printf("copied\n");
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  if (CUresult rc = cuInit(0)) return report("cuInit", rc);
+  if (std::strcmp(argv[1], "init") == 0) return report("cuInit", CUDA_SUCCESS);
+  if (std::strcmp(argv[1], "copy-loop") == 0) return copy_loop();
+  return 2;
+}

@@ -1,0 +1,132 @@
+"""Runs codegen/generate.py against the installed cuda.h and checks facts."""
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+GENERATOR = ROOT / "codegen" / "generate.py"
+ANNOTATIONS = ROOT / "codegen" / "annotations.toml"
+CUDA_INCLUDE = Path("/usr/local/cuda/include")
+
+pytestmark = pytest.mark.skipif(not (CUDA_INCLUDE / "cuda.h").exists(),
+                                reason="needs the CUDA headers")
+
+
+def generate(out: Path, annotations: Path = ANNOTATIONS) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(GENERATOR), "--cuda-include", str(CUDA_INCLUDE),
+           "--annotations", str(annotations), "--out", str(out),
+           "--coverage", str(out / "coverage.md")]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def gen(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen")
+    result = generate(out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def stub(text: str, name: str) -> str:
+    """The body of one generated function, up to its closing brace."""
+    m = re.search(rf"\b{name}\(.*?\n}}\n", text, re.S)
+    assert m, f"{name} not generated"
+    return m.group(0)
+
+
+def coverage_row(gen: Path, name: str) -> str:
+    for line in (gen / "coverage.md").read_text().splitlines():
+        if line.startswith(f"| `{name}` |"):
+            return line
+    raise AssertionError(f"{name} missing from coverage")
+
+
+def test_mem_alloc_forwards_its_output_as_inout_without_annotation(tmp_path):
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    assert generate(tmp_path, empty).returncode == 0
+    client = stub((tmp_path / "client_stubs.cc").read_text(), "cuMemAlloc_v2")
+    assert "put_inout(w_, dptr);" in client
+    assert "get_inout(r_, dptr);" in client
+    assert "kOp_cuMemAlloc_v2 =" in (tmp_path / "api_ops.h").read_text()
+
+
+def test_custom_mem_alloc_gets_forward_marshalling_but_no_export(gen):
+    assert "| custom |" in coverage_row(gen, "cuMemAlloc_v2")
+    assert "kOp_cuMemAlloc_v2 =" in (gen / "api_ops.h").read_text()
+    assert "CUresult cuMemAlloc_v2(" in (gen / "forward.h").read_text()
+    assert "CUDAAPI cuMemAlloc_v2(" not in (gen / "client_stubs.cc").read_text()
+
+
+def test_local_functions_get_no_op(gen):
+    assert "kOp_cuInit " not in (gen / "api_ops.h").read_text()
+    assert "cuInit(" not in (gen / "client_stubs.cc").read_text()
+
+
+def test_stream_create_binds_an_out_handle(gen):
+    handler = stub((gen / "server_handlers.cc").read_text(), "h_cuStreamCreate")
+    assert "get_out_handle<CUstream>(in)" in handler
+    assert "can_bind(s, a_phStream)" in handler
+    assert "HandleKind::CUstream" in handler
+
+
+def test_stream_destroy_forgets_the_handle(gen):
+    handler = stub((gen / "server_handlers.cc").read_text(), "h_cuStreamDestroy_v2")
+    assert "s.handles().forget(a_hStream_id);" in handler
+
+
+def test_launch_host_func_is_unsupported_for_its_function_pointer(gen):
+    row = coverage_row(gen, "cuLaunchHostFunc")
+    assert "| unsupported |" in row
+    assert "`fn` (CUhostFn) is a host function pointer" in row
+    assert 'unsupported("cuLaunchHostFunc")' in (gen / "client_stubs.cc").read_text()
+
+
+def test_per_thread_variant_is_in_the_proc_table(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert ('{"cuMemcpyHtoDAsync", 7000, true, '
+            'reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2_ptsz)}') in table
+    assert ('{"cuMemcpyHtoDAsync", 3020, false, '
+            'reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2)}') in table
+
+
+def test_legacy_abi_versions_are_left_out_of_the_proc_table(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert '{"cuGetProcAddress", 11030' not in table
+    assert '{"cuGetProcAddress", 12000, false' in table
+
+
+def test_handle_kinds_cover_the_opaque_handles(gen):
+    kinds = (gen / "handle_kinds.h").read_text()
+    for name in ("CUcontext", "CUstream", "CUgraphExec", "CUlibrary", "CUkernel"):
+        assert f"  {name}," in kinds
+
+
+def test_every_local_and_custom_name_exists(gen):
+    with open(ANNOTATIONS, "rb") as f:
+        table = tomllib.load(f)["functions"]
+    declared = set(re.findall(r"^SCUDA_DRIVER_FN\((\w+),",
+                              (gen / "driver_api.inc").read_text(), re.M))
+    special = [n for n, e in table.items() if e.get("handling") in ("local", "custom")]
+    assert len(special) >= 50
+    assert set(special) <= declared
+
+
+def test_unknown_annotation_is_an_error(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[functions.cuNoSuchThing]\nhandling = "local"\n')
+    result = generate(tmp_path, bad)
+    assert result.returncode != 0
+    assert "cuNoSuchThing" in result.stderr
+
+
+def test_output_is_byte_identical_across_runs(gen, tmp_path):
+    assert generate(tmp_path).returncode == 0
+    names = sorted(p.name for p in gen.iterdir())
+    assert names == sorted(p.name for p in tmp_path.iterdir())
+    for name in names:
+        assert (gen / name).read_bytes() == (tmp_path / name).read_bytes(), name

@@ -1,0 +1,275 @@
+// End to end: this test program is a client, linked against the stand-in
+// libcuda; the server it talks to is a real `scuda server` process loading
+// the driver test double. Nothing here runs on a GPU.
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "server_process.h"
+
+namespace {
+
+scuda::test::ServerProcess* g_server = nullptr;
+
+class ServerEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_server = new scuda::test::ServerProcess();
+    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
+  }
+  void TearDown() override { delete g_server; }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+
+const char kModule[] =
+    "scuda-double-module\n"
+    "kernel vadd 8 8 8 4\n"
+    "kernel fill 8 4 4\n"
+    "global counter 4\n";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  }
+  void TearDown() override { cuDevicePrimaryCtxRelease(dev_); }
+
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+};
+
+TEST_F(DriverTest, DeviceQueriesComeFromTheServersDriver) {
+  int count = 0, sms = 0, version = 0;
+  char name[64] = {};
+  EXPECT_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(cuDeviceGetName(name, sizeof name, dev_), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "scuda test double");
+  EXPECT_EQ(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(sms, 4);
+  EXPECT_EQ(cuDriverGetVersion(&version), CUDA_SUCCESS);
+  EXPECT_EQ(version, 13000);
+  CUdevice other;
+  EXPECT_EQ(cuDeviceGet(&other, 1), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
+  for (size_t size : {size_t{1}, size_t{3}, size_t{1 << 20} + 3, size_t{20} << 20}) {
+    std::vector<uint8_t> in(size), out(size, 0);
+    for (size_t i = 0; i < size; ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
+    CUdeviceptr d;
+    ASSERT_EQ(cuMemAlloc(&d, size), CUDA_SUCCESS) << size;
+    ASSERT_EQ(cuMemcpyHtoD(d, in.data(), size), CUDA_SUCCESS) << size;
+    ASSERT_EQ(cuMemcpyDtoH(out.data(), d, size), CUDA_SUCCESS) << size;
+    EXPECT_EQ(in, out) << size;
+    EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  }
+}
+
+TEST_F(DriverTest, DeviceToDeviceAndUnifiedCopies) {
+  const size_t size = 4096;
+  std::vector<uint8_t> in(size, 0x5a), out(size, 0);
+  CUdeviceptr a, b;
+  ASSERT_EQ(cuMemAlloc(&a, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpy(a, reinterpret_cast<CUdeviceptr>(in.data()), size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoD(b, a, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpy(reinterpret_cast<CUdeviceptr>(out.data()), b, size), CUDA_SUCCESS);
+  EXPECT_EQ(in, out);
+  cuMemFree(a);
+  cuMemFree(b);
+}
+
+TEST_F(DriverTest, MemsetWritesThePattern) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(d, 0xdeadbeef, 16), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x11, 4), CUDA_SUCCESS);
+  uint32_t out[16];
+  ASSERT_EQ(cuMemcpyDtoH(out, d, sizeof out), CUDA_SUCCESS);
+  EXPECT_EQ(out[0], 0x11111111u);
+  for (int i = 1; i < 16; ++i) EXPECT_EQ(out[i], 0xdeadbeefu);
+  cuMemFree(d);
+}
+
+TEST_F(DriverTest, AsyncCopiesOnAStreamWithEvents) {
+  CUstream s;
+  CUevent start, stop;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&start, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&stop, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+  std::vector<float> in(1000), out(1000);
+  std::iota(in.begin(), in.end(), 1.0f);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, in.size() * sizeof(float)), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(start, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(d, in.data(), in.size() * sizeof(float), s), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(out.data(), d, out.size() * sizeof(float), s), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(stop, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(in, out);
+  float ms = -1;
+  EXPECT_EQ(cuEventElapsedTime(&ms, start, stop), CUDA_SUCCESS);
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_EQ(cuEventDestroy(start), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(stop), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+  cuMemFree(d);
+}
+
+class LaunchTest : public DriverTest {
+ protected:
+  void SetUp() override {
+    DriverTest::SetUp();
+    ASSERT_EQ(cuModuleLoadData(&mod_, kModule), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&vadd_, mod_, "vadd"), CUDA_SUCCESS);
+    for (CUdeviceptr* p : {&a_, &b_, &c_}) ASSERT_EQ(cuMemAlloc(p, kN * sizeof(float)), CUDA_SUCCESS);
+    std::vector<float> a(kN), b(kN);
+    for (int i = 0; i < kN; ++i) a[i] = i, b[i] = 2.0f * i;
+    ASSERT_EQ(cuMemcpyHtoD(a_, a.data(), kN * sizeof(float)), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyHtoD(b_, b.data(), kN * sizeof(float)), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    for (CUdeviceptr p : {a_, b_, c_}) cuMemFree(p);
+    cuModuleUnload(mod_);
+    DriverTest::TearDown();
+  }
+  void expect_sums() {
+    std::vector<float> c(kN);
+    ASSERT_EQ(cuMemcpyDtoH(c.data(), c_, kN * sizeof(float)), CUDA_SUCCESS);
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(c[i], 3.0f * i) << i;
+  }
+
+  static constexpr int kN = 1000;
+  CUmodule mod_ = nullptr;
+  CUfunction vadd_ = nullptr;
+  CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
+};
+
+TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
+  size_t offset = 0, size = 0;
+  ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
+  EXPECT_EQ(offset, 24u);
+  EXPECT_EQ(size, 4u);
+  EXPECT_EQ(cuFuncGetParamInfo(vadd_, 4, &offset, &size), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_F(LaunchTest, KernelParamsArriveByteExact) {
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  expect_sums();
+  uint8_t packed[28];
+  std::memcpy(packed, &a_, 8);
+  std::memcpy(packed + 8, &b_, 8);
+  std::memcpy(packed + 16, &c_, 8);
+  std::memcpy(packed + 24, &n, 4);
+  std::string hex;
+  for (uint8_t byte : packed) hex += "0123456789abcdef"[byte >> 4], hex += "0123456789abcdef"[byte & 15];
+  const std::string log = read_file(g_server->launch_log());
+  EXPECT_NE(log.find("launch vadd grid=4,1,1 block=256,1,1 shmem=0 params=" + hex), std::string::npos)
+      << log;
+}
+
+TEST_F(LaunchTest, ExtraBufferFormLaunches) {
+  struct {
+    CUdeviceptr a, b, c;
+    int n;
+  } args{a_, b_, c_, kN};
+  size_t size = 28;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, nullptr, extra), CUDA_SUCCESS);
+  expect_sums();
+}
+
+TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
+  CUlibrary lib;
+  CUkernel kernel;
+  CUfunction fn;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  CUlaunchConfig config{};
+  config.gridDimX = 4;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 256;
+  config.blockDimY = config.blockDimZ = 1;
+  ASSERT_EQ(cuLaunchKernelEx(&config, fn, params, nullptr), CUDA_SUCCESS);
+  expect_sums();
+  // A CUkernel is accepted where a CUfunction is expected.
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
+TEST_F(LaunchTest, ErrorsCarryTheDriversCodes) {
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  EXPECT_EQ(cuLaunchKernel(vadd_, 0, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
+  CUfunction missing;
+  EXPECT_EQ(cuModuleGetFunction(&missing, mod_, "nope"), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuMemFree(0x1234), CUDA_ERROR_INVALID_VALUE);
+  std::vector<uint8_t> big(kN * sizeof(float) + 1);
+  EXPECT_EQ(cuMemcpyHtoD(a_, big.data(), big.size()), CUDA_ERROR_INVALID_VALUE);
+  CUmodule bad;
+  EXPECT_EQ(cuModuleLoadData(&bad, "not a module"), CUDA_ERROR_INVALID_IMAGE);
+  EXPECT_EQ(cuStreamSynchronize(reinterpret_cast<CUstream>(0x7777000)), CUDA_ERROR_INVALID_HANDLE);
+  // The session survives every error above.
+  expect_sums();
+}
+
+TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
+  EXPECT_EQ(cuLaunchHostFunc(nullptr, [](void*) {}, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {
+  void* fn = nullptr;
+  CUdriverProcAddressQueryResult status;
+  ASSERT_EQ(cuGetProcAddress("cuMemAlloc", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status),
+            CUDA_SUCCESS);
+  EXPECT_EQ(fn, reinterpret_cast<void*>(&cuMemAlloc_v2));
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SUCCESS);
+  ASSERT_EQ(cuGetProcAddress("cuMemcpyHtoDAsync", &fn, 13000,
+                             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status),
+            CUDA_SUCCESS);
+  EXPECT_NE(fn, reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2));
+  EXPECT_EQ(cuGetProcAddress("cuNoSuchThing", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+TEST_F(DriverTest, ErrorNamesAreAnsweredLocally) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  ASSERT_EQ(cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &name), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "CUDA_ERROR_INVALID_VALUE");
+  ASSERT_EQ(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text), CUDA_SUCCESS);
+  EXPECT_NE(std::string(text).find("memory"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,134 @@
+// Frame and payload encoding, in isolation from any socket.
+#include <gtest/gtest.h>
+
+#include "protocol/codec.h"
+#include "protocol/frame.h"
+#include "protocol/handshake.h"
+
+namespace scuda::protocol {
+namespace {
+
+TEST(Codec, RoundTripsValuesAndBlobs) {
+  Writer w;
+  w.u8(7);
+  w.u32(0xabcdef01);
+  w.u64(1ull << 40);
+  w.str("hello");
+  Reader r(w.data());
+  EXPECT_EQ(r.u8(), 7);
+  EXPECT_EQ(r.u32(), 0xabcdef01u);
+  EXPECT_EQ(r.u64(), 1ull << 40);
+  EXPECT_EQ(r.str(), "hello");
+  EXPECT_TRUE(r.done());
+}
+
+TEST(Codec, ReadingPastTheEndFailsAndStaysFailed) {
+  Writer w;
+  w.u32(5);
+  Reader r(w.data());
+  EXPECT_EQ(r.u64(), 0u);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.u8(), 0u);
+  EXPECT_FALSE(r.done());
+}
+
+TEST(Codec, BlobLengthBeyondTheBufferFails) {
+  Writer w;
+  w.u64(1000);  // claims 1000 bytes
+  w.bytes("abc", 3);
+  Reader r(w.data());
+  EXPECT_TRUE(r.blob().empty());
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(Codec, HugeBlobLengthDoesNotOverflow) {
+  Writer w;
+  w.u64(~0ull);
+  Reader r(w.data());
+  r.blob();
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(Codec, LeftoverBytesAreNotDone) {
+  Writer w;
+  w.u32(1);
+  w.u8(2);
+  Reader r(w.data());
+  r.u32();
+  EXPECT_TRUE(r.ok());
+  EXPECT_FALSE(r.done());
+}
+
+TEST(Frame, HeaderRoundTrips) {
+  FrameHeader h;
+  h.flags = kOneWay;
+  h.op = 1234;
+  h.length = 99;
+  h.request_id = 42;
+  uint8_t buf[kHeaderSize];
+  encode_header(h, buf);
+  FrameHeader back;
+  std::string error;
+  ASSERT_TRUE(decode_header(buf, &back, &error)) << error;
+  EXPECT_EQ(back.op, 1234u);
+  EXPECT_EQ(back.flags, kOneWay);
+  EXPECT_EQ(back.length, 99u);
+  EXPECT_EQ(back.request_id, 42u);
+}
+
+TEST(Frame, BadMagicVersionAndSizeAreRefusedWithReasons) {
+  uint8_t buf[kHeaderSize];
+  FrameHeader h;
+  std::string error;
+  FrameHeader back;
+  h.magic = 0x12345678;
+  encode_header(h, buf);
+  EXPECT_FALSE(decode_header(buf, &back, &error));
+  EXPECT_NE(error.find("magic"), std::string::npos);
+  h = FrameHeader();
+  h.version = kProtocolVersion + 1;
+  encode_header(h, buf);
+  EXPECT_FALSE(decode_header(buf, &back, &error));
+  EXPECT_NE(error.find("protocol version"), std::string::npos);
+  h = FrameHeader();
+  h.length = kMaxPayload + 1;
+  encode_header(h, buf);
+  EXPECT_FALSE(decode_header(buf, &back, &error));
+  EXPECT_NE(error.find("maximum"), std::string::npos);
+}
+
+TEST(Handshake, WelcomeRoundTripsAndTruncationFails) {
+  Welcome w;
+  w.driver_version = 13000;
+  w.session_pid = 77;
+  DeviceInfo d;
+  d.name = "GPU";
+  d.total_mem = 1ull << 34;
+  d.pci_bus_id = "0000:01:00.0";
+  d.attrs = {1, 2, 3};
+  d.attr_ok = {1, 0, 1};
+  w.devices.push_back(d);
+  Writer out;
+  encode(w, out);
+  Reader r(out.data());
+  Welcome back;
+  ASSERT_TRUE(decode(r, &back));
+  EXPECT_EQ(back.devices[0].name, "GPU");
+  EXPECT_EQ(back.devices[0].attrs, d.attrs);
+  EXPECT_EQ(back.devices[0].attr_ok, d.attr_ok);
+  for (size_t cut = 0; cut < out.size(); ++cut) {
+    Reader partial(out.data().data(), cut);
+    Welcome ignored;
+    EXPECT_FALSE(decode(partial, &ignored)) << cut;
+  }
+}
+
+TEST(Handshake, TokensCompareByContent) {
+  EXPECT_TRUE(tokens_equal("abc", "abc"));
+  EXPECT_FALSE(tokens_equal("abc", "abd"));
+  EXPECT_FALSE(tokens_equal("abc", "abcd"));
+  EXPECT_FALSE(tokens_equal("", "a"));
+}
+
+}  // namespace
+}  // namespace scuda::protocol

@@ -1,0 +1,112 @@
+#include "server_process.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "common/socket.h"
+
+namespace scuda::test {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+namespace {
+
+std::string tmp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (std::string& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+bool accepts(const std::string& address) {
+  HostPort hp;
+  std::string error;
+  parse_host_port(address, &hp, &error);
+  return connect_tcp(hp, &error).valid();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
+  address_ = "127.0.0.1:" + std::to_string(free_port());
+  launch_log_ = tmp_dir() + "/launches-" + std::to_string(getpid()) + "-" +
+                std::to_string(reinterpret_cast<uintptr_t>(this)) + ".log";
+  std::vector<std::string> argv = {SCUDA_BIN, "server", "-l", address_, "--driver", DOUBLE_LIB};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    setenv("SCUDA_DOUBLE_LOG", launch_log_.c_str(), 1);
+    auto args = c_strings(argv);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && !accepts(address_); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (!accepts(address_)) throw std::runtime_error("scuda server did not start on " + address_);
+}
+
+ServerProcess::~ServerProcess() { stop(); }
+
+void ServerProcess::stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+Output run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  const std::string base = tmp_dir() + "/run-" + std::to_string(getpid());
+  const std::string out_path = base + ".out", err_path = base + ".err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const std::string& kv : env) putenv(strdup(kv.c_str()));
+    freopen(out_path.c_str(), "w", stdout);
+    freopen(err_path.c_str(), "w", stderr);
+    std::vector<std::string> copy = argv;
+    auto args = c_strings(copy);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Output o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(out_path);
+  o.err = slurp(err_path);
+  return o;
+}
+
+}  // namespace scuda::test

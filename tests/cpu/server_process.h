@@ -1,0 +1,44 @@
+// Starts `scuda server` on a free loopback port with the driver test double,
+// for tests that need a real server; stops it when destroyed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace scuda::test {
+
+class ServerProcess {
+ public:
+  // Extra arguments go after the defaults (e.g. {"--token-file", path}).
+  explicit ServerProcess(std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  const std::string& address() const { return address_; }
+  // The file the driver double appends its launch records to.
+  const std::string& launch_log() const { return launch_log_; }
+  void stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string address_;
+  std::string launch_log_;
+};
+
+// A free TCP port on 127.0.0.1, as the kernel hands it out right now.
+int free_port();
+
+struct Output {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a program to completion with extra environment, capturing output.
+Output run_program(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& env = {});
+
+}  // namespace scuda::test

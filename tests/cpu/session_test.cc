@@ -1,0 +1,204 @@
+// Sessions seen from outside: handshakes, refusals, malformed frames and
+// clients that die, each against a real `scuda server` with the test double.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "common/socket.h"
+#include "protocol/frame_io.h"
+#include "protocol/handshake.h"
+#include "protocol/ops.h"
+#include "server_process.h"
+
+namespace scuda {
+namespace {
+
+using test::Output;
+using test::ServerProcess;
+
+std::string write_token(const std::string& name, const std::string& token) {
+  const std::string path = "/tmp/scuda-test-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << token << "\n";
+  return path;
+}
+
+Output client(const ServerProcess& s, const std::string& scenario,
+              std::vector<std::string> env = {}) {
+  env.push_back("SCUDA_SERVER=" + s.address());
+  return test::run_program({CLIENT_TOOL, scenario}, env);
+}
+
+Socket raw_connect(const ServerProcess& s) {
+  HostPort hp;
+  std::string error;
+  parse_host_port(s.address(), &hp, &error);
+  return connect_tcp(hp, &error);
+}
+
+// Sends a frame and returns the server's answer (an error message if it
+// refused), or "" when the connection closed without one.
+std::string exchange(Socket& sock, protocol::FrameHeader h, const protocol::Writer& w) {
+  protocol::write_frame(sock, h, w.data().data(), w.size());
+  protocol::Frame f;
+  std::string error;
+  if (protocol::read_frame(sock, &f, &error) != protocol::ReadStatus::kOk) return "";
+  return std::string(f.payload.begin(), f.payload.end());
+}
+
+std::string hello(Socket& sock, protocol::Hello h) {
+  protocol::Writer w;
+  protocol::encode(h, w);
+  protocol::FrameHeader fh;
+  fh.op = protocol::kOpHello;
+  return exchange(sock, fh, w);
+}
+
+protocol::Hello good_hello() { return {protocol::kApiHash, CUDA_VERSION, "", "session_test"}; }
+
+bool closed_by_server(Socket& sock) {
+  char byte;
+  return read(sock.fd(), &byte, 1) == 0;
+}
+
+TEST(Session, TokenMustMatch) {
+  const std::string token = write_token("server", "s3cret-token");
+  ServerProcess server({"--token-file", token});
+  Output missing = client(server, "init");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("authentication failed"), std::string::npos) << missing.err;
+  Output wrong = client(server, "init", {"SCUDA_TOKEN_FILE=" + write_token("wrong", "guess")});
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("authentication failed"), std::string::npos) << wrong.err;
+  Output right = client(server, "init", {"SCUDA_TOKEN_FILE=" + token});
+  EXPECT_EQ(right.exit_code, 0) << right.err;
+}
+
+TEST(Session, PublicAddressNeedsATokenOrInsecure) {
+  Output o = test::run_program(
+      {SCUDA_BIN, "server", "-l", "0.0.0.0:" + std::to_string(test::free_port())});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--token-file"), std::string::npos) << o.err;
+}
+
+TEST(Session, MismatchedBuildsAndDriversAreRefused) {
+  ServerProcess server;
+  Socket a = raw_connect(server);
+  protocol::Hello h = good_hello();
+  h.api_hash ^= 1;
+  EXPECT_NE(hello(a, h).find("different driver API tables"), std::string::npos);
+  Socket b = raw_connect(server);
+  h = good_hello();
+  h.cuda_version = 99000;
+  EXPECT_NE(hello(b, h).find("update the driver"), std::string::npos);
+  Socket c = raw_connect(server);
+  protocol::FrameHeader fh;
+  fh.version = protocol::kProtocolVersion + 1;
+  EXPECT_NE(exchange(c, fh, protocol::Writer()).find("protocol version"), std::string::npos);
+}
+
+TEST(Session, MalformedFramesEndOnlyThatSession) {
+  ServerProcess server;
+  Socket garbage = raw_connect(server);
+  garbage.write_all("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
+  protocol::Frame f;
+  std::string error;
+  ASSERT_EQ(protocol::read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("bad frame magic"), std::string::npos);
+  EXPECT_TRUE(closed_by_server(garbage));
+
+  Socket oversize = raw_connect(server);
+  uint8_t header[protocol::kHeaderSize];
+  protocol::FrameHeader big;
+  big.length = protocol::kMaxPayload + 1;
+  protocol::encode_header(big, header);
+  oversize.write_all(header, sizeof header);
+  ASSERT_EQ(protocol::read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("exceeds the maximum"), std::string::npos);
+
+  Socket truncated = raw_connect(server);
+  ASSERT_EQ(hello(truncated, good_hello()).size() > 0, true);
+  protocol::FrameHeader partial;
+  partial.op = protocol::kOpMemcpyHtoD;
+  partial.length = 100;
+  protocol::encode_header(partial, header);
+  truncated.write_all(header, sizeof header);
+  truncated.write_all("0123456789", 10);
+  truncated.close();
+
+  Socket short_request = raw_connect(server);
+  hello(short_request, good_hello());
+  protocol::Writer three_bytes;
+  three_bytes.bytes("abc", 3);
+  protocol::FrameHeader req;
+  req.op = protocol::kOpMemcpyHtoD;
+  req.request_id = 7;
+  EXPECT_NE(exchange(short_request, req, three_bytes).find("malformed memcpy-htod"), std::string::npos);
+
+  Socket unknown = raw_connect(server);
+  hello(unknown, good_hello());
+  req.op = 999;
+  EXPECT_NE(exchange(unknown, req, protocol::Writer()).find("unknown op 999"), std::string::npos);
+
+  Socket no_hello = raw_connect(server);
+  req.op = protocol::kOpLaunch;
+  EXPECT_NE(exchange(no_hello, req, protocol::Writer()).find("first frame must be the handshake"),
+            std::string::npos);
+
+  Output after = client(server, "init");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+TEST(Session, ClientKilledMidCopyLeavesTheServerServing) {
+  ServerProcess server;
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    setenv("SCUDA_SERVER", server.address().c_str(), 1);
+    execl(CLIENT_TOOL, CLIENT_TOOL, "copy-loop", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* from_child = fdopen(out[0], "r");
+  char line[64] = {};
+  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);  // one copy done
+  EXPECT_STREQ(line, "copied\n");
+  usleep(20000);  // most likely mid-way through the next 64 MiB
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  fclose(from_child);
+  Output next = client(server, "init");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+}
+
+TEST(Session, SessionLimitIsEnforcedWithAMessage) {
+  ServerProcess server({"--max-sessions", "1"});
+  Socket holder = raw_connect(server);
+  ASSERT_FALSE(hello(holder, good_hello()).empty());
+  Output refused = client(server, "init");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("limit of 1 sessions"), std::string::npos) << refused.err;
+  holder.close();
+  usleep(200000);  // let the session process exit
+  Output later = client(server, "init");
+  EXPECT_EQ(later.exit_code, 0) << later.err;
+}
+
+TEST(Session, StoppedServerGivesAClearError) {
+  ServerProcess server;
+  const std::string address = server.address();
+  server.stop();
+  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + address});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("scuda server"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace scuda

@@ -1,0 +1,22 @@
+// "Device" memory: aligned host blocks whose addresses serve as CUdeviceptr.
+// Callers hold the state lock.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scuda_double {
+
+CUresult allocate(size_t size, uintptr_t ctx, uintptr_t module, CUdeviceptr* out);
+void release(uintptr_t base);
+void release_allocations_of_context(uintptr_t ctx);
+void release_allocations_of_module(uintptr_t module);
+
+// Base of the live allocation containing address, or 0.
+uintptr_t allocation_base(uintptr_t address);
+// True when [address, address + size) lies inside one live allocation.
+bool device_range(uintptr_t address, size_t size);
+
+}  // namespace scuda_double

@@ -1,0 +1,21 @@
+// Kernels the double really runs on the host, matched by name and
+// parameter sizes:
+//   vadd(const float* a, const float* b, float* c, int n)  c[i] = a[i] + b[i]
+//   fill(unsigned* p, unsigned v, int n)                    p[i] = v
+//   scale(float* p, float s, int n)                         p[i] *= s
+// for every i < n, whatever the grid. Other kernels do nothing.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "module_image.h"
+
+namespace scuda_double {
+
+// CUDA_ERROR_ILLEGAL_ADDRESS when a pointer range is outside live memory.
+CUresult run_builtin(const KernelDesc& kernel, const std::vector<uint8_t>& params);
+
+}  // namespace scuda_double

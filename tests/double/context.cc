@@ -1,0 +1,159 @@
+// Primary and regular contexts plus the per-thread current-context stack.
+#include <cuda.h>
+
+#include <memory>
+
+#include "current.h"
+#include "state.h"
+
+using namespace scuda_double;
+
+namespace {
+
+constexpr unsigned kKnownCtxFlags = 0xFF;  // sched bits, MAP_HOST, LMEM, coredump, SYNC_MEMOPS
+
+Call begin_primary(CUdevice dev, Context** primary) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call;
+  if (!valid_device(dev)) {
+    call.status = CUDA_ERROR_INVALID_DEVICE;
+    return call;
+  }
+  *primary = state().contexts.find(state().primary);
+  return call;
+}
+
+// Resources die with the context; a later retain starts clean.
+void deactivate_primary(Context* primary) {
+  release_context_resources(state().primary);
+  primary->refcount = 0;
+  primary->sticky = CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  Context* primary = nullptr;
+  Call call = begin_primary(dev, &primary);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  primary->refcount++;
+  *pctx = as_handle<CUcontext>(state().primary);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  Context* primary = nullptr;
+  Call call = begin_primary(dev, &primary);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (primary->refcount == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (--primary->refcount == 0) deactivate_primary(primary);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  Context* primary = nullptr;
+  Call call = begin_primary(dev, &primary);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  deactivate_primary(primary);
+  primary->flags = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  Context* primary = nullptr;
+  Call call = begin_primary(dev, &primary);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *flags = primary->flags;
+  *active = primary->refcount > 0 ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  Context* primary = nullptr;
+  Call call = begin_primary(dev, &primary);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if ((flags & ~kKnownCtxFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  primary->flags = flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
+                        CUdevice dev) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (pctx == nullptr || (flags & ~kKnownCtxFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (params != nullptr && (params->numExecAffinityParams > 0 || params->cigParams != nullptr)) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  auto ctx = std::make_unique<Context>();
+  ctx->device = dev;
+  ctx->flags = flags;
+  uintptr_t id = state().contexts.add(std::move(ctx));
+  push_context(id);
+  *pctx = as_handle<CUcontext>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  Context* context = state().contexts.find(ctx);
+  if (context == nullptr || context->primary) return CUDA_ERROR_INVALID_CONTEXT;
+  uintptr_t id = reinterpret_cast<uintptr_t>(ctx);
+  release_context_resources(id);
+  state().contexts.erase(id);
+  forget_context(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  uintptr_t id = reinterpret_cast<uintptr_t>(ctx);
+  if (id != 0 && usable_context(id) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  replace_current(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pctx = as_handle<CUcontext>(current_context());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  uintptr_t id = reinterpret_cast<uintptr_t>(ctx);
+  if (usable_context(id) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  push_context(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (current_context() == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  uintptr_t id = pop_context();
+  if (pctx != nullptr) *pctx = as_handle<CUcontext>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice* device) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *device = call.ctx->device;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void) { return begin_in_context().status; }
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+#include "state.h"
+
+#include "allocations.h"
+#include "current.h"
+
+namespace scuda_double {
+
+State& state() {
+  static State instance;
+  return instance;
+}
+
+Call begin() {
+  Call call{std::unique_lock<std::mutex>(state().mu)};
+  if (!state().initialized) call.status = CUDA_ERROR_NOT_INITIALIZED;
+  return call;
+}
+
+Call begin_in_context() {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call;
+  call.ctx_id = current_context();
+  call.ctx = usable_context(call.ctx_id);
+  if (call.ctx == nullptr) {
+    call.status = CUDA_ERROR_INVALID_CONTEXT;
+  } else {
+    call.status = call.ctx->sticky;
+  }
+  return call;
+}
+
+Call begin_on_stream(CUstream stream) {
+  Call call = begin_in_context();
+  if (call.status == CUDA_SUCCESS && !valid_stream(stream)) call.status = CUDA_ERROR_INVALID_HANDLE;
+  return call;
+}
+
+Context* usable_context(uintptr_t id) {
+  Context* ctx = state().contexts.find(id);
+  if (ctx == nullptr || (ctx->primary && ctx->refcount == 0)) return nullptr;
+  return ctx;
+}
+
+bool valid_device(CUdevice dev) { return dev == 0; }
+
+bool valid_stream(CUstream stream) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+    return true;
+  }
+  return state().streams.find(stream) != nullptr;
+}
+
+void release_context_resources(uintptr_t ctx) {
+  State& s = state();
+  release_allocations_of_context(ctx);
+  s.streams.erase_if([&](const Stream& stream) { return stream.ctx == ctx; });
+  s.events.erase_if([&](const Event& event) { return event.ctx == ctx; });
+  s.functions.erase_if([&](const Function& fn) {
+    const Module* module = s.modules.find(fn.module);
+    return module != nullptr && module->ctx == ctx;
+  });
+  s.modules.erase_if([&](const Module& module) { return module.ctx == ctx; });
+}
+
+}  // namespace scuda_double

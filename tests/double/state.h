@@ -1,0 +1,109 @@
+// Process-wide state of the driver double, guarded by one mutex.
+#pragma once
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "module_image.h"
+#include "registry.h"
+
+namespace scuda_double {
+
+constexpr size_t kTotalMemory = size_t{1} << 30;
+
+struct Context {
+  CUdevice device = 0;
+  unsigned flags = 0;
+  bool primary = false;
+  int refcount = 0;  // primary context only
+  CUresult sticky = CUDA_SUCCESS;
+};
+
+struct Allocation {
+  size_t size = 0;
+  uintptr_t ctx = 0;
+  uintptr_t module = 0;  // non-zero for a module global
+};
+
+struct Stream {
+  uintptr_t ctx = 0;
+  unsigned flags = 0;
+  int priority = 0;
+};
+
+struct Event {
+  uintptr_t ctx = 0;
+  unsigned flags = 0;
+  bool recorded = false;
+  std::chrono::steady_clock::time_point when;
+};
+
+struct Module {
+  uintptr_t ctx = 0;
+  ImageDesc image;
+  std::map<std::string, uintptr_t> functions;  // name -> function handle
+  std::map<std::string, uintptr_t> globals;    // name -> device address
+};
+
+struct Function {
+  const KernelDesc* kernel = nullptr;
+  uintptr_t module = 0;
+  uintptr_t library = 0;
+};
+
+struct Library {
+  ImageDesc image;
+  std::map<std::string, uintptr_t> kernels;  // name -> kernel handle
+};
+
+struct Kernel {
+  const KernelDesc* desc = nullptr;
+  uintptr_t library = 0;
+  uintptr_t function = 0;
+};
+
+struct State {
+  std::mutex mu;
+  bool initialized = false;
+  uintptr_t primary = 0;
+  size_t used = 0;
+  std::map<uintptr_t, Allocation> allocations;  // keyed by base address
+  Registry<Context> contexts{0x10000000};
+  Registry<Stream> streams{0x20000000};
+  Registry<Event> events{0x30000000};
+  Registry<Module> modules{0x40000000};
+  Registry<Function> functions{0x50000000};
+  Registry<Library> libraries{0x60000000};
+  Registry<Kernel> kernels{0x70000000};
+};
+
+State& state();
+
+// An entry point holds the lock for its whole body through a Call.
+struct Call {
+  std::unique_lock<std::mutex> lock;
+  CUresult status = CUDA_SUCCESS;
+  uintptr_t ctx_id = 0;
+  Context* ctx = nullptr;
+};
+
+// Locks; status is NOT_INITIALIZED before cuInit.
+Call begin();
+// Also requires a usable current context; status carries its sticky error.
+Call begin_in_context();
+// Also requires the stream to be live (or a special stream): else INVALID_HANDLE.
+Call begin_on_stream(CUstream stream);
+
+Context* usable_context(uintptr_t id);
+bool valid_device(CUdevice dev);
+bool valid_stream(CUstream stream);
+
+// Frees everything a context owns: memory, streams, events, modules.
+void release_context_resources(uintptr_t ctx);
+
+}  // namespace scuda_double

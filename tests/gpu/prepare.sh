@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# prepare.sh: run on the DEV machine (Debian 12, registry access) before the
+# tree is sent to the GPU machine, which has no internet. Fills .deps/ with:
+#   .deps/root/  CLI11, spdlog, fmt (dev packages + the runtime libraries
+#                their CMake configs point at), unpacked with dpkg -x
+#   .deps/whl/   the Python libclang wheel, same version as installed here
+# run.sh uses .deps automatically when it exists.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+deps=$PWD/.deps
+rm -rf "$deps"
+mkdir -p "$deps/deb" "$deps/root" "$deps/whl"
+
+# libspdlog1.10 and libfmt9 hold the .so files that spdlog's and fmt's CMake
+# target files check for, so find_package() fails without them.
+(cd "$deps/deb" && apt-get download libcli11-dev libspdlog-dev libfmt-dev \
+  libspdlog1.10 libfmt9)
+for deb in "$deps"/deb/*.deb; do
+  dpkg -x "$deb" "$deps/root"
+done
+rm -rf "$deps/root/usr/share/doc" "$deps/deb"
+
+ver=$(python3 -m pip show libclang 2>/dev/null | awk '/^Version:/ {print $2}')
+if [ -z "$ver" ]; then
+  echo "prepare: the libclang Python package is not installed here" >&2
+  exit 1
+fi
+# libclang wheels are tagged py2.py3-none-manylinux*, so any Python works.
+python3 -m pip download -q --no-deps --only-binary=:all: \
+  --python-version 3.12 --implementation cp \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --platform manylinux2010_x86_64 -d "$deps/whl" "libclang==$ver"
+
+# Verify: headers, CMake configs and a wheel that holds libclang.so.
+for f in usr/include/CLI/CLI.hpp usr/include/spdlog/spdlog.h \
+  usr/include/fmt/format.h usr/share/cmake/CLI11/CLI11Config.cmake \
+  usr/lib/x86_64-linux-gnu/cmake/spdlog/spdlogConfig.cmake \
+  usr/lib/x86_64-linux-gnu/cmake/fmt/fmt-config.cmake; do
+  [ -e "$deps/root/$f" ] || { echo "prepare: missing $f" >&2; exit 1; }
+done
+whl=$(ls "$deps"/whl/libclang-"$ver"-*.whl)
+python3 -m zipfile -l "$whl" | grep -q 'clang/native/libclang.so' ||
+  { echo "prepare: $whl has no libclang.so" >&2; exit 1; }
+
+echo "prepare: wheel $(basename "$whl")"
+echo "prepare: .deps is $(du -sh "$deps" | cut -f1) ($(du -sb "$deps" | cut -f1) bytes)"

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# run.sh: scuda's GPU test suite, for the GPU machine. From the repo root:
+#   bash tests/gpu/run.sh
+# Builds scuda (skip with SCUDA_SKIP_BUILD=1) and tests/gpu/programs/*.cu,
+# runs each program natively and through scuda (the client inside isolate.sh,
+# so only the scuda server can reach the GPU), then the control checks.
+# Writes $OUT/gpu_results.json, $OUT/gpu_results.md, $OUT/server.log and
+# $OUT/gpu_logs/. Exits non-zero if anything failed.
+# SCUDA_TEST_TIMEOUT: seconds allowed per program run (default 300).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+repo=$PWD
+out=${OUT:-$(mktemp -d /tmp/scuda-gpu.XXXXXX)}
+logs=$out/gpu_logs
+rows=$logs/rows.tsv
+mkdir -p "$logs" && : >"$rows"
+limit=${SCUDA_TEST_TIMEOUT:-300}
+programs=(vector_add memcpy_roundtrip streams_events matmul_tiled device_props)
+[ -d /usr/local/cuda/bin ] && PATH=$PATH:/usr/local/cuda/bin
+echo "results go to $out"
+
+section() { printf '\n== %s\n' "$*"; }
+clean() { tr '\t\n' '  ' | sed 's/ *$//' | cut -c1-300; }
+
+# report: turn rows.tsv into gpu_results.{json,md}; exit 1 if anything failed.
+report() {
+  python3 - "$rows" "$out" "$@" <<'PY'
+import json, sys
+rows, out = sys.argv[1], sys.argv[2]
+num = lambda s: None if s == "-" else float(s)
+objs, progs, checks = [], [], []
+for line in open(rows):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "program":
+        _, name, nat, sc, ns, ss, nd, sd = f
+        ratio = round(num(ss) / num(ns), 2) if "-" not in (ns, ss) and num(ns) else None
+        objs.append(dict(kind="program", name=name, native=nat, scuda=sc,
+                         native_s=num(ns), scuda_s=num(ss), ratio=ratio,
+                         native_detail=nd, scuda_detail=sd))
+        progs.append(f"| {name} | {nat} | {sc} | {ns} | {ss} | {ratio if ratio is not None else '-'} |")
+    else:
+        _, name, res, detail = f
+        objs.append(dict(kind="check", name=name, result=res, detail=detail))
+        checks.append(f"| {name} | {res} | {detail.replace('|', '/')} |")
+md = ["| program | native | scuda | native s | scuda s | ratio |",
+      "|---|---|---|---|---|---|", *progs, "",
+      "| check | result | detail |", "|---|---|---|", *checks, ""]
+md += [f"- {o['name']}: native: {o['native_detail']} / scuda: {o['scuda_detail']}"
+       for o in objs if o["kind"] == "program"]
+json.dump(objs, open(f"{out}/gpu_results.json", "w"), indent=1)
+open(f"{out}/gpu_results.md", "w").write("\n".join(md) + "\n")
+bad = [o["name"] for o in objs if "FAIL" in (o.get("native"), o.get("scuda"), o.get("result"))]
+if sys.argv[-1] == "print":
+    print("\n".join(md))
+    print("\nFAILED: " + " ".join(bad) if bad else "\nALL PASSED")
+sys.exit(1 if bad else 0)
+PY
+}
+check() { printf 'check\t%s\t%s\t%s\n' "$1" "$2" "$(echo "$3" | clean)" >>"$rows"; echo "check $1: $2 $3"; report; }
+
+# timed NAME CMD...: runs CMD with a timeout, output in $logs/NAME.{out,err};
+# sets rc, secs and detail (the RESULT line, else the reason it failed).
+timed() {
+  local name=$1 t0
+  shift
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err"
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  detail=$(grep -a '^RESULT ' "$logs/$name.out" | tail -n1)
+  [ "$rc" -eq 124 ] && detail="timeout after ${limit}s"
+  [ -n "$detail" ] || detail="rc=$rc $(grep -av '^isolate:' "$logs/$name.err" | head -n1)"
+}
+# listening: is something listening on 127.0.0.1:$port? (no connection made)
+listening() {
+  awk -v p="$(printf ':%04X' "$port")" '$4 == "0A" && $2 ~ p "$" { f = 1 } END { exit !f }' /proc/net/tcp
+}
+verdict() {  # verdict PROGRAM: PASS when rc is 0 and the RESULT line says PASS
+  [ "$rc" -eq 0 ] && [[ $detail == "RESULT $1 PASS"* ]] && echo PASS || echo FAIL
+}
+
+section environment
+nvidia-smi -L
+nvcc --version | tail -n2
+python3 --version
+
+if [ -d .deps ]; then
+  section "offline deps from .deps"
+  python3 -m pip install -q --no-index --no-deps --upgrade \
+    --target /tmp/scuda-site .deps/whl/*.whl && echo "libclang wheel installed"
+  export PYTHONPATH=/tmp/scuda-site${PYTHONPATH:+:$PYTHONPATH}
+  # Only needed if scuda links spdlog/fmt as shared libraries.
+  export LD_LIBRARY_PATH=$repo/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  cmake_extra=(-DCMAKE_PREFIX_PATH="$repo/.deps/root/usr")
+else
+  cmake_extra=()
+fi
+
+section "build scuda"
+if [ "${SCUDA_SKIP_BUILD:-0}" = 1 ]; then
+  echo "SCUDA_SKIP_BUILD=1: using the existing build/"
+else
+  gen=()
+  command -v ninja >/dev/null && [ ! -f build/CMakeCache.txt ] && gen=(-G Ninja)
+  if cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cmake_extra[@]}" \
+    >"$logs/cmake.log" 2>&1 && cmake --build build -j >>"$logs/cmake.log" 2>&1; then
+    echo "build ok"
+  else
+    tail -n 40 "$logs/cmake.log"
+  fi
+fi
+if [ -x build/bin/scuda ] && [ -e build/lib/libcuda.so.1 ]; then
+  check build PASS "build/bin/scuda and build/lib/libcuda.so.1 present"
+else
+  check build FAIL "build/bin/scuda or build/lib/libcuda.so.1 missing, see gpu_logs/cmake.log"
+fi
+
+section "build programs"
+mkdir -p build/gpu
+pids=()
+for p in "${programs[@]}"; do
+  nvcc -O2 -arch=sm_90 -o "build/gpu/$p" "tests/gpu/programs/$p.cu" \
+    >"$logs/nvcc_$p.log" 2>&1 &
+  pids+=($!)
+done
+for i in "${!programs[@]}"; do
+  wait "${pids[$i]}" || { echo "nvcc failed: ${programs[$i]}"; cat "$logs/nvcc_${programs[$i]}.log"; }
+done
+
+section "scuda server"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server=127.0.0.1:$port
+server_pid=
+if [ -x build/bin/scuda ]; then
+  build/bin/scuda server -l "$server" -v >"$out/server.log" 2>&1 &
+  server_pid=$!
+  trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT
+  for _ in $(seq 300); do
+    listening && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+fi
+if [ -n "$server_pid" ] && listening; then
+  check server_start PASS "listening on $server"
+else
+  check server_start FAIL "not listening on $server; server.log: $(head -n3 "$out/server.log" 2>/dev/null)"
+fi
+timed isolate_overhead tests/gpu/isolate.sh true
+echo "isolate.sh alone takes ${secs}s (included in every scuda time): $(cat "$logs/isolate_overhead.err")"
+
+for p in "${programs[@]}"; do
+  section "$p"
+  if [ -x "build/gpu/$p" ]; then
+    timed "$p.native" "build/gpu/$p"
+    nv=$(verdict "$p") ns=$secs nd=$detail
+    timed "$p.scuda" tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- "build/gpu/$p"
+    sv=$(verdict "$p") ss=$secs sd=$detail
+    [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null && sd="$sd (server died)"
+  else
+    nv=FAIL sv=FAIL ns=- ss=- nd="did not compile" sd="did not compile"
+  fi
+  echo "native $nv ${ns}s: $nd"
+  echo "scuda  $sv ${ss}s: $sd"
+  printf 'program\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$nv" "$sv" "$ns" "$ss" \
+    "$(echo "$nd" | clean)" "$(echo "$sd" | clean)" >>"$rows"
+  report
+done
+
+section "device_props: native vs scuda"
+if ! grep -qs '^RESULT device_props PASS' "$logs/device_props.native.out"; then
+  check device_props_diff FAIL "native device_props did not pass, nothing to compare"
+elif diff "$logs/device_props.native.out" "$logs/device_props.scuda.out" >"$out/device_props.diff" 2>&1; then
+  check device_props_diff PASS "identical, $(wc -l <"$logs/device_props.native.out") lines"
+else
+  check device_props_diff FAIL "$(grep -c '^[<>]' "$out/device_props.diff") differing lines, see device_props.diff: $(grep -m2 '^[<>]' "$out/device_props.diff")"
+fi
+
+section "control: native device_props inside isolate.sh must not see a GPU"
+timed control_isolated tests/gpu/isolate.sh build/gpu/device_props
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 125 ] && [[ $detail == "RESULT device_props FAIL"* ]]; then
+  check control_isolated PASS "$detail ($(grep -av '^isolate:' "$logs/control_isolated.err" | head -n1))"
+else
+  check control_isolated FAIL "rc=$rc $detail $(head -n1 "$logs/control_isolated.err")"
+fi
+
+section "server stopped: vector_add through scuda must fail clearly"
+[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+server_pid=
+timed server_down tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- build/gpu/vector_add
+first=$(grep -av '^isolate:' "$logs/server_down.err" | grep -am1 .)
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 125 ] &&
+  grep -av '^isolate:' "$logs/server_down.err" | grep -qiE 'server|connect'; then
+  check server_down PASS "rc=$rc in ${secs}s: $first"
+else
+  check server_down FAIL "rc=$rc in ${secs}s, stderr does not name the server/connection: $first"
+fi
+
+section results
+report print
+exit $?
