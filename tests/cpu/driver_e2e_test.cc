@@ -241,6 +241,7 @@ TEST_F(LaunchTest, ErrorsCarryTheDriversCodes) {
   EXPECT_EQ(cuModuleLoadData(&bad, "not a module"), CUDA_ERROR_INVALID_IMAGE);
   EXPECT_EQ(cuStreamSynchronize(reinterpret_cast<CUstream>(0x7777000)), CUDA_ERROR_INVALID_HANDLE);
   // The session survives every error above.
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
   expect_sums();
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -44,11 +45,23 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
-bool accepts(const std::string& address) {
+// Whether a socket listens on `address`, read from /proc/net/tcp rather than
+// by connecting, which would start a session of its own.
+bool listening(const std::string& address) {
   HostPort hp;
   std::string error;
   parse_host_port(address, &hp, &error);
-  return connect_tcp(hp, &error).valid();
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  char wanted[16];
+  std::snprintf(wanted, sizeof wanted, ":%04X", hp.port);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.size() > 5 && local.substr(local.size() - 5) == wanted) return true;
+  }
+  return false;
 }
 
 std::string slurp(const std::string& path) {
@@ -73,9 +86,9 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
     execv(args[0], args.data());
     _exit(127);
   }
-  for (int i = 0; i < 200 && !accepts(address_); ++i)
+  for (int i = 0; i < 200 && !listening(address_); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (!accepts(address_)) throw std::runtime_error("scuda server did not start on " + address_);
+  if (!listening(address_)) throw std::runtime_error("scuda server did not start on " + address_);
 }
 
 ServerProcess::~ServerProcess() { stop(); }

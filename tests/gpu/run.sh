@@ -102,7 +102,7 @@ if [ "${SCUDA_SKIP_BUILD:-0}" = 1 ]; then
 else
   gen=()
   command -v ninja >/dev/null && [ ! -f build/CMakeCache.txt ] && gen=(-G Ninja)
-  if cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cmake_extra[@]}" \
+  if cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSCUDA_BUILD_TESTS=OFF "${cmake_extra[@]}" \
     >"$logs/cmake.log" 2>&1 && cmake --build build -j >>"$logs/cmake.log" 2>&1; then
     echo "build ok"
   else
