@@ -343,6 +343,17 @@ CUresult get_local_export_table(const void** table, const CUuuid* id) {
 extern "C" CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
                                              const CUuuid* pExportTableId) {
   if (ppExportTable == nullptr || pExportTableId == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  SCUDA_PASSTHROUGH(cuGetExportTable, ppExportTable, pExportTableId);
-  return scuda::client::get_local_export_table(ppExportTable, pExportTableId);
+  CUresult rc;
+  if (scuda::client::passthrough()) {
+    auto real = scuda::client::local_driver().cuGetExportTable;
+    rc = real ? real(ppExportTable, pExportTableId) : CUDA_ERROR_NOT_SUPPORTED;
+  } else {
+    rc = scuda::client::get_local_export_table(ppExportTable, pExportTableId);
+  }
+  if (spdlog::should_log(spdlog::level::trace)) {
+    const auto* words = static_cast<const uint64_t*>(rc == CUDA_SUCCESS ? *ppExportTable : nullptr);
+    spdlog::trace("cuGetExportTable({:02x}) = {}, first word {:#x}",
+                  fmt::join(pExportTableId->bytes, ""), static_cast<int>(rc), words ? words[0] : 0);
+  }
+  return rc;
 }

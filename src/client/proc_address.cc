@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "client/runtime.h"
 #include "proc_table.h"
 
@@ -41,10 +43,19 @@ extern "C" {
 
 CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
-  SCUDA_PASSTHROUGH(cuGetProcAddress_v2, symbol, pfn, version, flags, status);
-  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
-  const bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-  return scuda::client::lookup(symbol, version, per_thread, pfn, status);
+  CUresult rc;
+  if (scuda::client::passthrough()) {
+    auto real = scuda::client::local_driver().cuGetProcAddress_v2;
+    rc = real ? real(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_SUPPORTED;
+  } else if (!symbol || !pfn) {
+    return CUDA_ERROR_INVALID_VALUE;
+  } else {
+    const bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    rc = scuda::client::lookup(symbol, version, per_thread, pfn, status);
+  }
+  spdlog::trace("cuGetProcAddress({}, {}, {}) = {}", symbol ? symbol : "(null)", version, flags,
+                static_cast<int>(rc));
+  return rc;
 }
 
 // The CUDA 11 form, without the status argument; cuda.h renames it.

@@ -11,6 +11,7 @@
 #include "client/session.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "protocol/ops.h"
 
 namespace scuda::client {
 
@@ -69,11 +70,14 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
+  spdlog::trace("call op {} ({})", op, protocol::generated_op_name(op));
   uint64_t id = 0;
   if (!conn->sync_context(current_context_id()) ||
       !conn->send(op, false, request.data().data(), request.size(), nullptr, 0, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  return conn->receive(id, reply);
+  CUresult rc = conn->receive(id, reply);
+  if (rc != CUDA_SUCCESS) spdlog::debug("op {} returned {}", protocol::generated_op_name(op), static_cast<int>(rc));
+  return rc;
 }
 
 }  // namespace scuda::client
