@@ -157,6 +157,21 @@ class Pfn:
     arg_types: tuple[str, ...]
 
 
+OTHER_TYPEDEF_HEADERS = ("cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h",
+                         "cudaProfilerTypedefs.h")
+
+
+def read_other_pfn_names(include_dir: Path) -> list[Pfn]:
+    """Entry points of the graphics-interop and profiler headers, by name and
+    version only: scuda serves none of them, but answers their lookups."""
+    pattern = re.compile(r"\*\s*PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?\s*\)")
+    found = set()
+    for name in OTHER_TYPEDEF_HEADERS:
+        for m in pattern.finditer((include_dir / name).read_text()):
+            found.add(Pfn(m.group(1), int(m.group(2)), bool(m.group(3)), ()))
+    return sorted(found, key=lambda p: (p.base, p.version, p.per_thread))
+
+
 def read_pfn_typedefs(include_dir: Path) -> list[Pfn]:
     """PFN_<name>_v<version>[_ptsz|_ptds] typedefs, minus the legacy section."""
     pattern = re.compile(r"^PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?$")

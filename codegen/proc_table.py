@@ -17,10 +17,19 @@ SUFFIX = re.compile(r"^(.*?)(?:_v(\d+))?$")
 
 @dataclass(frozen=True, order=True)
 class Entry:
+    """symbol "" means a version we cannot serve: it resolves to a stub that
+    says so when called, since the real driver resolves every version it
+    knows and cudart's start-up asks for old ones too."""
     name: str
     version: int
     per_thread: bool
     symbol: str
+
+    def tag(self) -> str:
+        return f"{self.name}@{self.version}{' (per-thread)' if self.per_thread else ''}"
+
+    def stub(self) -> str:
+        return f"unserved_{self.name}_{self.version}{'_pt' if self.per_thread else ''}"
 
 
 def renames(cuda_h: Path, functions: dict[str, Function]) -> dict[str, str]:
@@ -63,18 +72,28 @@ def map_family(base: str, pfns: list[Pfn], newest: str,
         group = [p for p in ordered if p.per_thread == per_thread]
         names = [per_thread_symbol(s, functions) if per_thread else s for s in symbols]
         for pfn, symbol in zip(group, names + [""] * len(group)):
-            add(entries, missed, pfn, symbol, functions)
+            add(entries, missed, pfn, symbol or same_abi(pfn, names, functions), functions)
     return entries, missed
+
+
+def same_abi(pfn: Pfn, names: list[str], functions: dict[str, Function]) -> str:
+    """A declared variant with exactly the old version's parameters: cuda.h
+    dropped the old symbol, but the same call serves it (cudart's start-up
+    calls e.g. cuDeviceGetUuid@9020)."""
+    for name in names:
+        if name and functions[name].signature_key() == pfn.arg_types:
+            return name
+    return ""
 
 
 def add(entries, missed, pfn: Pfn, symbol: str, functions) -> None:
     tag = f"{pfn.base}@{pfn.version}{'_pt' if pfn.per_thread else ''}"
+    if symbol and functions[symbol].signature_key() != pfn.arg_types:
+        tag += f" (signature differs from {symbol})"
+        symbol = ""
     if not symbol:
         missed.append(tag)
-    elif functions[symbol].signature_key() != pfn.arg_types:
-        missed.append(f"{tag} (signature differs from {symbol})")
-    else:
-        entries.append(Entry(pfn.base, pfn.version, pfn.per_thread, symbol))
+    entries.append(Entry(pfn.base, pfn.version, pfn.per_thread, symbol))
 
 
 def build(pfns: list[Pfn], functions: dict[str, Function],
@@ -88,6 +107,7 @@ def build(pfns: list[Pfn], functions: dict[str, Function],
         newest = names.get(base, base)
         if newest not in functions:
             missed.append(f"{base} (no such function in cuda.h)")
+            entries += [Entry(p.base, p.version, p.per_thread, "") for p in group]
             continue
         got, lost = map_family(base, group, newest, functions)
         entries += got
@@ -119,16 +139,21 @@ extern const size_t kProcTableSize;
 
 
 def proc_table_cc(entries: list[Entry], plans: dict[str, Plan]) -> str:
-    symbols = sorted({e.symbol for e in entries})
+    symbols = sorted({e.symbol for e in entries if e.symbol})
     decls = [f"CUresult CUDAAPI {s}({param_list(plans[s])});" for s in symbols]
+    # Stubs take no parameters: the caller's arguments are simply ignored.
+    stubs = [f"CUresult CUDAAPI {e.stub()}() {{ return scuda::client::unsupported("
+             f'"{e.tag()}"); }}' for e in entries if not e.symbol]
     rows = [f'    {{"{e.name}", {e.version}, {str(e.per_thread).lower()}, '
-            f"reinterpret_cast<void*>(&{e.symbol})}}," for e in entries]
+            f"reinterpret_cast<void*>(&{e.symbol or e.stub()})}}," for e in entries]
     return "\n".join([
         HEADER + "#include <cuda.h>\n",
         "// The table lists deprecated entry points too.",
         '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n',
+        '#include "client/runtime.h"',
         '#include "proc_table.h"\n',
         'extern "C" {', *decls, "}\n",
+        "namespace {", *stubs, "}  // namespace\n",
         "const scuda::client::ProcEntry scuda::client::kProcTable[] = {", *rows, "};",
         f"const size_t scuda::client::kProcTableSize = {len(entries)};",
     ]) + "\n"

@@ -135,9 +135,14 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
 
 CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   SCUDA_PASSTHROUGH(cuCtxGetDevice, device);
+  return cuCtxGetDevice_v2(device, nullptr);
+}
+
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuCtxGetDevice_v2, device, ctx);
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!device) return CUDA_ERROR_INVALID_VALUE;
-  const uint64_t id = scuda::client::current_context_id();
+  const uint64_t id = ctx ? handle_id(ctx) : scuda::client::current_context_id();
   if (!id || !scuda::client::known_context(id, device)) return CUDA_ERROR_INVALID_CONTEXT;
   return CUDA_SUCCESS;
 }

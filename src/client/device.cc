@@ -1,6 +1,8 @@
 // Device queries, answered from the snapshot the server sent at connect.
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "client/context.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -78,7 +80,10 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdev
   SCUDA_REQUIRE_DEVICE(dev);
   const auto& d = info(dev);
   const auto i = static_cast<size_t>(attr);
-  if (!value || i >= d.attrs.size() || !d.attr_ok[i]) return CUDA_ERROR_INVALID_VALUE;
+  if (!value || i >= d.attrs.size() || !d.attr_ok[i]) {
+    spdlog::debug("cuDeviceGetAttribute({}): the server's driver has no such attribute", i);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   *value = d.attrs[i];
   return CUDA_SUCCESS;
 }

@@ -44,7 +44,9 @@ extern "C" {
 CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   CUresult rc;
-  if (scuda::client::passthrough()) {
+  // Traced pass-through hands out scuda's own entry points (which forward to
+  // the local driver) so that every call shows in the trace.
+  if (scuda::client::passthrough() && !spdlog::should_log(spdlog::level::trace)) {
     auto real = scuda::client::local_driver().cuGetProcAddress_v2;
     rc = real ? real(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_SUPPORTED;
   } else if (!symbol || !pfn) {

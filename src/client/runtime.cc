@@ -45,6 +45,8 @@ bool passthrough() {
 
 const DriverTable& local_driver() { return local().table; }
 
+void trace_entry(const char* name) { spdlog::trace("{}", name); }
+
 CUresult unsupported(const char* name) {
   static std::mutex mu;
   static std::set<std::string> seen;
@@ -70,13 +72,13 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  spdlog::trace("call op {} ({})", op, protocol::generated_op_name(op));
+  spdlog::trace("call op {} ({})", op, protocol::op_name(op));
   uint64_t id = 0;
   if (!conn->sync_context(current_context_id()) ||
       !conn->send(op, false, request.data().data(), request.size(), nullptr, 0, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
   CUresult rc = conn->receive(id, reply);
-  if (rc != CUDA_SUCCESS) spdlog::debug("op {} returned {}", protocol::generated_op_name(op), static_cast<int>(rc));
+  if (rc != CUDA_SUCCESS) spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
   return rc;
 }
 

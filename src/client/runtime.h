@@ -17,6 +17,9 @@ bool passthrough();
 // The local driver, for pass-through mode.
 const DriverTable& local_driver();
 
+// Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace).
+void trace_entry(const char* name);
+
 // Logs the function's name once per process and returns CUDA_ERROR_NOT_SUPPORTED.
 CUresult unsupported(const char* name);
 // Logs a malformed reply from the server and returns CUDA_ERROR_UNKNOWN.
@@ -44,9 +47,11 @@ CUresult call(uint32_t op, const protocol::Writer& request,
 
 }  // namespace scuda::client
 
-// In pass-through mode, returns the local driver's answer to `name(args...)`.
+// Every entry point starts here: traced, and in pass-through mode answered
+// by the local driver's `name(args...)`.
 #define SCUDA_PASSTHROUGH(name, ...)                                   \
   do {                                                                 \
+    ::scuda::client::trace_entry(#name);                               \
     if (::scuda::client::passthrough()) {                              \
       auto fn_ = ::scuda::client::local_driver().name;                 \
       return fn_ ? fn_(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED;        \

@@ -24,6 +24,10 @@ enum Op : uint32_t {
   kFirstGeneratedOp = 1000,
 };
 
+// A name for logs: the driver function of a generated op, else the
+// hand-written op's own name.
+const char* op_name(uint32_t op);
+
 // Mode bits of the copy ops.
 enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work

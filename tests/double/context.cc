@@ -115,7 +115,9 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   uintptr_t id = reinterpret_cast<uintptr_t>(ctx);
-  if (id != 0 && usable_context(id) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  // An inactive primary context may be made current, as on the real driver;
+  // calls that need it fail until it is retained.
+  if (id != 0 && state().contexts.find(id) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   replace_current(id);
   return CUDA_SUCCESS;
 }

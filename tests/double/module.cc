@@ -75,6 +75,13 @@ extern "C" {
 
 CUresult cuModuleLoadData(CUmodule* module, const void* image) { return load(module, image); }
 
+// Lazy, like the real driver's default since CUDA 12.2.
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  if (!mode) return CUDA_ERROR_INVALID_VALUE;
+  *mode = CU_MODULE_LAZY_LOADING;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*,
                             void**) {
   return load(module, image);

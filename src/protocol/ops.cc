@@ -1,0 +1,24 @@
+#include "protocol/ops.h"
+
+namespace scuda::protocol {
+
+const char* op_name(uint32_t op) {
+  switch (op) {
+    case kOpHello: return "hello";
+    case kOpCtxSetCurrent: return "ctx-set-current";
+    case kOpMemcpyHtoD: return "memcpy-htod";
+    case kOpMemcpyDtoH: return "memcpy-dtoh";
+    case kOpModuleLoad: return "module-load";
+    case kOpLibraryLoad: return "library-load";
+    case kOpModuleGetFunction: return "module-get-function";
+    case kOpLibraryGetKernel: return "library-get-kernel";
+    case kOpKernelGetFunction: return "kernel-get-function";
+    case kOpPrimaryContext: return "primary-context";
+    case kOpCtxCreate: return "ctx-create";
+    case kOpLaunch: return "launch";
+  }
+  const char* name = generated_op_name(op);
+  return name ? name : "unknown";
+}
+
+}  // namespace scuda::protocol
