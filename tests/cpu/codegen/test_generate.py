@@ -94,10 +94,22 @@ def test_per_thread_variant_is_in_the_proc_table(gen):
             'reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2)}') in table
 
 
-def test_legacy_abi_versions_are_left_out_of_the_proc_table(gen):
+def test_legacy_abi_versions_resolve_to_stubs_that_say_so(gen):
     table = (gen / "proc_table.cc").read_text()
-    assert '{"cuGetProcAddress", 11030' not in table
-    assert '{"cuGetProcAddress", 12000, false' in table
+    assert ('{"cuGetProcAddress", 11030, false, '
+            'reinterpret_cast<void*>(&unserved_cuGetProcAddress_11030)}') in table
+    assert 'unsupported("cuGetProcAddress@11030")' in table
+    assert '{"cuGetProcAddress", 12000, false, reinterpret_cast<void*>(&cuGetProcAddress_v2)}' in table
+
+
+def test_old_versions_with_the_same_parameters_share_the_new_symbol(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert '{"cuDeviceGetUuid", 9020, false, reinterpret_cast<void*>(&cuDeviceGetUuid_v2)}' in table
+
+
+def test_graphics_interop_lookups_are_answered(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert '{"cuGLInit", 2000, false, reinterpret_cast<void*>(&unserved_cuGLInit_2000)}' in table
 
 
 def test_handle_kinds_cover_the_opaque_handles(gen):
