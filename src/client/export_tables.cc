@@ -307,7 +307,7 @@ void warn_once_not_served(const CUuuid& id) {
   const std::string text = uuid_text(id);
   std::lock_guard lock(mutex);
   if (seen->insert(text).second) {
-    spdlog::warn("cuGetExportTable: no table for {}; answering CUDA_ERROR_NOT_FOUND", text);
+    spdlog::debug("cuGetExportTable: no table for {}; answering CUDA_ERROR_NOT_FOUND", text);
   }
 }
 

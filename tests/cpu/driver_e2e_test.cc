@@ -99,6 +99,25 @@ TEST_F(DriverTest, DeviceToDeviceAndUnifiedCopies) {
   cuMemFree(b);
 }
 
+TEST_F(DriverTest, PinnedHostMemoryIsPageAlignedAndCopiesBothWays) {
+  void* pinned = nullptr;
+  unsigned flags = 0;
+  ASSERT_EQ(cuMemHostAlloc(&pinned, 10000, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(pinned) % 4096, 0u);
+  EXPECT_EQ(cuMemHostGetFlags(&flags, static_cast<char*>(pinned) + 9999), CUDA_SUCCESS);
+  EXPECT_EQ(flags, unsigned{CU_MEMHOSTALLOC_PORTABLE});
+  std::memset(pinned, 0x3c, 10000);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 10000), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(d, pinned, 10000, nullptr), CUDA_SUCCESS);
+  std::vector<uint8_t> back(10000);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), d, 10000), CUDA_SUCCESS);
+  EXPECT_EQ(back, std::vector<uint8_t>(10000, 0x3c));
+  EXPECT_EQ(cuMemFreeHost(pinned), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeHost(pinned), CUDA_ERROR_INVALID_VALUE);
+  cuMemFree(d);
+}
+
 TEST_F(DriverTest, MemsetWritesThePattern) {
   CUdeviceptr d;
   ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);

@@ -37,7 +37,9 @@ class LogCapture {
  public:
   LogCapture() : previous_(spdlog::default_logger()) {
     sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+    auto logger = std::make_shared<spdlog::logger>("capture", sink_);
+    logger->set_level(spdlog::level::trace);
+    spdlog::set_default_logger(logger);
   }
   ~LogCapture() { spdlog::set_default_logger(previous_); }
   size_t count_containing(const std::string& text) const {
