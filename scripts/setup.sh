@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing scuda needs, from Debian's packages and
+# PyPI. Needs root (or sudo) for apt-get; skips what is already there.
+set -euo pipefail
+packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
+          libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+fi
+python3 -c "import clang.cindex, pytest" 2>/dev/null ||
+  python3 -m pip install -q libclang pytest ||
+  python3 -m pip install -q --break-system-packages libclang pytest
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda_home/include/cuda.h" ]; then
+  echo "setup: no cuda.h under $cuda_home/include; install the CUDA 13 toolkit headers or set CUDA_HOME" >&2
+  exit 1
+fi
