@@ -32,6 +32,19 @@ void forget_allocation(CUdeviceptr base) {
   allocations().ranges.erase(base);
 }
 
+// A module or library global, recorded like an allocation so that unified
+// copies know it is device memory.
+template <class Forward, class Owner>
+CUresult get_global(Forward forward, CUdeviceptr* dptr, size_t* bytes, Owner owner,
+                    const char* name) {
+  size_t size = 0;
+  CUresult rc = forward(dptr, &size, owner, name);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (dptr) note_allocation(*dptr, size);
+  if (bytes) *bytes = size;
+  return rc;
+}
+
 bool is_device_address(const void* p) {
   const auto addr = reinterpret_cast<CUdeviceptr>(p);
   std::lock_guard lock(allocations().mu);
@@ -73,23 +86,15 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
 CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule mod,
                                       const char* name) {
   SCUDA_PASSTHROUGH(cuModuleGetGlobal_v2, dptr, bytes, mod, name);
-  size_t size = 0;
-  CUresult rc = scuda::client::forward::cuModuleGetGlobal_v2(dptr, &size, mod, name);
-  if (rc != CUDA_SUCCESS) return rc;
-  if (dptr) note_allocation(*dptr, size);
-  if (bytes) *bytes = size;
-  return rc;
+  return scuda::client::get_global(scuda::client::forward::cuModuleGetGlobal_v2, dptr, bytes, mod,
+                                   name);
 }
 
 CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
                                     const char* name) {
   SCUDA_PASSTHROUGH(cuLibraryGetGlobal, dptr, bytes, library, name);
-  size_t size = 0;
-  CUresult rc = scuda::client::forward::cuLibraryGetGlobal(dptr, &size, library, name);
-  if (rc != CUDA_SUCCESS) return rc;
-  if (dptr) note_allocation(*dptr, size);
-  if (bytes) *bytes = size;
-  return rc;
+  return scuda::client::get_global(scuda::client::forward::cuLibraryGetGlobal, dptr, bytes,
+                                   library, name);
 }
 
 }  // extern "C"

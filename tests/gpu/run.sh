@@ -184,17 +184,20 @@ else
   check control_isolated FAIL "rc=$rc $detail $(head -n1 "$logs/control_isolated.err")"
 fi
 
-section "server stopped: vector_add through scuda must fail clearly"
+section "server stopped: every program through scuda must fail clearly"
 [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
 server_pid=
-timed server_down tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- build/gpu/vector_add
-first=$(grep -av '^isolate:' "$logs/server_down.err" | grep -am1 .)
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 125 ] &&
-  grep -av '^isolate:' "$logs/server_down.err" | grep -qiE 'server|connect'; then
-  check server_down PASS "rc=$rc in ${secs}s: $first"
-else
-  check server_down FAIL "rc=$rc in ${secs}s, stderr does not name the server/connection: $first"
-fi
+for prog in "${programs[@]}"; do
+  timed "server_down_$prog" tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- "build/gpu/$prog"
+  err=$logs/server_down_$prog.err
+  first=$(grep -av '^isolate:' "$err" | grep -am1 .)
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 125 ] &&
+    grep -a 'cannot connect to' "$err" | grep -q 'scuda server'; then
+    check "server_down_$prog" PASS "rc=$rc in ${secs}s: $first"
+  else
+    check "server_down_$prog" FAIL "rc=$rc in ${secs}s, stderr does not say the server cannot be reached: $first"
+  fi
+done
 
 section results
 report print

@@ -7,17 +7,7 @@
 #include <cuda_runtime.h>
 
 #define NAME "matmul_tiled"
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,      \
-              cudaGetErrorName(e_), cudaGetErrorString(e_));                  \
-      printf("RESULT %s FAIL %s at line %d\n", NAME, cudaGetErrorName(e_),   \
-             __LINE__);                                                       \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "check.h"
 
 const int M = 512, K = 384, N = 256, T = 16;
 

@@ -10,17 +10,7 @@
 #include <cuda_runtime.h>
 
 #define NAME "memcpy_roundtrip"
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,      \
-              cudaGetErrorName(e_), cudaGetErrorString(e_));                  \
-      printf("RESULT %s FAIL %s at line %d\n", NAME, cudaGetErrorName(e_),   \
-             __LINE__);                                                       \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "check.h"
 
 static uint64_t fnv1a(const unsigned char* p, size_t n) {
   uint64_t h = 1469598103934665603ull;

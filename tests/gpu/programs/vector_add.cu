@@ -5,17 +5,7 @@
 #include <cuda_runtime.h>
 
 #define NAME "vector_add"
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,      \
-              cudaGetErrorName(e_), cudaGetErrorString(e_));                  \
-      printf("RESULT %s FAIL %s at line %d\n", NAME, cudaGetErrorName(e_),   \
-             __LINE__);                                                       \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "check.h"
 
 __global__ void add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
