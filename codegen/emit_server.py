@@ -26,7 +26,7 @@ DECODE = {
     "inout": "  auto a_{name} = get_inout<{ctype}>(in);",
     "out_handle": "  auto a_{name} = get_out_handle<{handle}>(in);",
     "in_str": "  auto a_{name} = get_str(in);",
-    "in_buf": "  auto a_{name} = get_in_buf(in);",
+    "in_buf": "  auto a_{name} = get_in_buf(in, pointee_size<{type}>());",
     "out_buf": "  auto a_{name} = get_out_buf(in);",
 }
 ARG = {

@@ -42,6 +42,8 @@ int run_program(const RunArgs& args) {
   if (!args.token_file.empty())
     setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
+  // Triton links its launchers against the libcuda it finds here.
+  setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);
   prepend_env("LD_PRELOAD", (lib / "libscuda.so").string(), ':');
 
   std::vector<char*> argv;
