@@ -184,6 +184,46 @@ else
   check control_isolated FAIL "rc=$rc $detail $(head -n1 "$logs/control_isolated.err")"
 fi
 
+# ---------------------------------------------------------------------------
+# torch suite (issue 4): tests/gpu/torch/t*.py natively and through scuda.
+# Runs unless SCUDA_SUITES (space/comma list; unset = every suite) leaves out
+# torch. SCUDA_TORCH_TESTS="t1 t2" picks scripts; SCUDA_TORCH_TIMEOUT: seconds
+# per run (180). A program row per script, then a check row torch_<script>_compare
+# from compare.py with the script's rule (tests/gpu/README.md).
+torch_rule() {  # torch_rule SCRIPT: compare.py's RULE for that script
+  case $1 in t1_* | t2_* | t4_* | t8_*) echo exact ;; *) echo rel:1e-5 ;; esac
+}
+if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" torch "* ]]; then
+  saved_limit=$limit limit=${SCUDA_TORCH_TIMEOUT:-180}
+  for f in tests/gpu/torch/t[0-9]*_*.py; do
+    s=$(basename "$f" .py)
+    want=" ${SCUDA_TORCH_TESTS//,/ } "
+    [ -n "${SCUDA_TORCH_TESTS:-}" ] && [[ $want != *" ${s%%_*} "* && $want != *" $s "* ]] && continue
+    section "torch $s"
+    timed "torch_$s.native" python3 "$f"
+    nv=FAIL ns=$secs nd=$detail
+    [ "$rc" -eq 0 ] && [[ $detail == "RESULT $s {"* ]] && nv=PASS
+    timed "torch_$s.scuda" tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- python3 "$f"
+    sv=FAIL ss=$secs sd=$detail
+    [ "$rc" -eq 0 ] && [[ $detail == "RESULT $s {"* ]] && sv=PASS
+    [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null && sd="$sd (server died)"
+    echo "native $nv ${ns}s: $(echo "$nd" | cut -c1-200)"
+    echo "scuda  $sv ${ss}s: $(echo "$sd" | cut -c1-200)"
+    printf 'program\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "torch_$s" "$nv" "$sv" "$ns" "$ss" \
+      "$(echo "$nd" | clean)" "$(echo "$sd" | clean)" >>"$rows"
+    rule=$(torch_rule "$s")
+    if cmp_out=$(python3 tests/gpu/torch/compare.py "$logs/torch_$s.native.out" "$logs/torch_$s.scuda.out" "$rule" 2>&1); then
+      check "torch_${s}_compare" PASS "$cmp_out"
+    else
+      check "torch_${s}_compare" FAIL "$cmp_out"
+    fi
+  done
+  limit=$saved_limit
+else
+  echo "SCUDA_SUITES=$SCUDA_SUITES: torch suite skipped"
+fi
+# --------------------------------------------------------------- end torch --
+
 section "server stopped: every program through scuda must fail clearly"
 [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
 server_pid=
