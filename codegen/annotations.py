@@ -19,24 +19,26 @@ class Note:
     generic: bool = True
 
 
-def load(path: Path, functions: dict[str, Function]) -> dict[str, Note]:
+def load(path: Path, functions: dict[str, Function], handlings=HANDLINGS,
+         header: str = "cuda.h") -> dict[str, Note]:
     with open(path, "rb") as f:
         table = tomllib.load(f).get("functions", {})
     notes = {}
     for name, entry in sorted(table.items()):
-        notes[name] = check(name, entry, functions)
+        notes[name] = check(name, entry, functions, handlings, header)
     return notes
 
 
-def check(name: str, entry: dict, functions: dict[str, Function]) -> Note:
+def check(name: str, entry: dict, functions: dict[str, Function], handlings,
+          header: str) -> Note:
     fn = functions.get(name)
     if fn is None:
-        raise SystemExit(f"annotations: `{name}` is not a function in cuda.h")
+        raise SystemExit(f"annotations: `{name}` is not a function in {header}")
     unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic"}
     if unknown:
         raise SystemExit(f"annotations: `{name}` has unknown keys {sorted(unknown)}")
     handling = entry.get("handling")
-    if handling is not None and handling not in HANDLINGS:
+    if handling is not None and handling not in handlings:
         raise SystemExit(f"annotations: `{name}` has bad handling {handling!r}")
     names = {p.name for p in fn.params}
     params = dict(entry.get("params", {}))

@@ -17,13 +17,14 @@ PLAIN_KINDS = {
 }
 CHAR_KINDS = {TK.CHAR_S, TK.CHAR_U, TK.SCHAR}
 COUNT_NAME = re.compile(r"^(num[A-Z_]|nb[A-Z]|count$|n[A-Z])|[Cc]ount$")
-BUFFER_NOTE = re.compile(r"^(in|out)\[(.+)\]$")
+BUFFER_NOTE = re.compile(r"^(in|out|inout)\[(.+)\]$")
 
 
 @dataclass(frozen=True)
 class Kind:
     """kind is one of: scalar, handle, in_ptr, inout, out_handle, in_str,
-    in_buf, out_buf, or unsupported (then `reason` says why)."""
+    in_buf, out_buf, inout_buf (NVML only), or unsupported (then `reason`
+    says why)."""
     kind: str
     ctype: str = ""      # value type (scalar, pointee of in_ptr/inout)
     handle: str = ""     # handle type name

@@ -89,22 +89,23 @@ def params_of(cursor: ci.Cursor) -> tuple[Param, ...]:
     return tuple(Param(a.spelling or f"p{i}", a.type) for i, a in enumerate(args))
 
 
-def driver_functions(tu: ci.TranslationUnit) -> dict[str, ci.Cursor]:
+def driver_functions(tu: ci.TranslationUnit, header: str = "cuda.h",
+                     result: str = "CUresult") -> dict[str, ci.Cursor]:
     found = {}
     for c in top_level(tu.cursor):
-        if c.kind != ci.CursorKind.FUNCTION_DECL or not in_file(c, "cuda.h"):
+        if c.kind != ci.CursorKind.FUNCTION_DECL or not in_file(c, header):
             continue
-        if c.is_definition() or c.result_type.spelling != "CUresult":
+        if c.is_definition() or c.result_type.spelling != result:
             continue
         found[c.spelling] = c
     return found
 
 
-def handle_types(tu: ci.TranslationUnit) -> list[str]:
+def handle_types(tu: ci.TranslationUnit, header: str = "cuda.h") -> list[str]:
     """Typedef names of pointers to structs: the driver's opaque handles."""
     names = []
     for c in top_level(tu.cursor):
-        if c.kind != ci.CursorKind.TYPEDEF_DECL or not in_file(c, "cuda.h"):
+        if c.kind != ci.CursorKind.TYPEDEF_DECL or not in_file(c, header):
             continue
         under = c.underlying_typedef_type.get_canonical()
         if under.kind == ci.TypeKind.POINTER and \
@@ -113,14 +114,14 @@ def handle_types(tu: ci.TranslationUnit) -> list[str]:
     return names
 
 
-def error_codes(tu: ci.TranslationUnit) -> list[tuple[str, str]]:
-    """CUresult's enumerators with the first sentence of their doc comment."""
+def error_codes(tu: ci.TranslationUnit, enum: str = "cudaError_enum") -> list[tuple[str, str]]:
+    """The result enum's enumerators with the first sentence of their doc comment."""
     for c in top_level(tu.cursor):
-        if c.kind == ci.CursorKind.ENUM_DECL and c.spelling == "cudaError_enum":
+        if c.kind == ci.CursorKind.ENUM_DECL and c.spelling == enum:
             return [(e.spelling, first_sentence(e.brief_comment or e.spelling))
                     for e in c.get_children()
                     if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
-    raise SystemExit("cuda.h has no cudaError_enum")
+    raise SystemExit(f"the header has no {enum}")
 
 
 def first_sentence(text: str) -> str:

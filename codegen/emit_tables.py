@@ -48,10 +48,11 @@ def fnv1a64(text: str) -> int:
     return h
 
 
-def api_ops_h(plans: list[Plan]) -> str:
+def api_ops_h(plans: list[Plan], also_hashed: str = "") -> str:
+    """`also_hashed`: further signatures (NVML's) both sides must share."""
     fwd = forwarded(plans)
     ops = [f"  kOp_{p.name} = {FIRST_OP + i}," for i, p in enumerate(fwd)]
-    api_hash = fnv1a64("\n".join(signature_text(p) for p in fwd))
+    api_hash = fnv1a64("\n".join(signature_text(p) for p in fwd) + also_hashed)
     return "\n".join([
         HEADER + "#pragma once\n",
         "#include <cstdint>\n",

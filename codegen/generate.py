@@ -2,6 +2,7 @@
 """Generates scuda's driver-API glue from cuda.h.
 
   generate.py --cuda-include DIR --annotations FILE --out DIR [--coverage FILE]
+              [--nvml-include DIR [--nvml-annotations FILE] [--nvml-coverage FILE]]
 """
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ import emit_client  # noqa: E402
 import emit_server  # noqa: E402
 import emit_tables  # noqa: E402
 import model  # noqa: E402
+import nvml_emit  # noqa: E402
+import nvml_parse  # noqa: E402
 import proc_table  # noqa: E402
 
 SUPPORT_HEADERS = ("client_gen.h", "server_gen.h")
+NVML_SUPPORT_HEADERS = ("nvml_client_gen.h", "nvml_server_gen.h")
+NVML_TITLE = ("NVML", "nvml.h", " (legacy unversioned entry points included)")
 
 
 def parse_args(argv):
@@ -30,6 +35,9 @@ def parse_args(argv):
     ap.add_argument("--annotations", type=Path, default=HERE / "annotations.toml")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--coverage", type=Path)
+    ap.add_argument("--nvml-include", type=Path, help="folder of nvml.h")
+    ap.add_argument("--nvml-annotations", type=Path, default=HERE / "nvml_annotations.toml")
+    ap.add_argument("--nvml-coverage", type=Path)
     return ap.parse_args(argv)
 
 
@@ -40,13 +48,17 @@ def write(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def outputs(header, plans, entries) -> dict[str, str]:
+def outputs(header, plans, entries, nvml=None) -> dict[str, str]:
+    """`nvml`: (header, plans) of nvml.h, whose handles and signatures join
+    the driver's handle kinds and API hash."""
     by_name = {p.name: p for p in plans}
+    handles = header.handles + (nvml[0].handles if nvml else [])
+    nvml_hashed = nvml_emit.signatures(nvml[1]) if nvml else ""
     files = {
         "driver_api.inc": emit_tables.driver_api_inc(plans),
-        "api_ops.h": emit_tables.api_ops_h(plans),
+        "api_ops.h": emit_tables.api_ops_h(plans, nvml_hashed),
         "api_ops.cc": emit_tables.api_ops_cc(plans),
-        "handle_kinds.h": emit_tables.handle_kinds_h(header.handles),
+        "handle_kinds.h": emit_tables.handle_kinds_h(handles),
         "client_stubs.cc": emit_client.client_stubs_cc(plans),
         "forward.h": emit_client.forward_h(plans),
         "cuda_errors.inc": emit_tables.cuda_errors_inc(header.errors),
@@ -56,7 +68,19 @@ def outputs(header, plans, entries) -> dict[str, str]:
     }
     for name in SUPPORT_HEADERS:
         files[name] = (HERE / "support" / name).read_text()
+    if nvml:
+        files.update(nvml_emit.outputs(*nvml))
+        for name in NVML_SUPPORT_HEADERS:
+            files[name] = (HERE / "support" / name).read_text()
     return files
+
+
+def plan_nvml(args):
+    header = nvml_parse.read_nvml_h(args.nvml_include)
+    notes = annotations.load(args.nvml_annotations, header.functions,
+                             annotations.HANDLINGS + ("server",), "nvml.h")
+    classifier = nvml_parse.NvmlClassifier(set(header.handles))
+    return header, model.plan_all(header, notes, classifier)
 
 
 def main(argv=None) -> int:
@@ -68,10 +92,13 @@ def main(argv=None) -> int:
     entries, missed = proc_table.build(pfns, header.functions,
                                        args.cuda_include / "cuda.h")
     proc_table.report(missed)
-    for name, text in outputs(header, plans, entries).items():
+    nvml = plan_nvml(args) if args.nvml_include else None
+    for name, text in outputs(header, plans, entries, nvml).items():
         write(args.out / name, text)
     if args.coverage:
         write(args.coverage, coverage.coverage_md(plans))
+    if nvml and args.nvml_coverage:
+        write(args.nvml_coverage, coverage.coverage_md(nvml[1], NVML_TITLE))
     return 0
 
 

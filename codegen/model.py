@@ -11,6 +11,7 @@ DEFAULT_REASONS = {
     "local": "answered on the client",
     "custom": "hand-written marshalling",
     "unsupported": "marked unsupported",
+    "server": "forwarded; the server's handler is hand-written",
 }
 
 
@@ -38,8 +39,9 @@ class Plan:
         return zip(self.fn.params, self.kinds)
 
 
-def plan_all(header: Header, notes: dict[str, Note]) -> list[Plan]:
-    classifier = Classifier(set(header.handles))
+def plan_all(header: Header, notes: dict[str, Note],
+             classifier: Classifier | None = None) -> list[Plan]:
+    classifier = classifier or Classifier(set(header.handles))
     return [plan_one(fn, notes, classifier)
             for _, fn in sorted(header.functions.items())]
 
