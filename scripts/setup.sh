@@ -16,6 +16,10 @@ fi
 python3 -c "import clang.cindex, pytest" 2>/dev/null ||
   python3 -m pip install -q libclang pytest ||
   python3 -m pip install -q --break-system-packages libclang pytest
+# nvml.h, for the NVML stand-in (CMake finds it through the package).
+python3 -c "import importlib.metadata as m; m.version('nvidia-nvml-dev')" 2>/dev/null ||
+  python3 -m pip install -q nvidia-nvml-dev ||
+  python3 -m pip install -q --break-system-packages nvidia-nvml-dev
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda_home/include/cuda.h" ]; then
   echo "setup: no cuda.h under $cuda_home/include; install the CUDA 13 toolkit headers or set CUDA_HOME" >&2

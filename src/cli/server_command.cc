@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/socket.h"
 #include "server/listener.h"
+#include "server/nvml_session.h"
 
 namespace scuda::cli {
 
@@ -16,6 +17,7 @@ namespace {
 struct ServerArgs {
   server::ListenerOptions listener;
   std::string token_file;
+  std::string nvml_path;
   bool insecure = false;
   bool verbose = false;
 };
@@ -44,6 +46,7 @@ int run_server(const ServerArgs& args) {
                   "on a trusted network", args.listener.listen);
     return 2;
   }
+  server::set_nvml_path(args.nvml_path);
   return server::serve(options);
 }
 
@@ -63,6 +66,8 @@ void add_server_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--driver", args->listener.session.driver_path,
                   "Path of NVIDIA's libcuda.so.1 (default: search the usual places)");
+  cmd->add_option("--nvml", args->nvml_path,
+                  "Path of NVIDIA's libnvidia-ml.so.1 (default: search the usual places)");
   cmd->add_flag("--insecure", args->insecure,
                 "Allow a non-loopback address without a token");
   cmd->add_flag("-v,--verbose", args->verbose, "Log every session");

@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include "common/real_library.h"
 
 namespace scuda {
 
@@ -18,23 +18,6 @@ const char* const kDriverCandidates[] = {
     "/lib/libcuda.so.1",                     "libcuda.so.1",
 };
 
-// Every scuda stand-in exports this symbol; the real driver never does.
-constexpr char kStandInMarker[] = "scuda_stand_in_marker";
-
-void* open_real(const std::string& path, std::string* why) {
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    *why = dlerror();
-    return nullptr;
-  }
-  if (dlsym(h, kStandInMarker)) {
-    dlclose(h);
-    *why = "it is a scuda stand-in, not NVIDIA's driver";
-    return nullptr;
-  }
-  return h;
-}
-
 void bind_all(void* h, DriverTable* t) {
 #define SCUDA_DRIVER_FN(name, params, args) \
   t->name = reinterpret_cast<decltype(t->name)>(dlsym(h, #name));
@@ -45,27 +28,15 @@ void bind_all(void* h, DriverTable* t) {
 }  // namespace
 
 bool load_driver(const std::string& path, DriverTable* table, std::string* error) {
-  std::vector<std::string> tried;
-  auto attempt = [&](const std::string& p) {
-    std::string why;
-    void* h = open_real(p, &why);
-    if (!h) {
-      tried.push_back(fmt::format("{} ({})", p, why));
-      return false;
-    }
-    table->handle = h;
-    table->path = p;
-    bind_all(h, table);
-    return true;
-  };
-  if (!path.empty()) {
-    if (attempt(path)) return true;
-  } else {
-    for (const char* candidate : kDriverCandidates)
-      if (attempt(candidate)) return true;
+  std::string tried;
+  void* h = open_real_library(path, kDriverCandidates, &table->path, &tried);
+  if (!h) {
+    *error = fmt::format("no CUDA driver could be loaded; tried: {}", tried);
+    return false;
   }
-  *error = fmt::format("no CUDA driver could be loaded; tried: {}", fmt::join(tried, "; "));
-  return false;
+  table->handle = h;
+  bind_all(h, table);
+  return true;
 }
 
 }  // namespace scuda

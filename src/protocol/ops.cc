@@ -18,6 +18,7 @@ const char* op_name(uint32_t op) {
     case kOpLaunch: return "launch";
   }
   const char* name = generated_op_name(op);
+  if (!name) name = nvml_op_name(op);
   return name ? name : "unknown";
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "api_ops.h"
+#include "nvml_ops.h"  // NVML's generated ops, from 5000
 
 namespace scuda::protocol {
 

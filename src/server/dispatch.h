@@ -14,6 +14,12 @@ std::span<const HandlerEntry> memory_handlers();
 std::span<const HandlerEntry> module_handlers();
 std::span<const HandlerEntry> launch_handlers();
 
+// NVML: the generated handlers (nvml_server_handlers.cc) and the hand-written
+// ones (nvml_ops.cc).
+extern const HandlerEntry kNvmlGeneratedHandlers[];
+extern const size_t kNvmlGeneratedHandlerCount;
+std::span<const HandlerEntry> nvml_handlers();
+
 // The entry for `op`, or nullptr when no handler exists.
 const HandlerEntry* find_handler(uint32_t op);
 

@@ -1,0 +1,28 @@
+#include "client/remote_call.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "client/runtime.h"
+#include "client/session.h"
+
+extern "C" __attribute__((visibility("default"))) uint32_t scuda_remote_call(
+    uint32_t op, const void* req, size_t req_size, void** reply, size_t* reply_size) {
+  *reply = nullptr;
+  *reply_size = 0;
+  if (scuda::client::open_session() != CUDA_SUCCESS) return kScudaRemoteNoSession;
+  scuda::protocol::Writer request;
+  request.bytes(req, req_size);
+  std::vector<uint8_t> payload;
+  const CUresult rc = scuda::client::call(op, request, &payload);
+  // No nvmlReturn_t has this value: it means the connection is lost.
+  if (rc == CUDA_ERROR_DEVICE_UNAVAILABLE) return kScudaRemoteLost;
+  if (!payload.empty()) {
+    *reply = std::malloc(payload.size());
+    if (!*reply) return kScudaRemoteLost;
+    std::memcpy(*reply, payload.data(), payload.size());
+    *reply_size = payload.size();
+  }
+  return static_cast<uint32_t>(rc);
+}

@@ -1,0 +1,86 @@
+#include "nvml/runtime.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "client/remote_call.h"
+#include "common/config.h"
+#include "common/log.h"
+
+namespace scuda::nvml {
+
+namespace {
+
+struct LocalNvml {
+  NvmlTable table;
+  bool loaded = false;
+};
+
+const LocalNvml& local() {
+  static const LocalNvml* const n = [] {
+    auto* n = new LocalNvml;  // never freed: used until the process ends
+    std::string error;
+    n->loaded = load_nvml("", &n->table, &error);
+    if (!n->loaded)
+      spdlog::error("no scuda server is configured (SCUDA_SERVER or ~/.config/scuda/host) and {}",
+                    error);
+    return n;
+  }();
+  return *n;
+}
+
+}  // namespace
+
+bool passthrough() {
+  static const bool value = [] {
+    init_logging();
+    return configured_server().empty();
+  }();
+  return value;
+}
+
+const NvmlTable& local_nvml() { return local().table; }
+
+nvmlReturn_t local_missing() {
+  return local().loaded ? NVML_ERROR_FUNCTION_NOT_FOUND : NVML_ERROR_LIBRARY_NOT_FOUND;
+}
+
+void trace_entry(const char* name) { spdlog::trace("{}", name); }
+
+nvmlReturn_t unsupported(const char* name) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard lock(mu);
+  if (seen.insert(name).second)
+    spdlog::warn("{} is not supported by scuda yet; it returns NVML_ERROR_NOT_SUPPORTED", name);
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t bad_reply(const char* name) {
+  spdlog::error("malformed reply from the server to {}", name);
+  return NVML_ERROR_UNKNOWN;
+}
+
+uint64_t new_handle_id() {
+  static std::atomic<uint64_t> next{0x4e56'0000'0000'1000};
+  return next.fetch_add(16);
+}
+
+nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  void* data = nullptr;
+  size_t size = 0;
+  const uint32_t rc = scuda_remote_call(op, request.data().data(), request.size(), &data, &size);
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  reply->assign(bytes, bytes + size);
+  std::free(data);
+  if (rc == kScudaRemoteNoSession) return NVML_ERROR_DRIVER_NOT_LOADED;
+  if (rc == kScudaRemoteLost) return NVML_ERROR_GPU_IS_LOST;
+  return static_cast<nvmlReturn_t>(rc);
+}
+
+}  // namespace scuda::nvml

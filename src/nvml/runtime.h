@@ -1,0 +1,60 @@
+// What every entry point of the NVML stand-in builds on: the mode (remote or
+// pass-through), requests over libcuda.so.1's connection, and handle ids.
+#pragma once
+
+#include <nvml.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/nvml_table.h"
+#include "protocol/codec.h"
+
+namespace scuda::nvml {
+
+// True when no server is configured: every call goes to the local NVML.
+bool passthrough();
+// NVIDIA's NVML on this machine, for pass-through mode.
+const NvmlTable& local_nvml();
+// What a pass-through call returns when the local NVML lacks the function.
+nvmlReturn_t local_missing();
+
+// Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace).
+void trace_entry(const char* name);
+
+// Logs the function's name once per process and returns NVML_ERROR_NOT_SUPPORTED.
+nvmlReturn_t unsupported(const char* name);
+// Logs a malformed reply from the server and returns NVML_ERROR_UNKNOWN.
+nvmlReturn_t bad_reply(const char* name);
+
+// A fresh handle id, unique in the session: NVML's ids come from a range far
+// above the driver stand-in's, since both share the session's handle table.
+uint64_t new_handle_id();
+
+template <class H>
+uint64_t handle_id(H h) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+}
+template <class H>
+H handle_from_id(uint64_t id) {
+  return reinterpret_cast<H>(static_cast<uintptr_t>(id));
+}
+
+// Sends request `op` through libcuda.so.1's session (opening it if needed)
+// and returns the server's nvmlReturn_t, leaving the rest of the reply in
+// *reply. NVML_ERROR_DRIVER_NOT_LOADED when no session can be opened,
+// NVML_ERROR_GPU_IS_LOST once the connection is lost.
+nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply);
+
+}  // namespace scuda::nvml
+
+// Every entry point starts here: traced, and in pass-through mode answered by
+// the local NVML's `name(args...)`.
+#define SCUDA_NVML_PASSTHROUGH(name, ...)                                     \
+  do {                                                                        \
+    ::scuda::nvml::trace_entry(#name);                                        \
+    if (::scuda::nvml::passthrough()) {                                       \
+      auto fn_ = ::scuda::nvml::local_nvml().name;                            \
+      return fn_ ? fn_(__VA_ARGS__) : ::scuda::nvml::local_missing();         \
+    }                                                                         \
+  } while (0)
