@@ -3,7 +3,8 @@
 # tree is sent to the GPU machine, which has no internet. Fills .deps/ with:
 #   .deps/root/  CLI11, spdlog, fmt (dev packages + the runtime libraries
 #                their CMake configs point at), unpacked with dpkg -x
-#   .deps/whl/   the Python libclang wheel, same version as installed here
+#   .deps/whl/   the Python libclang wheel, same version as installed here,
+#                and nvidia-nvml-dev (nvml.h), likewise
 # run.sh uses .deps automatically when it exists.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -30,6 +31,19 @@ python3 -m pip download -q --no-deps --only-binary=:all: \
   --python-version 3.12 --implementation cp \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   --platform manylinux2010_x86_64 -d "$deps/whl" "libclang==$ver"
+
+# nvml.h for the NVML stand-in, the same version the build here generated from.
+nvml_ver=$(python3 -m pip show nvidia-nvml-dev 2>/dev/null | awk '/^Version:/ {print $2}')
+if [ -z "$nvml_ver" ]; then
+  echo "prepare: the nvidia-nvml-dev Python package is not installed here (scripts/setup.sh)" >&2
+  exit 1
+fi
+python3 -m pip download -q --no-deps --only-binary=:all: \
+  --python-version 3.12 --implementation cp \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d "$deps/whl" "nvidia-nvml-dev==$nvml_ver"
+python3 -m zipfile -l "$deps"/whl/nvidia_nvml_dev-"$nvml_ver"-*.whl | grep -q 'include/nvml.h' ||
+  { echo "prepare: the nvidia-nvml-dev wheel has no nvml.h" >&2; exit 1; }
 
 # Verify: headers, CMake configs and a wheel that holds libclang.so.
 for f in usr/include/CLI/CLI.hpp usr/include/spdlog/spdlog.h \

@@ -87,7 +87,7 @@ python3 --version
 if [ -d .deps ]; then
   section "offline deps from .deps"
   python3 -m pip install -q --no-index --no-deps --upgrade \
-    --target /tmp/scuda-site .deps/whl/*.whl && echo "libclang wheel installed"
+    --target /tmp/scuda-site .deps/whl/*.whl && echo "wheels installed: libclang, nvidia-nvml-dev"
   export PYTHONPATH=/tmp/scuda-site${PYTHONPATH:+:$PYTHONPATH}
   # Only needed if scuda links spdlog/fmt as shared libraries.
   export LD_LIBRARY_PATH=$repo/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -223,6 +223,58 @@ else
   echo "SCUDA_SUITES=$SCUDA_SUITES: torch suite skipped"
 fi
 # --------------------------------------------------------------- end torch --
+
+# ---------------------------------------------------------------------------
+# nvml suite (issue 3): nvidia-smi and pynvml natively and through scuda (the
+# client inside isolate.sh, which also hides the real libnvidia-ml). Runs
+# unless SCUDA_SUITES leaves out nvml; SCUDA_NVML_TIMEOUT: seconds per run (60).
+# A check row per nvidia-smi view (exit codes, no crash at exit), then rows
+# comparing the stable fields.
+nvml_smi() {  # nvml_smi NAME ARGS...: nvidia-smi ARGS natively and through scuda
+  local name=$1 native_rc
+  shift
+  timed "nvml_$name.native" nvidia-smi "$@"
+  native_rc=$rc
+  timed "nvml_$name.scuda" tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- nvidia-smi "$@"
+  if [ "$native_rc" -eq 0 ] && [ "$rc" -eq 0 ] && [ -s "$logs/nvml_$name.scuda.out" ]; then
+    check "nvml_smi_$name" PASS "rc 0 natively and through scuda (${secs}s)"
+  else
+    check "nvml_smi_$name" FAIL "native rc=$native_rc, scuda rc=$rc: $(grep -av '^isolate:' "$logs/nvml_$name.scuda.err" | head -n1) $(head -n2 "$logs/nvml_$name.scuda.out")"
+  fi
+}
+nvml_same() {  # nvml_same NAME: are nvml_NAME.{native,scuda}.out identical?
+  if [ -s "$logs/nvml_$1.native.out" ] && diff "$logs/nvml_$1.native.out" "$logs/nvml_$1.scuda.out" >"$out/nvml_$1.diff" 2>&1; then
+    check "nvml_${1}_same" PASS "$(head -c 250 "$logs/nvml_$1.native.out")"
+  else
+    check "nvml_${1}_same" FAIL "see nvml_$1.diff: $(grep -m2 '^[<>]' "$out/nvml_$1.diff")"
+  fi
+}
+if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" nvml "* ]]; then
+  saved_limit=$limit limit=${SCUDA_NVML_TIMEOUT:-60}
+  section "nvml: nvidia-smi"
+  nvml_smi default
+  nvml_smi q -q
+  nvml_smi query --query-gpu=name,memory.total,memory.used,driver_version,utilization.gpu --format=csv
+  nvml_smi L -L
+  nvml_smi stable --query-gpu=name,uuid,memory.total,driver_version,pci.bus_id,compute_mode --format=csv,noheader
+  nvml_same stable
+  nvml_same L
+  section "nvml: pynvml"
+  timed nvml_pynvml.native python3 tests/gpu/nvml/read_nvml.py
+  native_detail=$detail native_rc=$rc
+  timed nvml_pynvml.scuda tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- python3 tests/gpu/nvml/read_nvml.py
+  if [[ $native_detail == "RESULT read_nvml SKIP"* ]]; then
+    check nvml_pynvml SKIP "$native_detail"
+  elif [ "$native_rc" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$detail" = "$native_detail" ]; then
+    check nvml_pynvml PASS "identical: $native_detail"
+  else
+    check nvml_pynvml FAIL "native rc=$native_rc, scuda rc=$rc; native: $native_detail; scuda: $detail"
+  fi
+  limit=$saved_limit
+else
+  echo "SCUDA_SUITES=$SCUDA_SUITES: nvml suite skipped"
+fi
+# ---------------------------------------------------------------- end nvml --
 
 section "server stopped: every program through scuda must fail clearly"
 [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null

@@ -1,0 +1,150 @@
+// One fake GPU with fixed facts (nvml_double.h), and a process list holding
+// the calling process (the scuda session) and one other tenant.
+#include "nvml_double.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+struct nvmlDevice_st {
+  int index;
+};
+
+namespace {
+
+nvmlDevice_st g_device{0};
+int g_init_count = 0;
+
+bool ours(nvmlDevice_t device) { return device == &g_device; }
+
+nvmlReturn_t copy_string(const char* text, char* out, unsigned int length) {
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (std::strlen(text) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, text, std::strlen(text) + 1);
+  return NVML_SUCCESS;
+}
+
+// Checks a device query's arguments: initialised, our device, somewhere to write.
+nvmlReturn_t check(nvmlDevice_t device, const void* out) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  return ours(device) && out ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlInit_v2() {
+  ++g_init_count;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInitWithFlags(unsigned int) { return nvmlInit_v2(); }
+
+nvmlReturn_t nvmlShutdown() {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  --g_init_count;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  return copy_string(nvml_double::kDriverVersion, version, length);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+  *version = nvml_double::kCudaVersion;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = 1;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (index != 0 || !device) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &g_device;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!bus_id || !device) return NVML_ERROR_INVALID_ARGUMENT;
+  if (std::strcmp(bus_id, nvml_double::kBusId) != 0) return NVML_ERROR_NOT_FOUND;
+  *device = &g_device;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  nvmlReturn_t rc = check(device, name);
+  return rc == NVML_SUCCESS ? copy_string(nvml_double::kName, name, length) : rc;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  nvmlReturn_t rc = check(device, uuid);
+  return rc == NVML_SUCCESS ? copy_string(nvml_double::kUuid, uuid, length) : rc;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  if (nvmlReturn_t rc = check(device, pci); rc != NVML_SUCCESS) return rc;
+  *pci = {};
+  std::snprintf(pci->busId, sizeof pci->busId, "%s", nvml_double::kBusId);
+  pci->bus = 0x3b;
+  pci->pciDeviceId = nvml_double::kPciDeviceId;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  if (nvmlReturn_t rc = check(device, memory); rc != NVML_SUCCESS) return rc;
+  *memory = {nvml_double::kMemoryTotal, nvml_double::kMemoryTotal - nvml_double::kMemoryUsed,
+             nvml_double::kMemoryUsed};
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  if (nvmlReturn_t rc = check(device, utilization); rc != NVML_SUCCESS) return rc;
+  *utilization = {nvml_double::kGpuUtilization, nvml_double::kMemoryUtilization};
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
+                                      unsigned int* temperature) {
+  if (nvmlReturn_t rc = check(device, temperature); rc != NVML_SUCCESS) return rc;
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  *temperature = nvml_double::kTemperature;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  if (nvmlReturn_t rc = check(device, power); rc != NVML_SUCCESS) return rc;
+  *power = nvml_double::kPowerMilliwatts;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                    unsigned int* clock) {
+  if (nvmlReturn_t rc = check(device, clock); rc != NVML_SUCCESS) return rc;
+  *clock = type == NVML_CLOCK_MEM ? nvml_double::kMemoryClock : nvml_double::kGraphicsClock;
+  return NVML_SUCCESS;
+}
+
+// The caller (the scuda session process) and one other tenant.
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+  if (nvmlReturn_t rc = check(device, count); rc != NVML_SUCCESS) return rc;
+  const nvmlProcessInfo_t all[2] = {
+      {static_cast<unsigned int>(getpid()), nvml_double::kProcessMemory, 0, 0},
+      {nvml_double::kOtherTenantPid, nvml_double::kProcessMemory, 0, 0}};
+  const unsigned int room = *count;
+  *count = 2;
+  if (room < 2 || !infos) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(infos, all, sizeof all);
+  return NVML_SUCCESS;
+}
+
+}  // extern "C"
