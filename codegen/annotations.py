@@ -8,6 +8,9 @@ from pathlib import Path
 from cparse import Function
 
 HANDLINGS = ("forward", "local", "custom", "unsupported")
+# call: request and reply; one-way: sent without waiting, errors latched on
+# the server; sync: a synchronizing call, which also returns latched errors.
+SUBMITS = ("call", "one-way", "sync")
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,7 @@ class Note:
     params: dict[str, str] = field(default_factory=dict)
     destroys: str | None = None
     generic: bool = True
+    submit: str = "call"
 
 
 def load(path: Path, functions: dict[str, Function], handlings=HANDLINGS,
@@ -34,16 +38,19 @@ def check(name: str, entry: dict, functions: dict[str, Function], handlings,
     fn = functions.get(name)
     if fn is None:
         raise SystemExit(f"annotations: `{name}` is not a function in {header}")
-    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic"}
+    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic", "submit"}
     if unknown:
         raise SystemExit(f"annotations: `{name}` has unknown keys {sorted(unknown)}")
     handling = entry.get("handling")
     if handling is not None and handling not in handlings:
         raise SystemExit(f"annotations: `{name}` has bad handling {handling!r}")
+    submit = entry.get("submit", "call")
+    if submit not in SUBMITS:
+        raise SystemExit(f"annotations: `{name}` has bad submit {submit!r}")
     names = {p.name for p in fn.params}
     params = dict(entry.get("params", {}))
     for p in [*params, entry.get("destroys")]:
         if p is not None and p not in names:
             raise SystemExit(f"annotations: `{name}` has no parameter `{p}`")
     return Note(handling, entry.get("reason", ""), params, entry.get("destroys"),
-                bool(entry.get("generic", True)))
+                bool(entry.get("generic", True)), submit)

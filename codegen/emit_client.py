@@ -26,6 +26,9 @@ REQUEST = {
     "in_buf": "  put_in_buf(w_, {name}, {size});",
     "out_buf": "  put_out_buf(w_, {name}, {size});",
 }
+# One-way creates: the proposed id is the result, known before any reply.
+ONE_WAY_REQUEST = {"out_handle": "  const uint64_t id_{name} = put_out_handle(w_, {name});"}
+ONE_WAY_RESULT = {"out_handle": "  set_out_handle({name}, id_{name});"}
 REPLY = {
     "inout": "  get_inout(r_, {name});",
     "out_handle": "  get_out_handle(r_, {name});",
@@ -75,13 +78,22 @@ def forward_body(plan: Plan) -> list[str]:
     sizes = [f"  const size_t n_{p.name} = {k.expr};"
              for p, k in plan.params_kinds() if k.kind.endswith("_buf")]
     request = [line(REQUEST, p, k) for p, k in plan.params_kinds()]
+    head = [*sizes, "  scuda::protocol::Writer w_;"]
+    if plan.submit == "one-way":
+        return [*head, *[line(ONE_WAY_REQUEST, p, k) if k.kind in ONE_WAY_REQUEST else r
+                         for (p, k), r in zip(plan.params_kinds(), request)],
+                f"  CUresult rc_ = scuda::client::post(scuda::protocol::kOp_{plan.name}, w_);",
+                "  if (rc_ != CUDA_SUCCESS) return rc_;",
+                *[line(ONE_WAY_RESULT, p, k) for p, k in plan.params_kinds()
+                  if k.kind in ONE_WAY_RESULT],
+                "  return CUDA_SUCCESS;"]
     reply = [line(REPLY, p, k) for p, k in plan.params_kinds() if k.kind in REPLY]
+    sync = ", true" if plan.submit == "sync" else ""
     return [
-        *sizes,
-        "  scuda::protocol::Writer w_;",
+        *head,
         *request,
         "  std::vector<uint8_t> reply_;",
-        f"  CUresult rc_ = scuda::client::call(scuda::protocol::kOp_{plan.name}, w_, &reply_);",
+        f"  CUresult rc_ = scuda::client::call(scuda::protocol::kOp_{plan.name}, w_, &reply_{sync});",
         "  if (rc_ != CUDA_SUCCESS) return rc_;",
         "  scuda::protocol::Reader r_(reply_);",
         *reply,

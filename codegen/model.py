@@ -23,6 +23,7 @@ class Plan:
     kinds: tuple[Kind, ...]
     destroys: str | None
     generic: bool = True
+    submit: str = "call"
 
     @property
     def name(self) -> str:
@@ -49,18 +50,21 @@ def plan_all(header: Header, notes: dict[str, Note],
 def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Plan:
     note = notes.get(fn.name) or notes.get(fn.base) or Note()
     kinds = tuple(classifier.param(fn, p, note.params.get(p.name)) for p in fn.params)
+    outputs = [k.kind for k in kinds if k.kind in ("inout", "out_buf")]
+    if note.submit == "one-way" and outputs:
+        raise SystemExit(f"annotations: `{fn.name}` is one-way but has outputs")
     destroys = note.destroys or implied_destroy(fn, kinds)
     if note.destroys and kinds[param_index(fn, destroys)].kind != "handle":
         raise SystemExit(f"annotations: `{fn.name}` destroys a non-handle")
     if note.handling in DEFAULT_REASONS:
         reason = note.reason or DEFAULT_REASONS[note.handling]
-        return Plan(fn, note.handling, reason, kinds, destroys, note.generic)
+        return Plan(fn, note.handling, reason, kinds, destroys, note.generic, note.submit)
     refused = [k.reason for k in kinds if k.kind == "unsupported"]
     if refused and note.handling == "forward":
         raise SystemExit(f"annotations: `{fn.name}` is forward but {refused[0]}")
     if refused:
         return Plan(fn, "unsupported", refused[0], kinds, destroys)
-    return Plan(fn, "forward", note.reason, kinds, destroys)
+    return Plan(fn, "forward", note.reason, kinds, destroys, True, note.submit)
 
 
 def implied_destroy(fn: Function, kinds: tuple[Kind, ...]) -> str | None:

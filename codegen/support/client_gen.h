@@ -36,10 +36,20 @@ inline void put_str(Writer& w, const char* s) {
   if (s) w.str(s);
 }
 
+// Proposes an id for the object the call creates; returns it (0 when absent).
 template <class H>
-void put_out_handle(Writer& w, const H* p) {
+uint64_t put_out_handle(Writer& w, const H* p) {
   w.u8(p != nullptr);
-  if (p) w.u64(new_handle_id());
+  if (!p) return 0;
+  const uint64_t id = new_handle_id();
+  w.u64(id);
+  return id;
+}
+
+// A one-way create: the client's proposed id is the handle.
+template <class H>
+void set_out_handle(H* p, uint64_t id) {
+  if (p) *p = handle_from_id<H>(id);
 }
 
 template <class H>

@@ -32,7 +32,7 @@ bool Connection::open(const std::string& address, const std::string& token, std:
   protocol::Writer w;
   protocol::encode(hello, w);
   uint64_t id = 0;
-  if (!send(protocol::kOpHello, false, w.data().data(), w.size(), nullptr, 0, &id)) {
+  if (!send(protocol::kOpHello, 0, w.data().data(), w.size(), nullptr, 0, &id)) {
     *error = fmt::format("connection to {} failed during the handshake", address_);
     return false;
   }
@@ -58,12 +58,12 @@ bool Connection::open(const std::string& address, const std::string& token, std:
   return true;
 }
 
-bool Connection::send(uint32_t op, bool one_way, const void* head, size_t head_size,
+bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
                       const void* tail, size_t tail_size, uint64_t* id) {
   if (broken_) return false;
   protocol::FrameHeader h;
   h.op = op;
-  h.flags = one_way ? protocol::kOneWay : 0;
+  h.flags = flags;
   h.request_id = next_request_++;
   if (id) *id = h.request_id;
   if (!protocol::write_frame(socket_, h, head, head_size, tail, tail_size)) {
@@ -100,7 +100,7 @@ bool Connection::sync_context(uint64_t ctx_id) {
   if (ctx_id == server_context_) return true;
   protocol::Writer w;
   w.u64(ctx_id);
-  if (!send(protocol::kOpCtxSetCurrent, true, w.data().data(), w.size())) return false;
+  if (!send(protocol::kOpCtxSetCurrent, protocol::kOneWay, w.data().data(), w.size())) return false;
   server_context_ = ctx_id;
   return true;
 }

@@ -24,9 +24,9 @@ class Connection {
   const protocol::Welcome& welcome() const { return welcome_; }
   std::mutex& mutex() { return mutex_; }
 
-  // With the lock held: sends a request (or a one-way message) and returns
-  // its id; false once the connection is lost.
-  bool send(uint32_t op, bool one_way, const void* head, size_t head_size,
+  // With the lock held: sends a request with the given frame flags (one-way,
+  // synchronizing) and returns its id; false once the connection is lost.
+  bool send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
             const void* tail = nullptr, size_t tail_size = 0, uint64_t* id = nullptr);
   // With the lock held: waits for the reply to `id` and returns the CUresult
   // it carries, leaving the rest of its payload in *reply.

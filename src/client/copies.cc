@@ -18,6 +18,11 @@ namespace {
 
 using protocol::kChunkSize;
 
+// A synchronous copy is a synchronizing call; an async one is not.
+uint16_t sync_flag(uint8_t mode) {
+  return mode & protocol::kCopyAsync ? 0 : protocol::kSynchronizing;
+}
+
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !src) return CUDA_ERROR_INVALID_VALUE;
   Connection* conn = connection();
@@ -34,7 +39,8 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     w.u64(handle_id(stream));
     w.u8(mode);
     w.u64(n);  // the blob's length; its bytes follow as the frame's tail
-    if (!conn->send(protocol::kOpMemcpyHtoD, !last, w.data().data(), w.size(),
+    if (!conn->send(protocol::kOpMemcpyHtoD, last ? sync_flag(mode) : protocol::kOneWay,
+                    w.data().data(), w.size(),
                     static_cast<const uint8_t*>(src) + offset, n, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     offset += n;
@@ -59,7 +65,8 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     w.u64(handle_id(stream));
     w.u8(mode);
     uint64_t id = 0;
-    if (!conn->send(protocol::kOpMemcpyDtoH, false, w.data().data(), w.size(), nullptr, 0, &id))
+    if (!conn->send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr,
+                    0, &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     ids.push_back(id);
     offset += n;

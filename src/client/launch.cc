@@ -42,8 +42,30 @@ CUresult pack(CUfunction f, void** params, void** extra, std::string* buf) {
   return layout.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// The checks the driver makes before it queues a launch, done here because
+// the launch itself is sent one-way: these errors must come back at once.
+CUresult check_dims(const CUlaunchConfig& c) {
+  const unsigned dims[] = {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ};
+  const CUdevice_attribute limits[] = {
+      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  CUdevice dev = 0;
+  if (CUresult rc = cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
+  for (int i = 0; i < 6; ++i) {
+    int limit = 0;
+    cuDeviceGetAttribute(&limit, limits[i], dev);
+    if (dims[i] == 0 || dims[i] > static_cast<unsigned>(limit)) return CUDA_ERROR_INVALID_VALUE;
+  }
+  int max_threads = 0;
+  cuDeviceGetAttribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+  const uint64_t threads = uint64_t{c.blockDimX} * c.blockDimY * c.blockDimZ;
+  return threads > static_cast<uint64_t>(max_threads) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
 CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
                 bool per_thread) {
+  if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
   std::string buf;
   if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
   protocol::Writer w;
@@ -57,8 +79,7 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
   // Event handles inside attributes are client ids already; the server maps them.
   for (unsigned i = 0; i < c.numAttrs; ++i) w.put(c.attrs[i]);
   w.blob(buf.data(), buf.size());
-  std::vector<uint8_t> reply;
-  return call(protocol::kOpLaunch, w, &reply);
+  return post(protocol::kOpLaunch, w);
 }
 
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -11,6 +11,7 @@
 #include "client/session.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "protocol/frame.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -68,18 +69,40 @@ uint64_t new_handle_id() {
   return next.fetch_add(16);
 }
 
-CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
+namespace {
+
+// With the connection's lock held: makes the thread's context current on the
+// server, then sends.
+bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
+                     const protocol::Writer& request, uint64_t* id) {
+  spdlog::trace("op {} ({})", op, protocol::op_name(op));
+  return conn->sync_context(current_context_id()) &&
+         conn->send(op, flags, request.data().data(), request.size(), nullptr, 0, id);
+}
+
+}  // namespace
+
+CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
+              bool synchronizing) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  spdlog::trace("call op {} ({})", op, protocol::op_name(op));
   uint64_t id = 0;
-  if (!conn->sync_context(current_context_id()) ||
-      !conn->send(op, false, request.data().data(), request.size(), nullptr, 0, &id))
+  if (!send_in_context(conn, op, synchronizing ? protocol::kSynchronizing : 0, request, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
   CUresult rc = conn->receive(id, reply);
-  if (rc != CUDA_SUCCESS) spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
+  if (rc != CUDA_SUCCESS)
+    spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
   return rc;
+}
+
+CUresult post(uint32_t op, const protocol::Writer& request) {
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  return send_in_context(conn, op, protocol::kOneWay, request, nullptr)
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
 
 }  // namespace scuda::client

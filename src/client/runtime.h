@@ -41,9 +41,14 @@ H handle_from_id(uint64_t id) {
 // Sends request `op` and waits for its reply. Returns the CUresult the server
 // reported and leaves the rest of the reply payload in *reply; or, without a
 // reply, CUDA_ERROR_NOT_INITIALIZED before cuInit and
-// CUDA_ERROR_DEVICE_UNAVAILABLE once the connection is lost.
-CUresult call(uint32_t op, const protocol::Writer& request,
-              std::vector<uint8_t>* reply);
+// CUDA_ERROR_DEVICE_UNAVAILABLE once the connection is lost. A synchronizing
+// call also receives the first error of earlier one-way requests.
+CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
+              bool synchronizing = false);
+
+// Sends request `op` one-way: its error, if any, is returned by the next
+// synchronizing call.
+CUresult post(uint32_t op, const protocol::Writer& request);
 
 }  // namespace scuda::client
 

@@ -20,6 +20,7 @@ enum FrameFlags : uint16_t {
   kOneWay = 1 << 0,  // request: the sender expects no reply
   kReply = 1 << 1,   // this frame answers request_id
   kError = 1 << 2,   // reply: payload is a protocol error message; the session ends
+  kSynchronizing = 1 << 3,  // request: also report the first error of earlier one-way requests
 };
 
 struct FrameHeader {

@@ -121,11 +121,13 @@ bool Session::serve_one(const Frame& request) {
     if (rc != CUDA_SUCCESS && latched_ == CUDA_SUCCESS) latched_ = rc;
     return true;
   }
-  if (rc == CUDA_SUCCESS && latched_ != CUDA_SUCCESS) {
-    rc = latched_;
-    out.clear();
+  if (rh.flags & protocol::kSynchronizing) {
+    if (rc == CUDA_SUCCESS && latched_ != CUDA_SUCCESS) {
+      rc = latched_;
+      out.clear();
+    }
+    latched_ = CUDA_SUCCESS;
   }
-  latched_ = CUDA_SUCCESS;
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = rh.op;

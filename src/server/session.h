@@ -37,7 +37,8 @@ class Session {
   SessionOptions options_;
   DriverTable driver_;
   HandleTable handles_;
-  // The first error of a one-way request, returned by the next reply.
+  // The first error of a one-way request, returned by the next
+  // synchronizing request.
   CUresult latched_ = CUDA_SUCCESS;
 };
 

@@ -256,12 +256,42 @@ TEST_F(LaunchTest, ErrorsCarryTheDriversCodes) {
   EXPECT_EQ(cuMemFree(0x1234), CUDA_ERROR_INVALID_VALUE);
   std::vector<uint8_t> big(kN * sizeof(float) + 1);
   EXPECT_EQ(cuMemcpyHtoD(a_, big.data(), big.size()), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchKernel(vadd_, 1, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
   CUmodule bad;
   EXPECT_EQ(cuModuleLoadData(&bad, "not a module"), CUDA_ERROR_INVALID_IMAGE);
   EXPECT_EQ(cuStreamSynchronize(reinterpret_cast<CUstream>(0x7777000)), CUDA_ERROR_INVALID_HANDLE);
   // The session survives every error above.
   ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
   expect_sums();
+}
+
+TEST_F(LaunchTest, LaunchErrorsSurfaceAtTheNextSynchronizingCall) {
+  CUdeviceptr nowhere = 0x10;
+  int n = kN;
+  void* params[] = {&a_, &b_, &nowhere, &n};
+  // Launches are one-way: the fault is latched on the server...
+  EXPECT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  // ...and reported by the call that synchronizes, not lost.
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+TEST_F(DriverTest, OneWayCreatesHandOutWorkingHandles) {
+  CUstream s;
+  CUevent e;
+  ASSERT_EQ(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&e, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(e, s), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(nullptr, e, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(e), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(e), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  // Destroying a stream twice is an error of a one-way call: the next
+  // synchronizing call reports it.
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
