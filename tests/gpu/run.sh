@@ -197,7 +197,7 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" torch "* ]]; 
   saved_limit=$limit limit=${SCUDA_TORCH_TIMEOUT:-180}
   for f in tests/gpu/torch/t[0-9]*_*.py; do
     s=$(basename "$f" .py)
-    want=" ${SCUDA_TORCH_TESTS//,/ } "
+    want=" ${SCUDA_TORCH_TESTS:-} "; want=${want//,/ }
     [ -n "${SCUDA_TORCH_TESTS:-}" ] && [[ $want != *" ${s%%_*} "* && $want != *" $s "* ]] && continue
     section "torch $s"
     timed "torch_$s.native" python3 "$f"
@@ -220,7 +220,7 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" torch "* ]]; 
   done
   limit=$saved_limit
 else
-  echo "SCUDA_SUITES=$SCUDA_SUITES: torch suite skipped"
+  echo "SCUDA_SUITES=${SCUDA_SUITES:-}: torch suite skipped"
 fi
 # --------------------------------------------------------------- end torch --
 
@@ -272,7 +272,7 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" nvml "* ]]; t
   fi
   limit=$saved_limit
 else
-  echo "SCUDA_SUITES=$SCUDA_SUITES: nvml suite skipped"
+  echo "SCUDA_SUITES=${SCUDA_SUITES:-}: nvml suite skipped"
 fi
 # ---------------------------------------------------------------- end nvml --
 
