@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "client/host_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 
@@ -40,7 +41,22 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   return CUDA_SUCCESS;
 }
 
+// With the lock held: the block holding `p`, or nullptr.
+const HostBlock* find_block(const void* p) {
+  auto& blocks = host_memory().blocks;
+  auto it = blocks.upper_bound(const_cast<void*>(p));
+  if (it == blocks.begin()) return nullptr;
+  --it;
+  const bool inside = static_cast<const char*>(p) < static_cast<char*>(it->first) + it->second.size;
+  return inside ? &it->second : nullptr;
+}
+
 }  // namespace
+
+bool is_host_block(const void* p) {
+  std::lock_guard lock(host_memory().mu);
+  return find_block(p) != nullptr;
+}
 
 }  // namespace scuda::client
 
@@ -72,13 +88,9 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
   SCUDA_PASSTHROUGH(cuMemHostGetFlags, flags, p);
   if (!flags) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(host_memory().mu);
-  auto& blocks = host_memory().blocks;
-  auto it = blocks.upper_bound(p);
-  if (it == blocks.begin()) return CUDA_ERROR_INVALID_VALUE;
-  --it;
-  if (static_cast<char*>(p) >= static_cast<char*>(it->first) + it->second.size)
-    return CUDA_ERROR_INVALID_VALUE;
-  *flags = it->second.flags;
+  const scuda::client::HostBlock* block = scuda::client::find_block(p);
+  if (!block) return CUDA_ERROR_INVALID_VALUE;
+  *flags = block->flags;
   return CUDA_SUCCESS;
 }
 

@@ -63,12 +63,8 @@ CUresult check_dims(const CUlaunchConfig& c) {
   return threads > static_cast<uint64_t>(max_threads) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
-                bool per_thread) {
-  if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
-  std::string buf;
-  if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
-  protocol::Writer w;
+// The configuration as the server reads it (launch_ops.cc read_config).
+void write_config(protocol::Writer& w, const CUlaunchConfig& c, CUfunction f, bool per_thread) {
   w.u64(handle_id(f));
   for (unsigned v : {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
                      c.sharedMemBytes})
@@ -78,8 +74,31 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
   w.u32(c.numAttrs);
   // Event handles inside attributes are client ids already; the server maps them.
   for (unsigned i = 0; i < c.numAttrs; ++i) w.put(c.attrs[i]);
+}
+
+CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
+                bool per_thread) {
+  if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
+  std::string buf;
+  if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
+  protocol::Writer w;
+  write_config(w, c, f, per_thread);
   w.blob(buf.data(), buf.size());
   return post(protocol::kOpLaunch, w);
+}
+
+// cuOccupancyMaxActiveClusters (which 0) and MaxPotentialClusterSize (1).
+CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlaunchConfig* c) {
+  if (!value || !c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  protocol::Writer w;
+  w.u8(which);
+  write_config(w, *c, f, false);
+  std::vector<uint8_t> reply;
+  CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(reply);
+  *value = r.get<int32_t>();
+  return r.done() ? CUDA_SUCCESS : bad_reply("cuOccupancyMaxActiveClusters");
 }
 
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -136,6 +155,18 @@ CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction 
                                        void** extra) {
   SCUDA_PASSTHROUGH(cuLaunchKernelEx_ptsz, config, f, params, extra);
   return launch_ex(config, f, params, extra, true);
+}
+
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction f,
+                                              const CUlaunchConfig* config) {
+  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveClusters, clusters, f, config);
+  return scuda::client::occupancy_clusters(0, clusters, f, config);
+}
+
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* size, CUfunction f,
+                                                    const CUlaunchConfig* config) {
+  SCUDA_PASSTHROUGH(cuOccupancyMaxPotentialClusterSize, size, f, config);
+  return scuda::client::occupancy_clusters(1, size, f, config);
 }
 
 }  // extern "C"

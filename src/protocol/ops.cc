@@ -16,6 +16,8 @@ const char* op_name(uint32_t op) {
     case kOpPrimaryContext: return "primary-context";
     case kOpCtxCreate: return "ctx-create";
     case kOpLaunch: return "launch";
+    case kOpOccupancyClusters: return "occupancy-clusters";
+    case kOpPointerAttributes: return "pointer-attributes";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

@@ -22,6 +22,8 @@ enum Op : uint32_t {
   kOpPrimaryContext,     // a device's primary context, without retaining it
   kOpCtxCreate,          // cuCtxCreate without creation parameters
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
+  kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
+  kOpPointerAttributes,  // cuPointerGetAttribute(s)
   kFirstGeneratedOp = 1000,
 };
 
@@ -34,6 +36,9 @@ enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
 };
+
+// Each pointer attribute's value travels in this many bytes, zero padded.
+constexpr uint32_t kPointerValueBytes = 16;
 
 // A kernel's parameters: (offset, size) of each, in order.
 struct ParamSlot {

@@ -118,6 +118,23 @@ TEST_F(DriverTest, PinnedHostMemoryIsPageAlignedAndCopiesBothWays) {
   cuMemFree(d);
 }
 
+TEST_F(DriverTest, PageLockedBlocksDescribeThemselvesAsHostMemory) {
+  void* pinned = nullptr;
+  ASSERT_EQ(cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_HOST_POINTER,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+  unsigned type = 0;
+  void* host = nullptr;
+  CUdeviceptr device = 1;
+  void* data[] = {&type, &host, &device};
+  const auto ptr = reinterpret_cast<CUdeviceptr>(pinned) + 100;
+  ASSERT_EQ(cuPointerGetAttributes(3, attrs, data, ptr), CUDA_SUCCESS);
+  EXPECT_EQ(type, unsigned{CU_MEMORYTYPE_HOST});
+  EXPECT_EQ(host, reinterpret_cast<void*>(ptr));
+  EXPECT_EQ(device, 0u);
+  cuMemFreeHost(pinned);
+}
+
 TEST_F(DriverTest, MemsetWritesThePattern) {
   CUdeviceptr d;
   ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);

@@ -1,0 +1,102 @@
+// cuPointerGetAttribute(s). Device memory is the server's to describe; the
+// client's own page-locked blocks (host_memory.cc) are described here.
+#include <cstring>
+
+#include "client/host_memory.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+// How many bytes the driver writes for each attribute (cuda.h documents
+// booleans and enums as unsigned int); 0 for an attribute it does not know.
+size_t value_size(CUpointer_attribute a) {
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+      return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      return 8;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+      return 4;
+  }
+  return 0;
+}
+
+// The attributes of a page-locked block of the client's: host memory, in
+// the current context, with no device address.
+void describe_host_block(CUpointer_attribute a, CUdeviceptr ptr, void* data) {
+  const size_t n = value_size(a);
+  std::memset(data, 0, n);
+  uint64_t value = 0;
+  if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) value = CU_MEMORYTYPE_HOST;
+  if (a == CU_POINTER_ATTRIBUTE_HOST_POINTER) value = ptr;
+  if (a == CU_POINTER_ATTRIBUTE_CONTEXT) cuCtxGetCurrent(reinterpret_cast<CUcontext*>(&value));
+  std::memcpy(data, &value, n < 8 ? n : 8);
+}
+
+CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  protocol::Writer w;
+  w.u64(ptr);
+  w.u32(n);
+  for (unsigned i = 0; i < n; ++i) w.put(attrs[i]);
+  std::vector<uint8_t> reply;
+  CUresult rc = call(protocol::kOpPointerAttributes, w, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (reply.size() != size_t{n} * protocol::kPointerValueBytes)
+    return bad_reply("cuPointerGetAttributes");
+  for (unsigned i = 0; i < n; ++i)
+    if (data[i]) std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
+  return CUDA_SUCCESS;
+}
+
+CUresult get_attributes(unsigned n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < n; ++i)
+    if (!value_size(attrs[i])) return CUDA_ERROR_INVALID_VALUE;
+  if (!is_host_block(reinterpret_cast<const void*>(ptr))) return ask_server(n, attrs, data, ptr);
+  for (unsigned i = 0; i < n; ++i)
+    if (data[i]) describe_host_block(attrs[i], ptr, data[i]);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+extern "C" {
+
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data,
+                                        CUdeviceptr ptr) {
+  SCUDA_PASSTHROUGH(cuPointerGetAttributes, n, attrs, data, ptr);
+  return scuda::client::get_attributes(n, attrs, data, ptr);
+}
+
+CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
+  SCUDA_PASSTHROUGH(cuPointerGetAttribute, data, attr, ptr);
+  if (!data) return CUDA_ERROR_INVALID_VALUE;
+  return scuda::client::get_attributes(1, &attr, &data, ptr);
+}
+
+}  // extern "C"
