@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "client/context_storage.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -143,7 +145,10 @@ CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!device) return CUDA_ERROR_INVALID_VALUE;
   const uint64_t id = ctx ? handle_id(ctx) : scuda::client::current_context_id();
-  if (!id || !scuda::client::known_context(id, device)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!id || !scuda::client::known_context(id, device)) {
+    spdlog::debug("cuCtxGetDevice: context {:#x} is not one of this client's", id);
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -243,6 +248,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
   const scuda::client::Primary& p = contexts().primaries[dev];
   *flags = p.flags;
   *active = p.refs > 0;
+  spdlog::trace("cuDevicePrimaryCtxGetState({}): flags {:#x}, active {}", dev, *flags, *active);
   return CUDA_SUCCESS;
 }
 
