@@ -18,6 +18,8 @@ namespace {
 struct RunArgs {
   std::string server;
   std::string token_file;
+  bool stats = false;
+  std::string stats_json;
   std::vector<std::string> command;
 };
 
@@ -39,6 +41,9 @@ int run_program(const RunArgs& args) {
     return 127;
   }
   if (!args.server.empty()) setenv("SCUDA_SERVER", args.server.c_str(), 1);
+  if (args.stats) setenv("SCUDA_STATS", "1", 1);
+  if (!args.stats_json.empty())
+    setenv("SCUDA_STATS_JSON", std::filesystem::absolute(args.stats_json).c_str(), 1);
   if (!args.token_file.empty())
     setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
@@ -64,6 +69,10 @@ void add_run_command(CLI::App& app) {
                   "Server HOST:PORT (default: SCUDA_SERVER, then ~/.config/scuda/host)");
   cmd->add_option("--token-file", args->token_file, "File holding the server's token")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--stats", args->stats,
+                "At exit, print each driver function's calls, one-way and synchronous "
+                "requests, bytes and time waited");
+  cmd->add_option("--stats-json", args->stats_json, "At exit, write the same as JSON to FILE");
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required();
   cmd->callback([args] { std::exit(run_program(*args)); });

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "client/stats.h"
 #include "common/config.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
@@ -70,11 +73,14 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
     lost("the connection broke while sending");
     return false;
   }
+  if (stats::enabled())
+    stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
   return true;
 }
 
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   if (broken_) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  const auto start = std::chrono::steady_clock::now();
   protocol::Frame f;
   std::string why;
   switch (protocol::read_frame(socket_, &f, &why)) {
@@ -90,6 +96,10 @@ CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   if (!(f.header.flags & protocol::kReply) || f.header.request_id != id ||
       f.payload.size() < sizeof(uint32_t))
     return lost("the server sent an unexpected frame");
+  if (stats::enabled())
+    stats::count_reply(f.header.op, protocol::kHeaderSize + f.payload.size(),
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start).count());
   protocol::Reader r(f.payload);
   const auto rc = static_cast<CUresult>(r.u32());
   reply->assign(f.payload.begin() + sizeof(uint32_t), f.payload.end());

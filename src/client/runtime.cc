@@ -9,6 +9,7 @@
 
 #include "client/context.h"
 #include "client/session.h"
+#include "client/stats.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "protocol/frame.h"
@@ -46,7 +47,10 @@ bool passthrough() {
 
 const DriverTable& local_driver() { return local().table; }
 
-void trace_entry(const char* name) { spdlog::trace("{}", name); }
+void trace_entry(const char* name) {
+  spdlog::trace("{}", name);
+  if (stats::enabled()) stats::count_call(name);
+}
 
 CUresult unsupported(const char* name) {
   static std::mutex mu;

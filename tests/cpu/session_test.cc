@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "common/socket.h"
@@ -190,6 +191,28 @@ TEST(Session, SessionLimitIsEnforcedWithAMessage) {
   usleep(200000);  // let the session process exit
   Output later = client(server, "init");
   EXPECT_EQ(later.exit_code, 0) << later.err;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Session, StatsShowOneWayLaunchesAndCachedAttributes) {
+  ServerProcess server;
+  const std::string json = "/tmp/scuda-test-" + std::to_string(getpid()) + "-stats.json";
+  Output o = client(server, "submit", {"SCUDA_STATS_JSON=" + json});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string stats = read_all(json);
+  // Launches never wait; only the synchronize does.
+  EXPECT_NE(stats.find("{\"function\":\"launch\",\"calls\":0,\"one_way\":3,\"round_trips\":0,"),
+            std::string::npos) << stats;
+  EXPECT_NE(stats.find("{\"function\":\"cuLaunchKernel\",\"calls\":3,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("{\"function\":\"cuCtxSynchronize\",\"calls\":1,\"one_way\":0,\"round_trips\":1,"),
+            std::string::npos) << stats;
+  // The second attribute query is answered from the client's cache.
+  EXPECT_NE(stats.find("{\"function\":\"cuFuncGetAttribute\",\"calls\":2,\"one_way\":0,\"round_trips\":1,"),
+            std::string::npos) << stats;
 }
 
 TEST(Session, StoppedServerGivesAClearError) {

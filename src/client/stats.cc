@@ -1,0 +1,120 @@
+#include "client/stats.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "protocol/ops.h"
+
+namespace scuda::client::stats {
+
+namespace {
+
+struct Row {
+  uint64_t calls = 0;
+  uint64_t one_way = 0;
+  uint64_t round_trips = 0;
+  uint64_t bytes_out = 0;
+  uint64_t bytes_in = 0;
+  uint64_t waited_ns = 0;
+};
+
+using Table = std::vector<std::pair<std::string, Row>>;
+
+std::string table_text(const Table& rows) {
+  std::string out = fmt::format("{:<44}{:>10}{:>9}{:>9}{:>13}{:>13}{:>11}\n", "scuda stats: function",
+                                "calls", "one-way", "sync", "bytes out", "bytes in", "waited ms");
+  for (const auto& [name, r] : rows)
+    out += fmt::format("{:<44}{:>10}{:>9}{:>9}{:>13}{:>13}{:>11.3f}\n", name, r.calls, r.one_way,
+                       r.round_trips, r.bytes_out, r.bytes_in, r.waited_ns / 1e6);
+  return out;
+}
+
+std::string json_text(const Table& rows) {
+  std::vector<std::string> items;
+  for (const auto& [name, r] : rows)
+    items.push_back(fmt::format(
+        "{{\"function\":\"{}\",\"calls\":{},\"one_way\":{},\"round_trips\":{},"
+        "\"bytes_out\":{},\"bytes_in\":{},\"waited_ms\":{:.3f}}}",
+        name, r.calls, r.one_way, r.round_trips, r.bytes_out, r.bytes_in, r.waited_ns / 1e6));
+  return "[\n" + fmt::format("{}", fmt::join(items, ",\n")) + "\n]\n";
+}
+
+// Collects rows; report() writes them out.
+class Stats {
+ public:
+  Row& row(const std::string& name) { return rows_[name]; }
+  std::mutex& mutex() { return mu_; }
+
+  void report() {
+    std::lock_guard lock(mu_);
+    Table rows(rows_.begin(), rows_.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return a.second.calls != b.second.calls ? a.second.calls > b.second.calls : a.first < b.first;
+    });
+    if (const char* path = std::getenv("SCUDA_STATS_JSON"); path && *path) {
+      if (FILE* f = std::fopen(path, "w")) {
+        std::fputs(json_text(rows).c_str(), f);
+        std::fclose(f);
+      }
+    }
+    if (const char* flag = std::getenv("SCUDA_STATS"); flag && *flag && *flag != '0')
+      std::fputs(table_text(rows).c_str(), stderr);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, Row> rows_;
+};
+
+// Never freed, so calls made while the process exits stay safe; the report
+// runs from atexit.
+Stats& stats() {
+  static Stats* s = [] {
+    auto* created = new Stats;
+    std::atexit([] { stats().report(); });
+    return created;
+  }();
+  return *s;
+}
+
+Row& row_for_op(uint32_t op) { return stats().row(protocol::op_name(op)); }
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char* flag = std::getenv("SCUDA_STATS");
+    const char* json = std::getenv("SCUDA_STATS_JSON");
+    return (flag && *flag && *flag != '0') || (json && *json);
+  }();
+  return on;
+}
+
+void count_call(const char* name) {
+  std::lock_guard lock(stats().mutex());
+  ++stats().row(name).calls;
+}
+
+void count_send(uint32_t op, size_t bytes, bool one_way) {
+  std::lock_guard lock(stats().mutex());
+  Row& r = row_for_op(op);
+  r.bytes_out += bytes;
+  if (one_way) ++r.one_way;
+}
+
+void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns) {
+  std::lock_guard lock(stats().mutex());
+  Row& r = row_for_op(op);
+  ++r.round_trips;
+  r.bytes_in += bytes;
+  r.waited_ns += waited_ns;
+}
+
+}  // namespace scuda::client::stats
