@@ -1,0 +1,144 @@
+#include "cuda_figures.h"
+
+#include <stdexcept>
+
+namespace scuda::bench {
+
+namespace {
+
+void check(CUresult rc, const char* what) {
+  if (rc == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  cuGetErrorName(rc, &name);
+  throw std::runtime_error(std::string(what) + ": " + (name ? name : "unknown CUresult"));
+}
+
+// The test double's module format: one kernel without parameters.
+constexpr char kDoubleImage[] = "scuda-double-module\nkernel empty\n";
+
+// The same kernel for a real GPU; the driver JIT-compiles it for the device.
+constexpr char kPtxImage[] =
+    ".version 7.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry empty()\n"
+    "{\n"
+    "  ret;\n"
+    "}\n";
+
+constexpr char kDoubleDeviceName[] = "scuda test double";
+
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) { check(cuMemAlloc(&ptr_, bytes), "cuMemAlloc"); }
+  ~DeviceBuffer() { cuMemFree(ptr_); }
+  CUdeviceptr get() const { return ptr_; }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+};
+
+// Pageable (a touched std::vector) or page-locked (cuMemHostAlloc) memory.
+class HostBuffer {
+ public:
+  HostBuffer(size_t bytes, bool pinned) {
+    if (pinned) {
+      check(cuMemHostAlloc(&pinned_, bytes, 0), "cuMemHostAlloc");
+    } else {
+      pageable_.assign(bytes, 1);
+    }
+  }
+  ~HostBuffer() {
+    if (pinned_) cuMemFreeHost(pinned_);
+  }
+  void* get() { return pinned_ ? pinned_ : pageable_.data(); }
+
+ private:
+  void* pinned_ = nullptr;
+  std::vector<char> pageable_;
+};
+
+template <class F>
+std::vector<double> timed(const Plan& plan, F&& call) {
+  return collect(plan, [&] {
+    const Clock::time_point start = Clock::now();
+    call();
+    return seconds_since(start);
+  });
+}
+
+}  // namespace
+
+CudaBench::CudaBench() {
+  check(cuInit(0), "cuInit");
+  check(cuDeviceGet(&device_, 0), "cuDeviceGet");
+  check(cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  char name[256] = {};
+  check(cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
+  device_name_ = name;
+}
+
+CudaBench::~CudaBench() {
+  if (module_) cuModuleUnload(module_);
+  cuDevicePrimaryCtxRelease(device_);
+}
+
+std::vector<double> CudaBench::sync_copy(const Plan& plan) {
+  DeviceBuffer device(4);
+  char host[4];
+  return timed(plan, [&] { check(cuMemcpyDtoH(host, device.get(), 4), "cuMemcpyDtoH"); });
+}
+
+std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan) {
+  DeviceBuffer device(bytes);
+  HostBuffer host(bytes, pinned);
+  return timed(plan, [&] { check(cuMemcpyHtoD(device.get(), host.get(), bytes), "cuMemcpyHtoD"); });
+}
+
+std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan) {
+  DeviceBuffer device(bytes);
+  HostBuffer host(bytes, pinned);
+  return timed(plan, [&] { check(cuMemcpyDtoH(host.get(), device.get(), bytes), "cuMemcpyDtoH"); });
+}
+
+std::vector<double> CudaBench::alloc_free(const Plan& plan) {
+  return timed(plan, [&] {
+    CUdeviceptr p = 0;
+    check(cuMemAlloc(&p, 1 << 20), "cuMemAlloc");
+    check(cuMemFree(p), "cuMemFree");
+  });
+}
+
+CUfunction CudaBench::load_empty_kernel(ModuleKind kind) {
+  if (kind == ModuleKind::kAuto)
+    kind = device_name_ == kDoubleDeviceName ? ModuleKind::kDouble : ModuleKind::kPtx;
+  const bool is_double = kind == ModuleKind::kDouble;
+  if (module_) check(cuModuleUnload(module_), "cuModuleUnload");
+  module_ = nullptr;
+  check(cuModuleLoadData(&module_, is_double ? kDoubleImage : kPtxImage), "cuModuleLoadData");
+  module_used_ = is_double ? "double" : "ptx";
+  CUfunction function = nullptr;
+  check(cuModuleGetFunction(&function, module_, "empty"), "cuModuleGetFunction");
+  return function;
+}
+
+std::vector<CudaBench::LaunchSample> CudaBench::launches(ModuleKind kind, int launches,
+                                                        const Plan& plan) {
+  CUfunction function = load_empty_kernel(kind);
+  auto launch_all = [&] {
+    for (int i = 0; i < launches; ++i)
+      check(cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
+            "cuLaunchKernel");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+  };
+  return collect(plan, [&] {
+    const Clock::time_point start = Clock::now();
+    const double cpu_start = process_cpu_seconds();
+    launch_all();
+    const double cpu = process_cpu_seconds() - cpu_start;
+    return LaunchSample{launches / seconds_since(start), cpu * 1e6 / launches};
+  });
+}
+
+}  // namespace scuda::bench

@@ -1,0 +1,52 @@
+// The figures measured through the CUDA driver API: against the stand-in
+// libcuda these are scuda's; with no server configured, the local driver's.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+#include "timing.h"
+
+namespace scuda::bench {
+
+// Which empty-kernel image to load: the test double's text format or PTX.
+enum class ModuleKind { kAuto, kDouble, kPtx };
+
+class CudaBench {
+ public:
+  // Initialises the driver and makes device 0's primary context current.
+  CudaBench();
+  ~CudaBench();
+
+  const std::string& device_name() const { return device_name_; }
+
+  // Seconds per synchronous 4-byte device-to-host copy.
+  std::vector<double> sync_copy(const Plan& plan);
+  // Seconds per copy of `bytes`, from pageable or cuMemHostAlloc memory.
+  std::vector<double> htod(size_t bytes, bool pinned, const Plan& plan);
+  std::vector<double> dtoh(size_t bytes, bool pinned, const Plan& plan);
+  // Seconds per cuMemAlloc/cuMemFree pair.
+  std::vector<double> alloc_free(const Plan& plan);
+
+  struct LaunchSample {
+    double per_second;
+    double cpu_us_per_launch;
+  };
+  // Each sample: `launches` empty-kernel launches, then one cuCtxSynchronize.
+  std::vector<LaunchSample> launches(ModuleKind kind, int launches, const Plan& plan);
+  // The image actually loaded by the last launches() ("double" or "ptx").
+  const char* module_used() const { return module_used_; }
+
+ private:
+  CUfunction load_empty_kernel(ModuleKind kind);
+
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUmodule module_ = nullptr;
+  std::string device_name_;
+  const char* module_used_ = "none";
+};
+
+}  // namespace scuda::bench

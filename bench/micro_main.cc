@@ -1,0 +1,146 @@
+// scuda-bench-micro: protocol-overhead figures of scuda against the server
+// SCUDA_SERVER names, each beside the same measurement over plain TCP on the
+// same link (bench/README.md).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "cuda_figures.h"
+#include "peer.h"
+#include "report.h"
+
+namespace scuda::bench {
+
+namespace {
+
+struct Options {
+  std::string json_path;
+  std::string echo;         // raw-TCP peer; empty: one on loopback in this process
+  std::string echo_server;  // serve as the peer instead of measuring
+  std::string link = "unknown";
+  ModuleKind module = ModuleKind::kAuto;
+  bool quick = false;
+  size_t transfer_mib = 256;
+};
+
+struct Plans {
+  Plan latency, transfer, launch;
+  size_t transfer_bytes;
+  int launches;
+};
+
+Plans plans_for(const Options& o) {
+  if (o.quick) return {{10, 3, 200, 2}, {1, 3, 3, 2}, {1, 3, 3, 2}, size_t{16} << 20, 2000};
+  return {{100, 5, 2000, 15}, {1, 3, 5, 20}, {1, 3, 5, 20}, o.transfer_mib << 20, 20000};
+}
+
+double gbit_per_s(size_t bytes, double seconds) { return bytes * 8.0 / seconds / 1e9; }
+
+void add_transfer(Report& r, const std::string& key, size_t bytes,
+                  const std::vector<double>& seconds) {
+  std::vector<double> rates;
+  for (double s : seconds) rates.push_back(gbit_per_s(bytes, s));
+  r.add(key, median(rates), rates.size());
+}
+
+void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
+  const std::vector<double> scuda = cuda.sync_copy(p.latency);
+  const std::vector<double> tcp = raw.ping(p.latency);
+  r.add("sync_rtt_us", median(scuda) * 1e6, scuda.size());
+  r.add("raw_tcp_rtt_us", median(tcp) * 1e6, tcp.size());
+  r.add_ratio("sync_rtt_ratio", "sync_rtt_us", "raw_tcp_rtt_us");
+}
+
+void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
+  const size_t n = p.transfer_bytes;
+  add_transfer(r, "h2d_gbps", n, cuda.htod(n, false, p.transfer));
+  add_transfer(r, "d2h_gbps", n, cuda.dtoh(n, false, p.transfer));
+  add_transfer(r, "h2d_pinned_gbps", n, cuda.htod(n, true, p.transfer));
+  add_transfer(r, "d2h_pinned_gbps", n, cuda.dtoh(n, true, p.transfer));
+  add_transfer(r, "raw_tcp_gbps", n, raw.upload(n, p.transfer));
+  add_transfer(r, "raw_tcp_down_gbps", n, raw.download(n, p.transfer));
+  r.add_ratio("h2d_ratio", "h2d_gbps", "raw_tcp_gbps");
+  r.add_ratio("h2d_pinned_ratio", "h2d_pinned_gbps", "raw_tcp_gbps");
+  r.add_ratio("d2h_ratio", "d2h_gbps", "raw_tcp_down_gbps");
+  r.add_ratio("d2h_pinned_ratio", "d2h_pinned_gbps", "raw_tcp_down_gbps");
+}
+
+void measure_launches(CudaBench& cuda, const Options& o, const Plans& p, Report& r) {
+  std::vector<double> rates, cpu;
+  for (const auto& s : cuda.launches(o.module, p.launches, p.launch)) {
+    rates.push_back(s.per_second);
+    cpu.push_back(s.cpu_us_per_launch);
+  }
+  r.add("launch_rate_per_s", median(rates), rates.size());
+  r.add("launch_client_cpu_us", median(cpu), cpu.size());
+  const std::vector<double> pairs = cuda.alloc_free(p.latency);
+  r.add("alloc_free_us", median(pairs) * 1e6, pairs.size());
+}
+
+const std::vector<Row> kRows = {
+    {"4-byte cuMemcpyDtoH round trip, µs", "sync_rtt_us", "raw_tcp_rtt_us", "sync_rtt_ratio"},
+    {"H2D pageable, Gbit/s", "h2d_gbps", "raw_tcp_gbps", "h2d_ratio"},
+    {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_gbps", "h2d_pinned_ratio"},
+    {"D2H pageable, Gbit/s", "d2h_gbps", "raw_tcp_down_gbps", "d2h_ratio"},
+    {"D2H cuMemHostAlloc, Gbit/s", "d2h_pinned_gbps", "raw_tcp_down_gbps", "d2h_pinned_ratio"},
+    {"empty-kernel launches per second", "launch_rate_per_s", "", ""},
+    {"client CPU per launch, µs", "launch_client_cpu_us", "", ""},
+    {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
+};
+
+int run(const Options& o) {
+  if (!o.echo_server.empty()) return run_echo_server(o.echo_server);
+  const Plans p = plans_for(o);
+  CudaBench cuda;
+  RawLink raw(o.echo.empty() ? start_local_echo() : o.echo);
+  Report r;
+  measure_latency(cuda, raw, p, r);
+  measure_transfers(cuda, raw, p, r);
+  measure_launches(cuda, o, p, r);
+  r.add_meta("device", cuda.device_name());
+  r.add_meta("module", cuda.module_used());
+  r.add_meta("link", o.link);
+  r.add_meta("transfer_bytes", std::to_string(p.transfer_bytes));
+  r.add_meta("launches_per_sample", std::to_string(p.launches));
+  r.add_meta("mode", o.quick ? "quick" : "full");
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << r.json();
+  std::printf("device: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(), o.link.c_str(),
+              o.quick ? "quick" : "full", r.markdown(kRows).c_str());
+  return 0;
+}
+
+}  // namespace
+
+}  // namespace scuda::bench
+
+int main(int argc, char** argv) {
+  using scuda::bench::ModuleKind;
+  scuda::bench::Options o;
+  CLI::App app{"scuda-bench-micro: scuda's protocol overhead against SCUDA_SERVER, each figure "
+               "beside plain TCP on the same link"};
+  app.add_option("--json", o.json_path, "Write the figures as one JSON object to FILE");
+  app.add_flag("--quick", o.quick, "Small sizes, few iterations (a smoke test, not figures)");
+  app.add_option("--echo", o.echo,
+                 "Raw-TCP peer HOST:PORT on the same link as the server "
+                 "(default: a peer on loopback in this process)");
+  app.add_option("--echo-server", o.echo_server,
+                 "Only serve as the raw-TCP peer on HOST:PORT (run it on the GPU host)");
+  app.add_option("--link", o.link, "Name of the link, recorded in the output");
+  app.add_option("--transfer-mib", o.transfer_mib, "Bytes per copy in full mode, MiB")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  const std::map<std::string, ModuleKind> kinds = {
+      {"auto", ModuleKind::kAuto}, {"double", ModuleKind::kDouble}, {"ptx", ModuleKind::kPtx}};
+  app.add_option("--module", o.module,
+                 "Empty-kernel image: the test double's format, PTX, or auto (by device name)")
+      ->transform(CLI::CheckedTransformer(kinds, CLI::ignore_case));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return scuda::bench::run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scuda-bench-micro: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,39 @@
+// The raw-TCP counterpart of each scuda figure: a peer that echoes, sinks
+// or sources bytes, and the client side that times it over the same link.
+//
+// Wire format, per request on one connection: u8 command, u64 n (host order;
+// both ends are this program), then
+//   'E' n bytes, echoed back;  'S' n bytes, answered by one byte;
+//   'R' nothing, answered by n bytes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/socket.h"
+#include "timing.h"
+
+namespace scuda::bench {
+
+// Serves peers on `listen` until killed; returns only on a setup error.
+int run_echo_server(const std::string& listen);
+// Serves a peer on a free loopback port from a thread; returns its address.
+std::string start_local_echo();
+
+class RawLink {
+ public:
+  // Connects to a peer at `address` ("HOST:PORT"); throws on failure.
+  explicit RawLink(const std::string& address);
+
+  // Seconds per 4-byte ping-pong.
+  std::vector<double> ping(const Plan& plan);
+  // Seconds per `bytes` sent to the sink (until its answer) / read from it.
+  std::vector<double> upload(size_t bytes, const Plan& plan);
+  std::vector<double> download(size_t bytes, const Plan& plan);
+
+ private:
+  void request(char command, size_t n);
+  Socket socket_;
+};
+
+}  // namespace scuda::bench
