@@ -7,5 +7,6 @@ namespace scuda::cli {
 
 void add_server_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace scuda::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   scuda::cli::add_server_command(app);
   scuda::cli::add_run_command(app);
+  scuda::cli::add_bench_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -1,0 +1,42 @@
+"""`scuda bench --quick` against the driver test double writes every figure,
+each positive and finite. Usage: bench_quick_test.py PATH/TO/scuda DOUBLE_LIB"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+KEYS = [
+    "sync_rtt_us", "raw_tcp_rtt_us", "sync_rtt_ratio",
+    "h2d_gbps", "d2h_gbps", "h2d_pinned_gbps", "d2h_pinned_gbps",
+    "raw_tcp_gbps", "raw_tcp_down_gbps",
+    "h2d_ratio", "d2h_ratio", "h2d_pinned_ratio", "d2h_pinned_ratio",
+    "launch_rate_per_s", "launch_client_cpu_us", "alloc_free_us",
+]
+
+
+def main():
+    scuda, double = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "bench.json")
+        start = time.monotonic()
+        run = subprocess.run([scuda, "bench", "--driver", double, "--quick", "--json", path],
+                             capture_output=True, text=True, timeout=50)
+        seconds = time.monotonic() - start
+        print(run.stdout, run.stderr)
+        assert run.returncode == 0, f"scuda bench exited {run.returncode}"
+        with open(path) as f:
+            figures = json.load(f)
+    for key in KEYS:
+        value = figures.get(key)
+        assert isinstance(value, (int, float)), f"{key} missing: {value!r}"
+        assert math.isfinite(value) and value > 0, f"{key} = {value}"
+    assert figures["meta"]["module"] == "double", figures["meta"]
+    assert seconds < 10, f"--quick took {seconds:.1f} s"
+    print(f"every figure present; {seconds:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
