@@ -1,5 +1,11 @@
 #include "protocol/ops.h"
 
+// The one-shot SHA256() of OpenSSL 3 goes through EVP and its providers,
+// which would pull megabytes into the static client library; the deprecated
+// low-level calls pull in only the hash.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
 namespace scuda::protocol {
 
 const char* op_name(uint32_t op) {
@@ -22,6 +28,15 @@ const char* op_name(uint32_t op) {
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);
   return name ? name : "unknown";
+}
+
+ImageHash image_hash(const void* data, size_t size) {
+  ImageHash hash;
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, data, size);
+  SHA256_Final(hash.data(), &ctx);
+  return hash;
 }
 
 }  // namespace scuda::protocol

@@ -2,6 +2,8 @@
 // numbers one op per forwarded driver function from there (api_ops.h).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "api_ops.h"
@@ -14,8 +16,8 @@ enum Op : uint32_t {
   kOpCtxSetCurrent,      // one-way: the calling client thread's context
   kOpMemcpyHtoD,         // one chunk of a host-to-device copy
   kOpMemcpyDtoH,         // one chunk of a device-to-host copy
-  kOpModuleLoad,         // a module image (cubin, fatbin or PTX)
-  kOpLibraryLoad,        // a library image
+  kOpModuleLoad,         // a module image (cubin, fatbin or PTX), or only its hash
+  kOpLibraryLoad,        // a library image, or only its hash
   kOpModuleGetFunction,  // a function and its parameter layout
   kOpLibraryGetKernel,   // a kernel and its parameter layout
   kOpKernelGetFunction,  // the function of a kernel
@@ -39,6 +41,21 @@ enum CopyMode : uint8_t {
 
 // Each pointer attribute's value travels in this many bytes, zero padded.
 constexpr uint32_t kPointerValueBytes = 16;
+
+// Module and library loads name their image by its SHA-256, so that the
+// server's cache can spare sending it (docs/protocol.md).
+using ImageHash = std::array<uint8_t, 32>;
+ImageHash image_hash(const void* data, size_t size);
+
+// What follows the hash in a load request.
+enum ImageSource : uint8_t {
+  kImageFollows = 0,  // the image, as a blob
+  kHashOnly = 1,      // nothing: the server finds the image by its hash
+};
+
+// The result of a hash-only load the server has no image for; the client then
+// sends the image.
+constexpr uint32_t kImageNotHeld = 301;  // CUDA_ERROR_FILE_NOT_FOUND
 
 // A kernel's parameters: (offset, size) of each, in order.
 struct ParamSlot {
