@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/socket.h"
 #include "server/listener.h"
+#include "server/module_cache.h"
 #include "server/nvml_session.h"
 
 namespace scuda::cli {
@@ -20,7 +21,30 @@ struct ServerArgs {
   std::string nvml_path;
   bool insecure = false;
   bool verbose = false;
+  std::string module_cache_dir;  // empty: the default
+  uint64_t module_cache_size = uint64_t{2} << 30;
+  bool no_module_cache = false;
 };
+
+// $XDG_CACHE_HOME/scuda/modules, else ~/.cache/scuda/modules.
+std::string default_module_cache() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/scuda/modules";
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return std::string(home) + "/.cache/scuda/modules";
+  return "";
+}
+
+// Only the options: the accepting process never touches the cache.
+void configure_module_cache(const ServerArgs& args) {
+  server::ModuleCacheOptions cache;
+  if (!args.no_module_cache)
+    cache.dir = args.module_cache_dir.empty() ? default_module_cache() : args.module_cache_dir;
+  cache.max_bytes = args.module_cache_size;
+  if (cache.dir.empty()) spdlog::info("no module cache: clients send every image");
+  else spdlog::info("module cache in {}, at most {} bytes", cache.dir, cache.max_bytes);
+  server::set_module_cache_options(std::move(cache));
+}
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -47,6 +71,7 @@ int run_server(const ServerArgs& args) {
     return 2;
   }
   server::set_nvml_path(args.nvml_path);
+  configure_module_cache(args);
   return server::serve(options);
 }
 
@@ -70,6 +95,14 @@ void add_server_command(CLI::App& app) {
                   "Path of NVIDIA's libnvidia-ml.so.1 (default: search the usual places)");
   cmd->add_flag("--insecure", args->insecure,
                 "Allow a non-loopback address without a token");
+  cmd->add_option("--module-cache", args->module_cache_dir,
+                  "Directory of cached module images (default: $XDG_CACHE_HOME/scuda/modules "
+                  "or ~/.cache/scuda/modules)");
+  cmd->add_option("--module-cache-size", args->module_cache_size,
+                  "Most bytes the module cache holds; least recently used images go first")
+      ->capture_default_str();
+  cmd->add_flag("--no-module-cache", args->no_module_cache,
+                "Keep no module images: clients send every image whole");
   cmd->add_flag("-v,--verbose", args->verbose, "Log every session");
   cmd->callback([args] { std::exit(run_server(*args)); });
 }

@@ -1,10 +1,15 @@
-// Hand-written module and library requests. Functions and kernels come back
+// Hand-written module and library requests. Images arrive whole or as their
+// hash alone (module_cache.h keeps them); functions and kernels come back
 // with their parameter layout, so the client can pack launch arguments
 // without asking again.
+#include <map>
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
+#include "server/module_cache.h"
 #include "server/session.h"
 
 namespace scuda::server {
@@ -30,28 +35,95 @@ void write_layout(GetInfo get_info, Writer& out) {
   for (const protocol::ParamSlot& slot : slots) out.put(slot);
 }
 
+// A load request, with its image: the one sent, or the cached one.
+struct LoadRequest {
+  uint64_t proposed = 0;
+  protocol::ImageHash hash{};
+  uint64_t size = 0;
+  bool hash_only = false;
+  std::string image;  // a copy: PTX must end in NUL
+};
+
+// Returns kMalformed, protocol::kImageNotHeld, or CUDA_SUCCESS with the image.
+CUresult read_load(Reader& in, LoadRequest* req) {
+  req->proposed = in.u64();
+  const uint8_t source = in.u8();
+  req->hash = in.get<protocol::ImageHash>();
+  req->size = in.u64();
+  req->hash_only = source == protocol::kHashOnly;
+  if (source == protocol::kImageFollows) req->image = std::string(in.blob());
+  if (!in.done() || source > protocol::kHashOnly) return kMalformed;
+  const std::string name = hash_hex(req->hash).substr(0, 12);
+  if (req->hash_only) {
+    const bool found = module_cache().find(req->hash, req->size, &req->image);
+    spdlog::info("image {}: {}", name, found ? "from the cache" : "not held; the client sends it");
+    return found ? CUDA_SUCCESS : static_cast<CUresult>(protocol::kImageNotHeld);
+  }
+  // The server names files by the hashes it computes, never by the client's.
+  if (req->image.size() != req->size ||
+      protocol::image_hash(req->image.data(), req->image.size()) != req->hash)
+    return kMalformed;
+  spdlog::info("image {}: received, {} bytes", name, req->size);
+  return CUDA_SUCCESS;
+}
+
+// Results of failed hash-only loads, which the client may have sent one-way:
+// later requests naming the module report the load's error.
+std::map<uint64_t, CUresult>& failed_loads() {
+  static std::map<uint64_t, CUresult> failed;  // one session per process
+  return failed;
+}
+
+void note_failure(const LoadRequest& req, CUresult rc) {
+  if (!req.hash_only || rc == protocol::kImageNotHeld) return;
+  if (failed_loads().size() >= 4096) failed_loads().clear();
+  failed_loads()[req.proposed] = rc;
+}
+
+// INVALID_HANDLE, or the error of the load that should have made `id`.
+CUresult unknown_handle(uint64_t id) {
+  auto it = failed_loads().find(id);
+  return it == failed_loads().end() ? CUDA_ERROR_INVALID_HANDLE : it->second;
+}
+
+// The shared body of module and library loads: `load` calls the driver.
+template <class Load>
+CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load load) {
+  LoadRequest req;
+  CUresult rc = read_load(in, &req);
+  if (rc == CUDA_SUCCESS && !s.handles().can_bind(req.proposed)) rc = CUDA_ERROR_INVALID_VALUE;
+  void* handle = nullptr;
+  if (rc == CUDA_SUCCESS) rc = load(req.image.c_str(), &handle);
+  if (rc != CUDA_SUCCESS) {
+    if (rc != kMalformed) note_failure(req, rc);
+    return rc;
+  }
+  // Only images the driver accepted are cached.
+  ModuleCache& cache = module_cache();
+  if (!cache.holds(req.hash)) cache.store(req.hash, req.image);
+  out.u64(s.handles().bind(req.proposed, kind, handle));
+  out.u8(cache.holds(req.hash) ? 1 : 0);
+  return CUDA_SUCCESS;
+}
+
 CUresult module_load(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
-  const std::string image(in.blob());  // a copy: PTX must end in NUL
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
-  CUmodule mod = nullptr;
-  CUresult rc = s.driver().cuModuleLoadData(&mod, image.c_str());
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUmodule, mod));
-  return rc;
+  return load_image(s, in, out, HandleKind::CUmodule, [&](const char* image, void** handle) {
+    CUmodule mod = nullptr;
+    CUresult rc = s.driver().cuModuleLoadData(&mod, image);
+    *handle = mod;
+    return rc;
+  });
 }
 
 CUresult library_load(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
-  const std::string image(in.blob());
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
-  if (!s.driver().cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
-  CUlibrary lib = nullptr;
-  CUresult rc = s.driver().cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0, nullptr,
-                                             nullptr, 0);
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUlibrary, lib));
-  return rc;
+  return load_image(s, in, out, HandleKind::CUlibrary, [&](const char* image, void** handle) {
+    if (!s.driver().cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
+    CUlibrary lib = nullptr;
+    CUresult rc = s.driver().cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr,
+                                               nullptr, 0);
+    *handle = lib;
+    return rc;
+  });
 }
 
 CUresult module_get_function(Session& s, Reader& in, Writer& out) {
@@ -61,7 +133,7 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   if (!in.done()) return kMalformed;
   void* mod = nullptr;
   if (!s.handles().resolve(module_id, HandleKind::CUmodule, &mod) || !mod)
-    return CUDA_ERROR_INVALID_HANDLE;
+    return unknown_handle(module_id);
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   CUfunction fn = nullptr;
@@ -81,7 +153,7 @@ CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
   if (!in.done()) return kMalformed;
   void* lib = nullptr;
   if (!s.handles().resolve(library_id, HandleKind::CUlibrary, &lib) || !lib)
-    return CUDA_ERROR_INVALID_HANDLE;
+    return unknown_handle(library_id);
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (!d.cuLibraryGetKernel) return CUDA_ERROR_NOT_SUPPORTED;

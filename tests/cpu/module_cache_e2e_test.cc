@@ -1,0 +1,155 @@
+// The module cache end to end: client processes (module_load_tool) against a
+// real server with a cache directory of its own. What a client sent is read
+// from the kernel's count of the bytes its process wrote.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "protocol/ops.h"
+#include "server/module_cache.h"
+#include "server_process.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr long long kImageBytes = 2 << 20;
+
+// A double module image of about kImageBytes, with kernel "k"; distinct per tag.
+std::string image(const std::string& tag) {
+  return "scuda-double-module\nkernel k 8 4\nkernel " + tag + " 4\n" +
+         std::string(kImageBytes, ' ') + "\n";
+}
+
+long long wchar(const std::string& out) {
+  const size_t at = out.find("wchar: ");
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 7));
+}
+
+class ModuleCacheE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/scuda-module-cache-XXXXXX";
+    root_ = mkdtemp(templ);
+    cache_ = root_ + "/cache";
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(root_);
+  }
+
+  void start(std::vector<std::string> args) {
+    server_ = std::make_unique<scuda::test::ServerProcess>(std::move(args));
+  }
+  std::string write(const std::string& name, const std::string& bytes) {
+    const std::string path = root_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  scuda::test::Output tool(std::vector<std::string> args) {
+    args.insert(args.begin(), MODULE_LOAD_TOOL);
+    return scuda::test::run_program(args, {"SCUDA_SERVER=" + server_->address()});
+  }
+  std::string cached_path(const std::string& bytes) {
+    // The client sends the image with its terminating NUL.
+    const auto hash = scuda::protocol::image_hash(bytes.c_str(), bytes.size() + 1);
+    return cache_ + "/" + scuda::server::hash_hex(hash);
+  }
+  uint64_t cache_bytes() {
+    uint64_t total = 0;
+    for (const auto& e : fs::directory_iterator(cache_)) total += e.file_size();
+    return total;
+  }
+
+  std::string root_, cache_;
+  std::unique_ptr<scuda::test::ServerProcess> server_;
+};
+
+TEST_F(ModuleCacheE2E, ASecondProcessSendsOnlyTheHash) {
+  start({"--module-cache", cache_});
+  const std::string a = image("a");
+  const std::string file = write("a", a);
+  auto first = tool({"load", file});
+  EXPECT_NE(first.out.find("load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"), std::string::npos)
+      << first.out << first.err;
+  EXPECT_GE(wchar(first.out), kImageBytes);
+  EXPECT_TRUE(fs::exists(cached_path(a)));
+
+  auto second = tool({"load", file, file});
+  EXPECT_NE(second.out.find("load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS\n"
+                            "load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"),
+            std::string::npos)
+      << second.out << second.err;
+  EXPECT_GE(wchar(second.out), 0);
+  EXPECT_LT(wchar(second.out), 64 << 10);
+}
+
+TEST_F(ModuleCacheE2E, EvictionKeepsTheBoundAndTheRecentlyUsed) {
+  start({"--module-cache", cache_, "--module-cache-size", std::to_string(5 << 20)});
+  const std::string a = image("a"), b = image("b"), c = image("c");
+  const std::string fa = write("a", a), fb = write("b", b), fc = write("c", c);
+  for (const std::string& f : {fa, fb, fa, fc}) {
+    auto r = tool({"load", f});
+    ASSERT_NE(r.out.find("function: CUDA_SUCCESS"), std::string::npos) << r.out << r.err;
+  }
+  EXPECT_LE(cache_bytes(), uint64_t{5} << 20);
+  EXPECT_TRUE(fs::exists(cached_path(a)));
+  EXPECT_FALSE(fs::exists(cached_path(b)));
+  EXPECT_TRUE(fs::exists(cached_path(c)));
+}
+
+TEST_F(ModuleCacheE2E, ACorruptFileIsIgnoredAndReplaced) {
+  start({"--module-cache", cache_});
+  const std::string a = image("a");
+  const std::string file = write("a", a);
+  tool({"load", file});
+  const std::string cached = cached_path(a);
+  ASSERT_TRUE(fs::exists(cached));
+  std::ofstream(cached, std::ios::binary | std::ios::in) << "garbage";  // same size
+  auto r = tool({"load", file});
+  EXPECT_NE(r.out.find("function: CUDA_SUCCESS"), std::string::npos) << r.out << r.err;
+  EXPECT_GE(wchar(r.out), kImageBytes);
+  std::ifstream in(cached, std::ios::binary);
+  const std::string stored((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(stored, a + '\0');
+}
+
+TEST_F(ModuleCacheE2E, BadImagesStillReportInvalidImage) {
+  start({"--module-cache", cache_});
+  const std::string small = write("small", "not a module");
+  const std::string big = write("big", std::string(kImageBytes, 'x'));
+  for (int run = 0; run < 2; ++run) {
+    auto r = tool({"load", small, big});
+    EXPECT_EQ(r.out.find("load: CUDA_ERROR_INVALID_IMAGE\nload: CUDA_ERROR_INVALID_IMAGE\n"), 0u)
+        << r.out << r.err;
+  }
+  EXPECT_TRUE(!fs::exists(cache_) || fs::is_empty(cache_));
+}
+
+TEST_F(ModuleCacheE2E, AFailedOneWayLoadFailsTheModulesUsers) {
+  start({"--module-cache", cache_});
+  const std::string file = write("small", "scuda-double-module\nkernel k 8\n");
+  auto r = tool({"detached", file});
+  EXPECT_EQ(r.out,
+            "load: CUDA_SUCCESS\none-way load: CUDA_SUCCESS\n"
+            "function: CUDA_ERROR_INVALID_CONTEXT\nsynchronize: CUDA_ERROR_INVALID_CONTEXT\n")
+      << r.err;
+}
+
+TEST_F(ModuleCacheE2E, NoModuleCacheKeepsNothing) {
+  setenv("XDG_CACHE_HOME", cache_.c_str(), 1);
+  start({"--no-module-cache"});
+  unsetenv("XDG_CACHE_HOME");
+  const std::string file = write("a", image("a"));
+  for (int run = 0; run < 2; ++run) {
+    auto r = tool({"load", file, file});
+    EXPECT_NE(r.out.find("function: CUDA_SUCCESS"), std::string::npos) << r.out << r.err;
+    EXPECT_GE(wchar(r.out), 2 * kImageBytes);
+  }
+  EXPECT_FALSE(fs::exists(cache_));
+}
+
+}  // namespace

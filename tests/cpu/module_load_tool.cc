@@ -1,0 +1,77 @@
+// A client of its own process for the module cache tests: loads module image
+// files and reports each result and the bytes the process wrote (its
+// /proc/self/io wchar, which counts what went to the server).
+//   module_load_tool load FILE...   load each file, then look up kernel "k"
+//   module_load_tool detached FILE  load FILE, then again with no current
+//                                   context (one-way, so it fails later)
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const char* name_of(CUresult rc) {
+  const char* name = nullptr;
+  cuGetErrorName(rc, &name);
+  return name ? name : "?";
+}
+
+std::string read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+long long bytes_written() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  long long value = -1;
+  while (in >> key >> value)
+    if (key == "wchar:") return value;
+  return -1;
+}
+
+void load(const char* path) {
+  const std::string image = read_file(path);
+  CUmodule mod = nullptr;
+  CUresult rc = cuModuleLoadData(&mod, image.c_str());
+  std::printf("load: %s\n", name_of(rc));
+  if (rc != CUDA_SUCCESS) return;
+  CUfunction fn = nullptr;
+  std::printf("function: %s\n", name_of(cuModuleGetFunction(&fn, mod, "k")));
+}
+
+int detached(const char* path, CUcontext ctx) {
+  const std::string image = read_file(path);
+  CUmodule held = nullptr, failed = nullptr;
+  std::printf("load: %s\n", name_of(cuModuleLoadData(&held, image.c_str())));
+  cuCtxSetCurrent(nullptr);
+  std::printf("one-way load: %s\n", name_of(cuModuleLoadData(&failed, image.c_str())));
+  cuCtxSetCurrent(ctx);
+  CUfunction fn = nullptr;
+  std::printf("function: %s\n", name_of(cuModuleGetFunction(&fn, failed, "k")));
+  std::printf("synchronize: %s\n", name_of(cuCtxSynchronize()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  CUdevice dev;
+  CUcontext ctx;
+  if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+      cuCtxSetCurrent(ctx))
+    return 1;
+  if (std::strcmp(argv[1], "detached") == 0) return detached(argv[2], ctx);
+  if (std::strcmp(argv[1], "load") != 0) return 2;
+  for (int i = 2; i < argc; ++i) load(argv[i]);
+  const long long written = bytes_written();
+  std::printf("wchar: %lld\n", written);
+  return 0;
+}
