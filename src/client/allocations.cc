@@ -45,14 +45,18 @@ CUresult get_global(Forward forward, CUdeviceptr* dptr, size_t* bytes, Owner own
   return rc;
 }
 
-bool is_device_address(const void* p) {
-  const auto addr = reinterpret_cast<CUdeviceptr>(p);
+bool inside_allocation(CUdeviceptr base, size_t size) {
   std::lock_guard lock(allocations().mu);
   auto& ranges = allocations().ranges;
-  auto it = ranges.upper_bound(addr);
+  auto it = ranges.upper_bound(base);
   if (it == ranges.begin()) return false;
   --it;
-  return addr < it->first + it->second;
+  const CUdeviceptr end = it->first + it->second;
+  return base < end && size <= end - base;
+}
+
+bool is_device_address(const void* p) {
+  return inside_allocation(reinterpret_cast<CUdeviceptr>(p), 1);
 }
 
 }  // namespace scuda::client

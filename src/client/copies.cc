@@ -23,10 +23,15 @@ uint16_t sync_flag(uint8_t mode) {
   return mode & protocol::kCopyAsync ? 0 : protocol::kSynchronizing;
 }
 
+// The bytes are captured into the frames at the call, which is all the
+// driver promises for pageable sources, so a copy into memory the client
+// knows goes one-way; its errors come back at the next synchronizing call.
+// A copy elsewhere waits, so that the driver's answer comes back at once.
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !src) return CUDA_ERROR_INVALID_VALUE;
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  const bool wait = !inside_allocation(dst, size);
   std::lock_guard lock(conn->mutex());
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   size_t offset = 0;
@@ -39,12 +44,13 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     w.u64(handle_id(stream));
     w.u8(mode);
     w.u64(n);  // the blob's length; its bytes follow as the frame's tail
-    if (!conn->send(protocol::kOpMemcpyHtoD, last ? sync_flag(mode) : protocol::kOneWay,
-                    w.data().data(), w.size(),
+    const uint16_t flags = wait && last ? sync_flag(mode) : protocol::kOneWay;
+    if (!conn->send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(),
                     static_cast<const uint8_t*>(src) + offset, n, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     offset += n;
   } while (offset < size);
+  if (!wait) return CUDA_SUCCESS;
   std::vector<uint8_t> reply;
   return conn->receive(last_id, &reply);
 }

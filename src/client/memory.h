@@ -11,5 +11,7 @@ namespace scuda::client {
 void note_allocation(CUdeviceptr base, size_t size);
 void forget_allocation(CUdeviceptr base);
 bool is_device_address(const void* p);
+// True when [base, base + size) lies inside one known allocation.
+bool inside_allocation(CUdeviceptr base, size_t size);
 
 }  // namespace scuda::client
