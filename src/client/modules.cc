@@ -3,12 +3,14 @@
 // functions and kernels come back with their parameter layouts.
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "client/context.h"
 #include "client/layouts.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
@@ -152,6 +154,36 @@ void clear_log_buffers(unsigned n, const CUjit_option* options, void** values) {
   }
 }
 
+// A kernel's function in the current context, asked of the server once and
+// then remembered: PyTorch asks for it before most launches.
+CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
+  static std::mutex mu;
+  static auto* known = new std::map<std::pair<uint64_t, uint64_t>, uint64_t>;  // never freed
+  const std::pair key{kernel, current_context_id()};
+  {
+    std::lock_guard lock(mu);
+    if (auto it = known->find(key); it != known->end()) {
+      *fn = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  Layout layout;
+  if (!find_layout(kernel, &layout)) return CUDA_ERROR_INVALID_HANDLE;
+  protocol::Writer w;
+  w.u64(new_handle_id());
+  w.u64(kernel);
+  std::vector<uint8_t> reply;
+  CUresult rc = call(protocol::kOpKernelGetFunction, w, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(reply);
+  *fn = r.u64();
+  if (!r.done()) return bad_reply("cuKernelGetFunction");
+  note_layout(*fn, std::move(layout));
+  std::lock_guard lock(mu);
+  (*known)[key] = *fn;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 }  // namespace scuda::client
@@ -218,20 +250,10 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const c
 CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
   SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  Layout layout;
-  if (!find_layout(handle_id(kernel), &layout)) return CUDA_ERROR_INVALID_HANDLE;
-  scuda::protocol::Writer w;
-  w.u64(new_handle_id());
-  w.u64(handle_id(kernel));
-  std::vector<uint8_t> reply;
-  CUresult rc = call(scuda::protocol::kOpKernelGetFunction, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  scuda::protocol::Reader r(reply);
-  const uint64_t id = r.u64();
-  if (!r.done()) return bad_reply("cuKernelGetFunction");
-  note_layout(id, std::move(layout));
-  *fn = handle_from_id<CUfunction>(id);
-  return CUDA_SUCCESS;
+  uint64_t id = 0;
+  CUresult rc = scuda::client::kernel_function(handle_id(kernel), &id);
+  if (rc == CUDA_SUCCESS) *fn = handle_from_id<CUfunction>(id);
+  return rc;
 }
 
 CUresult CUDAAPI cuLibraryGetModule(CUmodule* module, CUlibrary library) {
