@@ -11,7 +11,6 @@
 #include "client/session.h"
 #include "client/stats.h"
 #include "common/config.h"
-#include "common/log.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -37,13 +36,7 @@ LocalDriver& local() {
 
 }  // namespace
 
-bool passthrough() {
-  static const bool value = [] {
-    init_logging();
-    return configured_server().empty();
-  }();
-  return value;
-}
+bool passthrough() { return pass_through(); }
 
 const DriverTable& local_driver() { return local().table; }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
+
 namespace scuda {
 
 namespace {
@@ -30,6 +32,14 @@ std::string configured_server() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return first_line(std::string(home) + "/.config/scuda/host");
   return "";
+}
+
+bool pass_through() {
+  static const bool value = [] {
+    init_logging();
+    return configured_server().empty();
+  }();
+  return value;
 }
 
 std::string configured_token_file() {

@@ -11,6 +11,11 @@ constexpr char kDefaultPort[] = "14833";
 // ~/.config/scuda/host; empty when neither is set (pass-through mode).
 std::string configured_server();
 
+// True when no server is configured, so a stand-in library passes every call
+// to the local library it stands in for. Decided once per process, which is
+// also when the stand-ins set up logging.
+bool pass_through();
+
 // The token file named by SCUDA_TOKEN_FILE; empty when unset.
 std::string configured_token_file();
 

@@ -10,7 +10,6 @@
 
 #include "client/remote_call.h"
 #include "common/config.h"
-#include "common/log.h"
 
 namespace scuda::nvml {
 
@@ -36,13 +35,7 @@ const LocalNvml& local() {
 
 }  // namespace
 
-bool passthrough() {
-  static const bool value = [] {
-    init_logging();
-    return configured_server().empty();
-  }();
-  return value;
-}
+bool passthrough() { return pass_through(); }
 
 const NvmlTable& local_nvml() { return local().table; }
 
