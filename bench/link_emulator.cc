@@ -49,7 +49,8 @@ class Direction {
 
  private:
   Clock::time_point schedule(size_t bytes);
-  bool push(Chunk chunk);
+  bool wait_for_room();
+  void push(Chunk chunk);
   Chunk pop();
 
   scuda::Socket& from_;
@@ -71,14 +72,19 @@ Clock::time_point Direction::schedule(size_t bytes) {
   return line_free_ + params_.one_way;
 }
 
-bool Direction::push(Chunk chunk) {
+// Bytes enter the link only when it has room, so a full link holds the
+// sender back as a closed TCP window would; false once the far end is gone.
+bool Direction::wait_for_room() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return broken_ || queued_ < params_.queue_bytes; });
-  if (broken_) return false;
+  return !broken_;
+}
+
+void Direction::push(Chunk chunk) {
+  std::lock_guard lock(mutex_);
   queued_ += chunk.data.size();
   queue_.push_back(std::move(chunk));
   changed_.notify_all();
-  return true;
 }
 
 Chunk Direction::pop() {
@@ -92,13 +98,14 @@ Chunk Direction::pop() {
 }
 
 void Direction::read_loop() {
-  for (;;) {
+  while (wait_for_room()) {
     std::vector<char> buffer(64 << 10);
     ssize_t n = ::read(from_.fd(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
     const Clock::time_point due = schedule(buffer.size());
-    if (!push({due, std::move(buffer)}) || n <= 0) return;
+    push({due, std::move(buffer)});
+    if (n <= 0) return;
   }
 }
 
