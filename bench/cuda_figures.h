@@ -24,7 +24,8 @@ class CudaBench {
 
   // Seconds per synchronous 4-byte device-to-host copy.
   std::vector<double> sync_copy(const Plan& plan);
-  // Seconds per copy of `bytes`, from pageable or cuMemHostAlloc memory.
+  // Seconds per copy of `bytes`, from pageable or cuMemHostAlloc memory
+  // (host to device: until a cuCtxSynchronize after it returns).
   std::vector<double> htod(size_t bytes, bool pinned, const Plan& plan);
   std::vector<double> dtoh(size_t bytes, bool pinned, const Plan& plan);
   // Seconds per cuMemAlloc/cuMemFree pair.
