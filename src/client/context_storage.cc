@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 namespace scuda::client {
 namespace {
 
@@ -43,7 +45,10 @@ CUresult resolve_context(CUcontext* ctx) {
   CUcontext current = nullptr;
   const CUresult rc = cuCtxGetCurrent(&current);
   if (rc != CUDA_SUCCESS) return rc;
-  if (current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (current == nullptr) {
+    spdlog::debug("context-local storage used with no current context");
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   *ctx = current;
   return CUDA_SUCCESS;
 }

@@ -157,12 +157,14 @@ const Table<kContextLocalStorageWords>& context_storage_table() {
 // 13.x driver's table has 14-16 functions, SveSop). Every context here is a
 // plain one, never "wrapped" (ZLUDA v3).
 
-CUresult CUDAAPI context_check1(CUcontext, uint32_t*, void**) {
+CUresult CUDAAPI context_check1(CUcontext ctx, uint32_t*, void**) {
+  spdlog::debug("CONTEXT_CHECKS slot 1 called for context {}: not supported", static_cast<void*>(ctx));
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 // out2 is left untouched, as ZLUDA v3 and LUPINE do for unwrapped contexts.
-CUresult CUDAAPI context_check2(CUcontext, uint32_t* wrapped, void**) {
+CUresult CUDAAPI context_check2(CUcontext ctx, uint32_t* wrapped, void**) {
+  spdlog::trace("CONTEXT_CHECKS slot 2 called for context {}", static_cast<void*>(ctx));
   if (wrapped == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *wrapped = 0;
   return CUDA_SUCCESS;
