@@ -4,6 +4,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,6 +70,9 @@ int serve(const ListenerOptions& options) {
       if (errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
       continue;
     }
+    // Replies are small and latency-bound: never hold one back for Nagle.
+    int one = 1;
+    setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (options.max_sessions > 0 && static_cast<int>(sessions.size()) >= options.max_sessions) {
       refuse_busy(client, options.max_sessions);
       continue;
