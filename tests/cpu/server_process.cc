@@ -82,6 +82,8 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
   pid_ = fork();
   if (pid_ == 0) {
     setenv("SCUDA_DOUBLE_LOG", launch_log_.c_str(), 1);
+    // The default module cache lives under XDG_CACHE_HOME: keep tests out of ~.
+    setenv("XDG_CACHE_HOME", (launch_log_ + ".cache").c_str(), 1);
     auto args = c_strings(argv);
     execv(args[0], args.data());
     _exit(127);
