@@ -22,7 +22,10 @@ namespace {
 struct Primary {
   uint64_t id = 0;
   int refs = 0;
+  // The driver's answer to cuDevicePrimaryCtxGetState, while still valid.
+  bool state_known = false;
   unsigned flags = 0;
+  int active = 0;
 };
 
 struct Contexts {
@@ -196,6 +199,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   scuda::client::Primary& p = contexts().primaries[dev];
   p.id = handle_id(*pctx);
   ++p.refs;
+  p.state_known = false;
   contexts().devices[p.id] = dev;
   return CUDA_SUCCESS;
 }
@@ -209,6 +213,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     std::lock_guard lock(contexts().mu);
     scuda::client::Primary& p = contexts().primaries[dev];
     if (p.refs > 0 && --p.refs == 0) released = p.id;
+    p.state_known = false;
   }
   if (released) scuda::client::run_context_storage_destructors(handle_from_id<CUcontext>(released));
   return CUDA_SUCCESS;
@@ -223,7 +228,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     std::lock_guard lock(contexts().mu);
     scuda::client::Primary& p = contexts().primaries[dev];
     p.refs = 0;
-    p.flags = 0;
+    p.state_known = false;
     id = p.id;
   }
   if (id) scuda::client::run_context_storage_destructors(handle_from_id<CUcontext>(id));
@@ -235,7 +240,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
   CUresult rc = scuda::client::forward::cuDevicePrimaryCtxSetFlags_v2(dev, flags);
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(contexts().mu);
-  contexts().primaries[dev].flags = flags;
+  contexts().primaries[dev].state_known = false;
   return CUDA_SUCCESS;
 }
 
@@ -244,11 +249,23 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  std::lock_guard lock(contexts().mu);
-  const scuda::client::Primary& p = contexts().primaries[dev];
-  *flags = p.flags;
-  *active = p.refs > 0;
+  {
+    std::lock_guard lock(contexts().mu);
+    const scuda::client::Primary& p = contexts().primaries[dev];
+    if (p.state_known) {
+      *flags = p.flags;
+      *active = p.active;
+      return CUDA_SUCCESS;
+    }
+  }
+  CUresult rc = scuda::client::forward::cuDevicePrimaryCtxGetState(dev, flags, active);
+  if (rc != CUDA_SUCCESS) return rc;
   spdlog::trace("cuDevicePrimaryCtxGetState({}): flags {:#x}, active {}", dev, *flags, *active);
+  std::lock_guard lock(contexts().mu);
+  scuda::client::Primary& p = contexts().primaries[dev];
+  p.state_known = true;
+  p.flags = *flags;
+  p.active = *active;
   return CUDA_SUCCESS;
 }
 

@@ -217,6 +217,8 @@ CUresult integrity_devices(std::vector<IntegrityDevice>* devices) {
 // be forwarded to the server (EXPORT-TABLES.md, "Integrity check").
 CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, uint8_t* out) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  spdlog::debug("INTEGRITY_CHECK asked by cudart {} ({})", version,
+                integrity_check_hashes_inputs(version) ? "hashed" : "fixed answer");
   IntegrityInputs in{};
   in.version = version;
   in.unix_seconds = unix_seconds;

@@ -72,6 +72,19 @@ TEST_F(DriverTest, DeviceQueriesComeFromTheServersDriver) {
   EXPECT_EQ(cuDeviceGet(&other, 1), CUDA_ERROR_INVALID_DEVICE);
 }
 
+TEST_F(DriverTest, PrimaryContextStateIsTheDriversAndFollowsSetFlags) {
+  unsigned flags = 99;
+  int active = 0;
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(dev_, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(active, 1);
+  ASSERT_EQ(cuDevicePrimaryCtxSetFlags(dev_, CU_CTX_SCHED_BLOCKING_SYNC), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(dev_, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(flags, unsigned{CU_CTX_SCHED_BLOCKING_SYNC});
+  ASSERT_EQ(cuDevicePrimaryCtxSetFlags(dev_, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(dev_, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(flags, 0u);
+}
+
 TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
   for (size_t size : {size_t{1}, size_t{3}, size_t{1 << 20} + 3, size_t{20} << 20}) {
     std::vector<uint8_t> in(size), out(size, 0);
