@@ -78,31 +78,71 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   return true;
 }
 
-CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
-  if (broken_) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  const auto start = std::chrono::steady_clock::now();
-  protocol::Frame f;
-  std::string why;
-  switch (protocol::read_frame(socket_, &f, &why)) {
-    case protocol::ReadStatus::kClosed:
-      return lost("the server closed the connection");
-    case protocol::ReadStatus::kBad:
-      return lost(why);
-    case protocol::ReadStatus::kOk:
-      break;
+bool Connection::reply_head(uint64_t id, CUresult* result, size_t* rest) {
+  if (broken_) {
+    *result = CUDA_ERROR_DEVICE_UNAVAILABLE;
+    return false;
   }
-  if (f.header.flags & protocol::kError)
-    return lost("the server ended the session: " + std::string(f.payload.begin(), f.payload.end()));
-  if (!(f.header.flags & protocol::kReply) || f.header.request_id != id ||
-      f.payload.size() < sizeof(uint32_t))
-    return lost("the server sent an unexpected frame");
-  if (stats::enabled())
-    stats::count_reply(f.header.op, protocol::kHeaderSize + f.payload.size(),
-                       std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - start).count());
-  protocol::Reader r(f.payload);
-  const auto rc = static_cast<CUresult>(r.u32());
-  reply->assign(f.payload.begin() + sizeof(uint32_t), f.payload.end());
+  uint8_t header[protocol::kHeaderSize];
+  protocol::FrameHeader h;
+  std::string why;
+  if (!socket_.read_exact(header, sizeof header)) {
+    *result = lost("the server closed the connection");
+    return false;
+  }
+  if (!protocol::decode_header(header, &h, &why)) {
+    *result = lost(why);
+    return false;
+  }
+  if (h.flags & protocol::kError) {
+    std::string message(h.length, '\0');
+    socket_.read_exact(message.data(), message.size());
+    *result = lost("the server ended the session: " + message);
+    return false;
+  }
+  uint32_t word = 0;
+  if (!(h.flags & protocol::kReply) || h.request_id != id || h.length < sizeof word ||
+      !socket_.read_exact(&word, sizeof word)) {
+    *result = lost("the server sent an unexpected frame");
+    return false;
+  }
+  reply_op_ = h.op;
+  *result = static_cast<CUresult>(word);
+  *rest = h.length - sizeof word;
+  return true;
+}
+
+void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point start) {
+  if (!stats::enabled()) return;
+  const auto waited = std::chrono::steady_clock::now() - start;
+  stats::count_reply(reply_op_, protocol::kHeaderSize + sizeof(uint32_t) + rest,
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+}
+
+CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
+  const auto start = std::chrono::steady_clock::now();
+  CUresult rc;
+  size_t rest = 0;
+  if (!reply_head(id, &rc, &rest)) return rc;
+  reply->resize(rest);
+  if (!socket_.read_exact(reply->data(), rest)) return lost("the server closed the connection");
+  count_reply(rest, start);
+  return rc;
+}
+
+CUresult Connection::receive_into(uint64_t id, void* dst, size_t size) {
+  const auto start = std::chrono::steady_clock::now();
+  CUresult rc;
+  size_t rest = 0;
+  if (!reply_head(id, &rc, &rest)) return rc;
+  if (rc == CUDA_SUCCESS && rest == size) {
+    if (!socket_.read_exact(dst, size)) return lost("the server closed the connection");
+  } else {
+    std::vector<uint8_t> unexpected(rest);
+    if (!socket_.read_exact(unexpected.data(), rest)) return lost("the server closed the connection");
+    if (rc == CUDA_SUCCESS) rc = lost("the server sent a reply of the wrong size");
+  }
+  count_reply(rest, start);
   return rc;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -31,11 +32,18 @@ class Connection {
   // With the lock held: waits for the reply to `id` and returns the CUresult
   // it carries, leaving the rest of its payload in *reply.
   CUresult receive(uint64_t id, std::vector<uint8_t>* reply);
+  // With the lock held: like receive, but the reply's `size` bytes of data go
+  // straight into `dst` (a reply of any other size is an error).
+  CUresult receive_into(uint64_t id, void* dst, size_t size);
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
 
  private:
+  // Reads the reply's header and result word; false (and *result says why)
+  // once the connection is lost. *rest is the payload left to read.
+  bool reply_head(uint64_t id, CUresult* result, size_t* rest);
+  void count_reply(size_t rest, std::chrono::steady_clock::time_point start);
   CUresult lost(const std::string& why);
 
   std::mutex mutex_;
@@ -45,6 +53,7 @@ class Connection {
   uint64_t next_request_ = 1;
   uint64_t server_context_ = 0;
   bool broken_ = false;
+  uint32_t reply_op_ = 0;  // op of the reply being read, for stats
 };
 
 }  // namespace scuda::client

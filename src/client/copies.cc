@@ -78,13 +78,10 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     offset += n;
   } while (offset < size);
   CUresult first = CUDA_SUCCESS;
-  std::vector<uint8_t> reply;
   offset = 0;
   for (uint64_t id : ids) {
     const size_t n = std::min(kChunkSize, size - offset);
-    CUresult rc = conn->receive(id, &reply);
-    if (rc == CUDA_SUCCESS && reply.size() != n) rc = bad_reply("cuMemcpyDtoH");
-    if (rc == CUDA_SUCCESS) std::memcpy(static_cast<uint8_t*>(dst) + offset, reply.data(), n);
+    CUresult rc = conn->receive_into(id, static_cast<uint8_t*>(dst) + offset, n);
     if (first == CUDA_SUCCESS) first = rc;
     offset += n;
   }
