@@ -119,7 +119,29 @@ void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point 
                      std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
 }
 
+void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
+  deliveries_.push_back({id, dst, size});
+}
+
+CUresult Connection::take_deferred_error() {
+  const CUresult rc = deferred_error_;
+  deferred_error_ = CUDA_SUCCESS;
+  return rc;
+}
+
+CUresult Connection::deliver_before(uint64_t id) {
+  while (!deliveries_.empty() && deliveries_.front().id < id) {
+    const Delivery d = deliveries_.front();
+    deliveries_.pop_front();
+    const CUresult rc = read_into(d.id, d.dst, d.size);
+    if (broken_) return rc;
+    if (deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
+  if (CUresult rc = deliver_before(id); broken_) return rc;
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
   size_t rest = 0;
@@ -131,6 +153,11 @@ CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
 }
 
 CUresult Connection::receive_into(uint64_t id, void* dst, size_t size) {
+  if (CUresult rc = deliver_before(id); broken_) return rc;
+  return read_into(id, dst, size);
+}
+
+CUresult Connection::read_into(uint64_t id, void* dst, size_t size) {
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
   size_t rest = 0;

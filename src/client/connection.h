@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ class Connection {
   // With the lock held: like receive, but the reply's `size` bytes of data go
   // straight into `dst` (a reply of any other size is an error).
   CUresult receive_into(uint64_t id, void* dst, size_t size);
+  // With the lock held: the reply to `id` will carry `size` bytes for `dst`;
+  // it is read whenever a later reply is awaited (at the latest, at the next
+  // synchronizing call), which is when CUDA lets the program read `dst`.
+  void deliver_later(uint64_t id, void* dst, size_t size);
+  // With the lock held: the first error of a reply read by deliver_later, once.
+  CUresult take_deferred_error();
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
@@ -53,6 +60,16 @@ class Connection {
   uint64_t next_request_ = 1;
   uint64_t server_context_ = 0;
   bool broken_ = false;
+  struct Delivery {
+    uint64_t id;
+    void* dst;
+    size_t size;
+  };
+  std::deque<Delivery> deliveries_;
+  CUresult deferred_error_ = CUDA_SUCCESS;
+  // Reads every reply owed to deliver_later ahead of request `id`.
+  CUresult deliver_before(uint64_t id);
+  CUresult read_into(uint64_t id, void* dst, size_t size);
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
 };
 

@@ -55,6 +55,9 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   return conn->receive(last_id, &reply);
 }
 
+// A synchronous copy waits for its chunks; an async one leaves them to be
+// delivered at the next call that waits for the server, so that it costs no
+// round trip of its own.
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !dst) return CUDA_ERROR_INVALID_VALUE;
   Connection* conn = connection();
@@ -74,7 +77,10 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     if (!conn->send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr,
                     0, &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    ids.push_back(id);
+    if (mode & protocol::kCopyAsync)
+      conn->deliver_later(id, static_cast<uint8_t*>(dst) + offset, n);
+    else
+      ids.push_back(id);
     offset += n;
   } while (offset < size);
   CUresult first = CUDA_SUCCESS;
@@ -85,6 +91,9 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     if (first == CUDA_SUCCESS) first = rc;
     offset += n;
   }
+  // A synchronous copy synchronizes: it also reports what earlier async
+  // copies left behind.
+  if (first == CUDA_SUCCESS && !(mode & protocol::kCopyAsync)) first = conn->take_deferred_error();
   return first;
 }
 

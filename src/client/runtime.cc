@@ -88,6 +88,7 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   if (!send_in_context(conn, op, synchronizing ? protocol::kSynchronizing : 0, request, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
   CUresult rc = conn->receive(id, reply);
+  if (synchronizing && rc == CUDA_SUCCESS) rc = conn->take_deferred_error();
   if (rc != CUDA_SUCCESS)
     spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
   return rc;

@@ -148,6 +148,22 @@ TEST_F(DriverTest, PageLockedBlocksDescribeThemselvesAsHostMemory) {
   cuMemFreeHost(pinned);
 }
 
+TEST_F(DriverTest, AsyncDeviceToHostDataAndErrorsArriveAtTheSynchronization) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 256), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x5a, 256), CUDA_SUCCESS);
+  std::vector<uint8_t> out(256, 0);
+  ASSERT_EQ(cuMemcpyDtoHAsync(out.data(), d, 256, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint8_t>(256, 0x5a));
+  // A bad source is an error of the copy, reported where CUDA reports async
+  // errors: at the synchronization.
+  EXPECT_EQ(cuMemcpyDtoHAsync(out.data(), 0x10, 4, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  cuMemFree(d);
+}
+
 TEST_F(DriverTest, MemsetWritesThePattern) {
   CUdeviceptr d;
   ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
