@@ -109,46 +109,48 @@ addrinfo* resolve(const HostPort& addr, bool passive, std::string* error) {
 
 }  // namespace
 
-Socket connect_tcp(const HostPort& addr, std::string* error) {
-  addrinfo* res = resolve(addr, false, error);
+namespace {
+
+// Tries each address `addr` resolves to until `ready` succeeds on a socket for
+// it; on failure says "cannot <verb> HOST:PORT: reason".
+template <class Ready>
+Socket first_ready(const HostPort& addr, bool passive, const char* verb, std::string* error,
+                   Ready ready) {
+  addrinfo* res = resolve(addr, passive, error);
   if (!res) return Socket();
   int last_errno = 0;
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
     Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
     if (!s.valid()) continue;
-    if (::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0) {
-      int one = 1;
-      setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (ready(s, ai)) {
       freeaddrinfo(res);
       return s;
     }
     last_errno = errno;
   }
   freeaddrinfo(res);
-  *error = fmt::format("cannot connect to {}:{}: {}", addr.host, addr.port,
+  *error = fmt::format("cannot {} {}:{}: {}", verb, addr.host, addr.port,
                        std::strerror(last_errno));
   return Socket();
 }
 
+}  // namespace
+
+Socket connect_tcp(const HostPort& addr, std::string* error) {
+  return first_ready(addr, false, "connect to", error, [](Socket& s, addrinfo* ai) {
+    if (::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) != 0) return false;
+    int one = 1;
+    setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return true;
+  });
+}
+
 Socket listen_tcp(const HostPort& addr, std::string* error) {
-  addrinfo* res = resolve(addr, true, error);
-  if (!res) return Socket();
-  int last_errno = 0;
-  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
-    if (!s.valid()) continue;
+  return first_ready(addr, true, "listen on", error, [](Socket& s, addrinfo* ai) {
     int one = 1;
     setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 64) == 0) {
-      freeaddrinfo(res);
-      return s;
-    }
-    last_errno = errno;
-  }
-  freeaddrinfo(res);
-  *error = fmt::format("cannot listen on {}:{}: {}", addr.host, addr.port,
-                       std::strerror(last_errno));
-  return Socket();
+    return ::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 64) == 0;
+  });
 }
 
 }  // namespace scuda
