@@ -57,6 +57,7 @@ CUresult resolve_context(CUcontext* ctx) {
 
 CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
                                      ContextStorageDestructor destructor) {
+  spdlog::trace("context-local storage put ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();
   std::unique_lock lock(s.mutex);
@@ -67,6 +68,7 @@ CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
 // Does not run the destructor: callers free the value themselves after an
 // explicit delete (LUPINE, SveSop's relay; EXPORT-TABLES.md).
 CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
+  spdlog::trace("context-local storage delete ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();
   std::unique_lock lock(s.mutex);
@@ -80,6 +82,8 @@ CUresult CUDAAPI context_storage_get(void** value, CUcontext ctx, void* key) {
   Store& s = store();
   std::shared_lock lock(s.mutex);
   const auto it = s.entries.find(make_key(ctx, key));
+  spdlog::trace("context-local storage get ({}, {}): {}", static_cast<void*>(ctx), key,
+                it == s.entries.end() ? "absent" : "found");
   if (it == s.entries.end()) return CUDA_ERROR_INVALID_HANDLE;
   *value = it->second.value;
   return CUDA_SUCCESS;

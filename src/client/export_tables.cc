@@ -16,6 +16,7 @@
 
 #include "client/context.h"
 #include "client/context_storage.h"
+#include "client/export_table_spy.h"
 #include "client/integrity_check.h"
 #include "client/runtime.h"
 
@@ -244,12 +245,14 @@ CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, u
 // function, so the log names the slot cuBLAS reached.
 
 CUresult CUDAAPI cublas_slot4(uint64_t a0, uint64_t* out) {
+  spdlog::trace("export table 21318c60 slot 4 ({:#x})", a0);
   if (out == nullptr) return CUDA_ERROR_UNKNOWN;
   *out = a0 != 0 ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cublas_slot39(uint64_t, uint64_t a1, uint64_t* out) {
+CUresult CUDAAPI cublas_slot39(uint64_t a0, uint64_t a1, uint64_t* out) {
+  spdlog::trace("export table 21318c60 slot 39 ({:#x}, {:#x})", a0, a1);
   if (a1 == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *out = 0;
   return CUDA_SUCCESS;
@@ -257,7 +260,8 @@ CUresult CUDAAPI cublas_slot39(uint64_t, uint64_t a1, uint64_t* out) {
 
 alignas(16) uint8_t cublas_slot51_object[512];
 
-CUresult CUDAAPI cublas_slot51(uint64_t, uint64_t a1, void** out) {
+CUresult CUDAAPI cublas_slot51(uint64_t a0, uint64_t a1, void** out) {
+  spdlog::trace("export table 21318c60 slot 51 ({:#x}, {:#x})", a0, a1);
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (a1 == ~uint64_t{0}) return CUDA_ERROR_INVALID_HANDLE;
   *out = cublas_slot51_object;
@@ -296,6 +300,8 @@ bool same_id(const CUuuid& a, const CUuuid& b) {
   return std::memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0;
 }
 
+}  // namespace
+
 std::string uuid_text(const CUuuid& id) {
   std::string s;
   for (int i = 0; i < 16; ++i) {
@@ -304,6 +310,8 @@ std::string uuid_text(const CUuuid& id) {
   }
   return s;
 }
+
+namespace {
 
 void warn_once_not_served(const CUuuid& id) {
   static std::mutex mutex;
@@ -351,13 +359,16 @@ extern "C" CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
   if (scuda::client::passthrough()) {
     auto real = scuda::client::local_driver().cuGetExportTable;
     rc = real ? real(ppExportTable, pExportTableId) : CUDA_ERROR_NOT_SUPPORTED;
+    if (rc == CUDA_SUCCESS && scuda::client::spying_on_export_tables()) {
+      *ppExportTable = scuda::client::spy_export_table(*pExportTableId, *ppExportTable);
+    }
   } else {
     rc = scuda::client::get_local_export_table(ppExportTable, pExportTableId);
   }
   if (spdlog::should_log(spdlog::level::trace)) {
     const auto* words = static_cast<const uint64_t*>(rc == CUDA_SUCCESS ? *ppExportTable : nullptr);
-    spdlog::trace("cuGetExportTable({:02x}) = {}, first word {:#x}",
-                  fmt::join(pExportTableId->bytes, ""), static_cast<int>(rc), words ? words[0] : 0);
+    spdlog::trace("cuGetExportTable({}) = {}, first word {:#x}", scuda::client::uuid_text(*pExportTableId),
+                  static_cast<int>(rc), words ? words[0] : 0);
   }
   return rc;
 }

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <string>
 
 namespace scuda::client {
 
@@ -48,6 +49,9 @@ inline constexpr size_t kContextLocalStorageWords = 4;  // 3 slots + NULL, no si
 inline constexpr size_t kContextChecksWords = 17;
 inline constexpr size_t kIntegrityCheckWords = 3;
 inline constexpr size_t kCublasPrivateWords = 96;
+
+// "xxxxxxxx-xxxx-…" as in EXPORT-TABLES.md.
+std::string uuid_text(const CUuuid& id);
 
 // The table this client serves for `id`, at one address for the life of the
 // process; nullptr for any other id.

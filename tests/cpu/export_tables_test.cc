@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/context_storage.h"
+#include "client/export_table_spy.h"
 
 namespace scuda::client {
 namespace {
@@ -392,6 +393,35 @@ TEST(ContextStorage, ReachableThroughTheExportTable) {
   ASSERT_EQ(slot<Get>(ids::kContextLocalStorage, 2)(&value, ctx, fake_ptr(5)), CUDA_SUCCESS);
   EXPECT_EQ(value, fake_ptr(6));
   run_context_storage_destructors(ctx);
+}
+
+// ---- export table spy (pass-through diagnostics) ---------------------------
+
+uint64_t fake_slot1(uint64_t a, uint64_t b, uint64_t* out) {
+  *out = a + b;
+  return 7;
+}
+
+TEST(ExportTableSpy, CopiesCallThroughToTheRealSlots) {
+  const void* real[] = {reinterpret_cast<const void*>(3 * sizeof(void*)),
+                        reinterpret_cast<const void*>(&fake_slot1), nullptr};
+  const CUuuid id = uuid_from_string("00000001-0000-0000-0000-000000000000");
+  const auto* copy = static_cast<const void* const*>(spy_export_table(id, real));
+  ASSERT_NE(copy, static_cast<const void* const*>(real));
+  EXPECT_EQ(copy[0], real[0]);
+  EXPECT_NE(copy[1], real[1]);
+  EXPECT_EQ(copy[2], nullptr);
+  uint64_t out = 0;
+  EXPECT_EQ(reinterpret_cast<decltype(&fake_slot1)>(const_cast<void*>(copy[1]))(40, 2, &out), 7u);
+  EXPECT_EQ(out, 42u);
+  EXPECT_EQ(spy_export_table(id, real), copy);  // one copy per table
+}
+
+TEST(ExportTableSpy, LeavesHashedTablesAlone) {
+  const void* real[] = {reinterpret_cast<const void*>(2 * sizeof(void*)),
+                        reinterpret_cast<const void*>(&fake_slot1)};
+  EXPECT_EQ(spy_export_table(export_table_id::kIntegrityCheck, real), real);
+  EXPECT_EQ(spy_export_table(export_table_id::kCudartInterface, real), real);
 }
 
 }  // namespace

@@ -1,0 +1,18 @@
+// A diagnostic for pass-through mode: SCUDA_SPY_EXPORT_TABLES=1 hands callers
+// a copy of the real driver's export table whose every slot logs its
+// arguments, result and the words its pointer arguments point to, after
+// calling the real slot. This shows what NVIDIA's driver answers where the
+// stand-in has to answer on its own (EXPORT-TABLES.md has the known slots).
+#pragma once
+
+#include <cuda.h>
+
+namespace scuda::client {
+
+bool spying_on_export_tables();
+
+// A logging copy of `real` (the table the driver returned for `id`), or
+// `real` itself for tables whose addresses the integrity check hashes.
+const void* spy_export_table(const CUuuid& id, const void* real);
+
+}  // namespace scuda::client
