@@ -84,31 +84,8 @@ nvidia-smi -L
 nvcc --version | tail -n2
 python3 --version
 
-if [ -d .deps ]; then
-  section "offline deps from .deps"
-  python3 -m pip install -q --no-index --no-deps --upgrade \
-    --target /tmp/scuda-site .deps/whl/*.whl && echo "wheels installed: libclang, nvidia-nvml-dev"
-  export PYTHONPATH=/tmp/scuda-site${PYTHONPATH:+:$PYTHONPATH}
-  # Only needed if scuda links spdlog/fmt as shared libraries.
-  export LD_LIBRARY_PATH=$repo/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  cmake_extra=(-DCMAKE_PREFIX_PATH="$repo/.deps/root/usr")
-else
-  cmake_extra=()
-fi
-
 section "build scuda"
-if [ "${SCUDA_SKIP_BUILD:-0}" = 1 ]; then
-  echo "SCUDA_SKIP_BUILD=1: using the existing build/"
-else
-  gen=()
-  command -v ninja >/dev/null && [ ! -f build/CMakeCache.txt ] && gen=(-G Ninja)
-  if cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSCUDA_BUILD_TESTS=OFF "${cmake_extra[@]}" \
-    >"$logs/cmake.log" 2>&1 && cmake --build build -j >>"$logs/cmake.log" 2>&1; then
-    echo "build ok"
-  else
-    tail -n 40 "$logs/cmake.log"
-  fi
-fi
+SCUDA_BUILD_LOG=$logs/cmake.log source tests/gpu/build.sh
 if [ -x build/bin/scuda ] && [ -e build/lib/libcuda.so.1 ]; then
   check build PASS "build/bin/scuda and build/lib/libcuda.so.1 present"
 else
