@@ -33,6 +33,17 @@ def load(path: Path, functions: dict[str, Function], handlings=HANDLINGS,
     return notes
 
 
+def load_legacy(path: Path) -> dict[str, str]:
+    """[legacy]: "NAME@VERSION" (or "NAME@VERSION_pt") = hand-written adapter
+    serving an old ABI that no declared function shares."""
+    with open(path, "rb") as f:
+        table = tomllib.load(f).get("legacy", {})
+    for key, adapter in table.items():
+        if "@" not in key or not adapter.startswith("scuda_legacy_"):
+            raise SystemExit(f"annotations: [legacy] {key} = {adapter!r} is not NAME@VERSION = scuda_legacy_…")
+    return table
+
+
 def check(name: str, entry: dict, functions: dict[str, Function], handlings,
           header: str) -> Note:
     fn = functions.get(name)

@@ -174,9 +174,11 @@ def read_other_pfn_names(include_dir: Path) -> list[Pfn]:
 
 
 def read_pfn_typedefs(include_dir: Path) -> list[Pfn]:
-    """PFN_<name>_v<version>[_ptsz|_ptds] typedefs, minus the legacy section."""
+    """PFN_<name>_v<version>[_ptsz|_ptds] typedefs, the legacy section's
+    (older versions the driver still exports) included."""
     pattern = re.compile(r"^PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?$")
-    tu = parse_header(include_dir / "cudaTypedefs.h", include_dir, [])
+    tu = parse_header(include_dir / "cudaTypedefs.h", include_dir,
+                      ["-D__CUDA_API_VERSION_INTERNAL"])
     pfns = []
     for c in top_level(tu.cursor):
         m = pattern.match(c.spelling)

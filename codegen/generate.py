@@ -48,7 +48,7 @@ def write(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def outputs(header, plans, entries, nvml=None) -> dict[str, str]:
+def outputs(header, plans, entries, adapters, nvml=None) -> dict[str, str]:
     """`nvml`: (header, plans) of nvml.h, whose handles and signatures join
     the driver's handle kinds and API hash."""
     by_name = {p.name: p for p in plans}
@@ -64,7 +64,7 @@ def outputs(header, plans, entries, nvml=None) -> dict[str, str]:
         "cuda_errors.inc": emit_tables.cuda_errors_inc(header.errors),
         "server_handlers.cc": emit_server.server_handlers_cc(plans),
         "proc_table.h": proc_table.PROC_TABLE_H,
-        "proc_table.cc": proc_table.proc_table_cc(entries, by_name),
+        "proc_table.cc": proc_table.proc_table_cc(entries, by_name, header.functions, adapters),
     }
     for name in SUPPORT_HEADERS:
         files[name] = (HERE / "support" / name).read_text()
@@ -89,11 +89,12 @@ def main(argv=None) -> int:
     notes = annotations.load(args.annotations, header.functions)
     plans = model.plan_all(header, notes)
     pfns = cparse.read_pfn_typedefs(args.cuda_include) + cparse.read_other_pfn_names(args.cuda_include)
+    adapters = annotations.load_legacy(args.annotations)
     entries, missed = proc_table.build(pfns, header.functions,
-                                       args.cuda_include / "cuda.h")
+                                       args.cuda_include / "cuda.h", adapters)
     proc_table.report(missed)
     nvml = plan_nvml(args) if args.nvml_include else None
-    for name, text in outputs(header, plans, entries, nvml).items():
+    for name, text in outputs(header, plans, entries, adapters, nvml).items():
         write(args.out / name, text)
     if args.coverage:
         write(args.coverage, coverage.coverage_md(plans))

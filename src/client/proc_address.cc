@@ -60,10 +60,4 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version
   return rc;
 }
 
-// The CUDA 11 form, without the status argument; cuda.h renames it.
-#undef cuGetProcAddress
-CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
-}
-
 }  // extern "C"

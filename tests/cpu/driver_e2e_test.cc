@@ -2,6 +2,7 @@
 // libcuda; the server it talks to is a real `scuda server` process loading
 // the driver test double. Nothing here runs on a GPU.
 #include <cuda.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -357,6 +358,38 @@ TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {
   EXPECT_NE(fn, reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2));
   EXPECT_EQ(cuGetProcAddress("cuNoSuchThing", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
   EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+// cuBLAS 13 finds these with dlsym under the driver's old names (device run
+// of 2026-11-22: one missing name made cublasCreate fail).
+TEST_F(DriverTest, OldDriverSymbolsAreExportedAndWork) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  for (const char* name :
+       {"cuCtxPushCurrent", "cuCtxPopCurrent", "cuDevicePrimaryCtxRelease",
+        "cuDevicePrimaryCtxReset", "cuEventElapsedTime", "cuStreamWaitValue32",
+        "cuStreamBatchMemOp", "cuStreamGetCaptureInfo_v2", "cuGraphKernelNodeGetParams",
+        "cuGraphExecKernelNodeSetParams", "cuGraphInstantiate", "cuMemPrefetchAsync",
+        "cuGetProcAddress"}) {
+    EXPECT_NE(dlsym(lib, name), nullptr) << name;
+  }
+  using Push = CUresult (*)(CUcontext);
+  using Pop = CUresult (*)(CUcontext*);
+  auto push = reinterpret_cast<Push>(dlsym(lib, "cuCtxPushCurrent"));
+  auto pop = reinterpret_cast<Pop>(dlsym(lib, "cuCtxPopCurrent"));
+  ASSERT_EQ(push(ctx_), CUDA_SUCCESS);
+  CUcontext popped = nullptr;
+  ASSERT_EQ(pop(&popped), CUDA_SUCCESS);
+  EXPECT_EQ(popped, ctx_);
+
+  using GetProcV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
+  auto get_proc = reinterpret_cast<GetProcV1>(dlsym(lib, "cuGetProcAddress"));
+  void* fn = nullptr;
+  ASSERT_EQ(get_proc("cuMemAlloc", &fn, 13000, 0), CUDA_SUCCESS);
+  EXPECT_EQ(fn, reinterpret_cast<void*>(&cuMemAlloc_v2));
+  ASSERT_EQ(get_proc("cuDevicePrimaryCtxRelease", &fn, 7000, 0), CUDA_SUCCESS);
+  EXPECT_NE(fn, nullptr);
+  dlclose(lib);
 }
 
 TEST_F(DriverTest, ErrorNamesAreAnsweredLocally) {

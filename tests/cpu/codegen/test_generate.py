@@ -96,10 +96,26 @@ def test_per_thread_variant_is_in_the_proc_table(gen):
 
 def test_legacy_abi_versions_resolve_to_stubs_that_say_so(gen):
     table = (gen / "proc_table.cc").read_text()
-    assert ('{"cuGetProcAddress", 11030, false, '
-            'reinterpret_cast<void*>(&unserved_cuGetProcAddress_11030)}') in table
-    assert 'unsupported("cuGetProcAddress@11030")' in table
+    assert ('{"cuMemcpyHtoD", 2000, false, '
+            'reinterpret_cast<void*>(&scuda_unserved_cuMemcpyHtoD_2000)}') in table
+    assert 'unsupported("cuMemcpyHtoD@2000")' in table
     assert '{"cuGetProcAddress", 12000, false, reinterpret_cast<void*>(&cuGetProcAddress_v2)}' in table
+
+
+def test_legacy_abis_with_adapters_resolve_to_them(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert ('{"cuGetProcAddress", 11030, false, '
+            'reinterpret_cast<void*>(&scuda_legacy_cuGetProcAddress)}') in table
+    assert ('{"cuStreamGetCaptureInfo", 11030, true, '
+            'reinterpret_cast<void*>(&scuda_legacy_cuStreamGetCaptureInfo_v2_ptsz)}') in table
+
+
+def test_old_driver_symbols_are_exported_as_jumps(gen):
+    table = (gen / "proc_table.cc").read_text()
+    assert "cuCtxPushCurrent:\\n  jmp cuCtxPushCurrent_v2@PLT" in table
+    assert "cuStreamGetCaptureInfo_v2:\\n  jmp scuda_legacy_cuStreamGetCaptureInfo_v2@PLT" in table
+    assert "cuMemcpyHtoD:\\n  jmp scuda_unserved_cuMemcpyHtoD_2000@PLT" in table
+    assert ".globl cuCtxPushCurrent_v2\\n" not in table  # declared in cuda.h: ours already
 
 
 def test_old_versions_with_the_same_parameters_share_the_new_symbol(gen):
@@ -109,7 +125,7 @@ def test_old_versions_with_the_same_parameters_share_the_new_symbol(gen):
 
 def test_graphics_interop_lookups_are_answered(gen):
     table = (gen / "proc_table.cc").read_text()
-    assert '{"cuGLInit", 2000, false, reinterpret_cast<void*>(&unserved_cuGLInit_2000)}' in table
+    assert '{"cuGLInit", 2000, false, reinterpret_cast<void*>(&scuda_unserved_cuGLInit_2000)}' in table
 
 
 def test_handle_kinds_cover_the_opaque_handles(gen):
