@@ -268,29 +268,46 @@ CUresult CUDAAPI cublas_slot51(uint64_t a0, uint64_t a1, void** out) {
   return CUDA_SUCCESS;
 }
 
-template <size_t Slot>
-CUresult CUDAAPI cublas_unknown_slot() {
+// A slot nobody has described: each is its own function, so the log names
+// the table (by its id's first word) and the slot a caller reached.
+template <uint32_t TableId, size_t Slot>
+CUresult CUDAAPI unknown_slot() {
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
-    spdlog::warn("export table 21318c60 slot {} called: not supported", Slot);
+    spdlog::warn("export table {:08x} slot {} called: not supported", TableId, Slot);
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-template <size_t... Slot>
-Table<kCublasPrivateWords> cublas_stubs(std::index_sequence<Slot...>) {
-  return {fn(&cublas_unknown_slot<Slot>)...};
+template <uint32_t TableId, size_t N, size_t... Slot>
+Table<N> unknown_slots(std::index_sequence<Slot...>) {
+  Table<N> w = {fn(&unknown_slot<TableId, Slot>)...};
+  w[0] = size_word(N);
+  return w;
 }
 
 const Table<kCublasPrivateWords>& cublas_private_table() {
   static const Table<kCublasPrivateWords> t = [] {
-    auto w = cublas_stubs(std::make_index_sequence<kCublasPrivateWords>());
-    w[0] = size_word(w.size());
+    auto w = unknown_slots<0x21318c60, kCublasPrivateWords>(
+        std::make_index_sequence<kCublasPrivateWords>());
     w[4] = fn(&cublas_slot4);
     w[39] = fn(&cublas_slot39);
     w[51] = fn(&cublas_slot51);
     return w;
   }();
+  return t;
+}
+
+// ---- 1734dc26, asked for by cuBLASLt's half-precision GEMMs -------------------
+// NVIDIA's 580 driver serves size + 16 slots; cuBLASLt calls slot 4 (two
+// outputs, the table itself, 7) and slot 13 on what slot 4 gave. Nothing
+// describes them, and answering CUDA_ERROR_NOT_FOUND for the table makes
+// cuBLASLt crash (device run of 2026-11-22), so every slot says "not
+// supported" and the caller sees an error it checks.
+
+const Table<kTable1734dc26Words>& table_1734dc26() {
+  static const Table<kTable1734dc26Words> t = unknown_slots<0x1734dc26, kTable1734dc26Words>(
+      std::make_index_sequence<kTable1734dc26Words>());
   return t;
 }
 
@@ -334,6 +351,7 @@ const void* export_table_for(const CUuuid& id) {
   if (same_id(id, ids::kContextChecks)) return context_checks_table().data();
   if (same_id(id, ids::kIntegrityCheck)) return integrity_check_table().data();
   if (same_id(id, ids::kCublasPrivate)) return cublas_private_table().data();
+  if (same_id(id, ids::kTable1734dc26)) return table_1734dc26().data();
   return nullptr;
 }
 

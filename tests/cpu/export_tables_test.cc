@@ -66,7 +66,7 @@ TEST(ExportTables, ServedTablesHaveStableDistinctAddresses) {
   const CUuuid served[] = {ids::kCudartInterface,    ids::kToolsTls,
                            ids::kToolsRuntimeCallbackHooks, ids::kContextLocalStorage,
                            ids::kContextChecks,      ids::kIntegrityCheck,
-                           ids::kCublasPrivate};
+                           ids::kCublasPrivate,      ids::kTable1734dc26};
   std::vector<const void*> seen;
   for (const CUuuid& id : served) {
     const void* first = nullptr;
@@ -268,6 +268,17 @@ TEST(CublasPrivateTable, OtherSlotsAreDistinctNotSupportedStubsThatLogOnce) {
   EXPECT_EQ(log.count_containing("slot 17 "), expected_logs);
   EXPECT_EQ(log.count_containing("slot 95 "), expected_logs);
   EXPECT_EQ(log.count_containing("slot 4 "), 0u);
+}
+
+TEST(Table1734dc26, SizedAsTheDriversWithEverySlotNotSupported) {
+  static int runs = 0;
+  const size_t expected_logs = first_run_only(runs);
+  EXPECT_EQ(word(ids::kTable1734dc26, 0), kTable1734dc26Words * 8);
+  LogCapture log;
+  for (size_t i = 1; i < kTable1734dc26Words; ++i) {
+    EXPECT_EQ(slot<CUresult()>(ids::kTable1734dc26, i)(), CUDA_ERROR_NOT_SUPPORTED) << i;
+  }
+  EXPECT_EQ(log.count_containing("export table 1734dc26 slot 4 "), expected_logs);
 }
 
 // ---- context-local storage ------------------------------------------------------------
