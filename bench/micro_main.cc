@@ -1,6 +1,7 @@
 // scuda-bench-micro: protocol-overhead figures of scuda against the server
 // SCUDA_SERVER names, each beside the same measurement over plain TCP on the
 // same link (bench/README.md).
+#include <dlfcn.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -91,6 +92,14 @@ const std::vector<Row> kRows = {
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
 };
 
+// "scuda" when the stand-in answers this process's driver calls, else
+// "native": run with no server configured, the same program measures CUDA.
+const char* driver_kind() {
+  return dlsym(RTLD_DEFAULT, "scuda_stand_in_marker") != nullptr && std::getenv("SCUDA_SERVER")
+             ? "scuda"
+             : "native";
+}
+
 int run(const Options& o) {
   if (!o.echo_server.empty()) return run_echo_server(o.echo_server);
   const Plans p = plans_for(o);
@@ -101,14 +110,16 @@ int run(const Options& o) {
   measure_transfers(cuda, raw, p, r);
   measure_launches(cuda, o, p, r);
   r.add_meta("device", cuda.device_name());
+  r.add_meta("driver", driver_kind());
   r.add_meta("module", cuda.module_used());
   r.add_meta("link", o.link);
   r.add_meta("transfer_bytes", std::to_string(p.transfer_bytes));
   r.add_meta("launches_per_sample", std::to_string(p.launches));
   r.add_meta("mode", o.quick ? "quick" : "full");
   if (!o.json_path.empty()) std::ofstream(o.json_path) << r.json();
-  std::printf("device: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(), o.link.c_str(),
-              o.quick ? "quick" : "full", r.markdown(kRows).c_str());
+  std::printf("device: %s, driver: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(),
+              driver_kind(), o.link.c_str(), o.quick ? "quick" : "full",
+              r.markdown(kRows).c_str());
   return 0;
 }
 

@@ -34,6 +34,7 @@ def main():
         assert isinstance(value, (int, float)), f"{key} missing: {value!r}"
         assert math.isfinite(value) and value > 0, f"{key} = {value}"
     assert figures["meta"]["module"] == "double", figures["meta"]
+    assert figures["meta"]["driver"] == "scuda", figures["meta"]
     assert seconds < 10, f"--quick took {seconds:.1f} s"
     print(f"every figure present; {seconds:.1f} s")
 

@@ -136,16 +136,18 @@ std::string start_link(Children& kids, const std::string& to, const LinkProfile&
                              port);
 }
 
+// Through `scuda run`, so that the stand-in is loaded exactly as for any
+// program (on a GPU host the real libcuda.so.1 may come first otherwise).
 int run_micro(const BenchArgs& args, const std::string& server, const std::string& echo) {
-  std::vector<std::string> argv = {(bin_dir() / "scuda-bench-micro").string(), "--echo", echo,
-                                   "--link", args.link, "--module", args.module};
+  std::vector<std::string> argv = {(bin_dir() / "scuda").string(), "run", "--server", server};
+  if (!args.token_file.empty())
+    argv.insert(argv.end(), {"--token-file", std::filesystem::absolute(args.token_file).string()});
+  argv.insert(argv.end(), {"--", (bin_dir() / "scuda-bench-micro").string(), "--echo", echo,
+                           "--link", args.link, "--module", args.module});
   if (args.quick) argv.push_back("--quick");
   if (!args.json.empty()) argv.insert(argv.end(), {"--json", args.json});
-  std::vector<std::string> env = {"SCUDA_SERVER=" + server};
-  if (!args.token_file.empty())
-    env.push_back("SCUDA_TOKEN_FILE=" + std::filesystem::absolute(args.token_file).string());
   int status = 0;
-  waitpid(Children::start(argv, env), &status, 0);
+  waitpid(Children::start(argv, {}), &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
