@@ -6,7 +6,7 @@
 extern "C" {
 
 // Lets the server (and anyone else) tell a scuda stand-in from NVIDIA's driver.
-__attribute__((visibility("default"))) const char scuda_stand_in_marker[] = "scuda";
+__attribute__((visibility("default"))) extern const char scuda_stand_in_marker[] = "scuda";
 
 CUresult CUDAAPI cuInit(unsigned int flags) {
   SCUDA_PASSTHROUGH(cuInit, flags);

@@ -19,7 +19,7 @@ constexpr const void* kEmptyTable[512] = {};
 extern "C" {
 
 // Lets a search for NVIDIA's NVML tell this stand-in from it.
-__attribute__((visibility("default"))) const char scuda_stand_in_marker[] = "scuda";
+__attribute__((visibility("default"))) extern const char scuda_stand_in_marker[] = "scuda";
 
 const char* DECLDIR nvmlErrorString(nvmlReturn_t result) {
   auto real = scuda::nvml::passthrough() ? scuda::nvml::local_nvml().nvmlErrorString : nullptr;
