@@ -141,6 +141,7 @@ CUresult Connection::deliver_before(uint64_t id) {
 }
 
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
+  awaited_.fetch_add(1, std::memory_order_relaxed);
   if (CUresult rc = deliver_before(id); broken_) return rc;
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
@@ -153,6 +154,7 @@ CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
 }
 
 CUresult Connection::receive_into(uint64_t id, void* dst, size_t size) {
+  awaited_.fetch_add(1, std::memory_order_relaxed);
   if (CUresult rc = deliver_before(id); broken_) return rc;
   return read_into(id, dst, size);
 }

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -42,6 +43,9 @@ class Connection {
   void deliver_later(uint64_t id, void* dst, size_t size);
   // With the lock held: the first error of a reply read by deliver_later, once.
   CUresult take_deferred_error();
+  // Replies the program has waited for (receive and receive_into calls), for
+  // benchmarks that count round trips; any thread may read it.
+  uint64_t replies_awaited() const { return awaited_.load(std::memory_order_relaxed); }
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
@@ -71,6 +75,7 @@ class Connection {
   CUresult deliver_before(uint64_t id);
   CUresult read_into(uint64_t id, void* dst, size_t size);
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
+  std::atomic<uint64_t> awaited_{0};
 };
 
 }  // namespace scuda::client

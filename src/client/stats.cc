@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "client/connection.h"
+#include "client/session.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::stats {
@@ -118,3 +120,10 @@ void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns) {
 }
 
 }  // namespace scuda::client::stats
+
+// For benchmarks (bench/apps/step_time.py reads it through ctypes): replies
+// this process has waited for so far, 0 before a session exists.
+extern "C" __attribute__((visibility("default"))) uint64_t scuda_replies_awaited() {
+  const scuda::client::Connection* conn = scuda::client::connection();
+  return conn ? conn->replies_awaited() : 0;
+}

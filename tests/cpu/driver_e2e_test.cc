@@ -232,6 +232,19 @@ class LaunchTest : public DriverTest {
   CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
 };
 
+extern "C" uint64_t scuda_replies_awaited();
+
+TEST_F(LaunchTest, LaunchesWaitForNoReplyAndASynchronizeForOne) {
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  const uint64_t before = scuda_replies_awaited();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+}
+
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
   size_t offset = 0, size = 0;
   ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
