@@ -1,33 +1,66 @@
 #!/usr/bin/env bash
-# Application benchmarks on a GPU host: each model natively, then through a
-# loopback scuda server (behind scuda-link when SCUDA_LINK names a profile).
-# Usage: bench/apps/run.sh [mlp] [resnet50]
-set -euo pipefail
+# Application benchmarks on a GPU host (bench/apps/README.md): each model
+# natively, then through a loopback scuda server with a cold and then a warm
+# module cache, then behind each emulated link; ratios from this one run.
+# Usage: bench/apps/run.sh [MODEL...]   (default: mlp resnet18)
+# SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
+# SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
+# so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set.
+set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=build/bin
-PYTHON=${PYTHON:-python3}
-if (($#)); then MODELS=("$@"); else MODELS=(mlp resnet50); fi
-PORT=${SCUDA_BENCH_PORT:-14933}
-LINK_PORT=$((PORT + 1))
+bin=build/bin
+python=${PYTHON:-python3}
+out=${OUT:-$(mktemp -d /tmp/scuda-apps.XXXXXX)}
+models=("$@")
+[ ${#models[@]} -gt 0 ] || models=(mlp resnet18)
+links=${SCUDA_LINKS-1ms-10gbit 150ms}
+limit=${SCUDA_APP_TIMEOUT:-300}
+cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
+isolate=()
+[ "${SCUDA_ISOLATE:-0}" = 1 ] && isolate=(tests/gpu/isolate.sh)
+port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+listening() { awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && $2 ~ p "$" { f = 1 } END { exit !f }' /proc/net/tcp; }
+wait_listening() { for _ in $(seq 100); do listening "$1" && return 0; sleep 0.1; done; return 1; }
 
-"$BIN/scuda" server -l "127.0.0.1:$PORT" &
-PIDS=($!)
-trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
-SERVER="127.0.0.1:$PORT"
-case "${SCUDA_LINK:-none}" in
-  none) ;;
-  1ms-10gbit) LINK_ARGS=(--rtt-ms 1 --gbit 10) ;;
-  150ms) LINK_ARGS=(--rtt-ms 150) ;;
-  *) echo "SCUDA_LINK must be none, 1ms-10gbit or 150ms" >&2; exit 2 ;;
-esac
-if [[ -n "${LINK_ARGS+x}" ]]; then
-  "$BIN/scuda-link" --listen "127.0.0.1:$LINK_PORT" --to "$SERVER" "${LINK_ARGS[@]}" &
-  PIDS+=($!)
-  SERVER="127.0.0.1:$LINK_PORT"
-fi
-sleep 1
-
-for model in "${MODELS[@]}"; do
-  echo "native: $("$PYTHON" bench/apps/step_time.py "$model")"
-  echo "scuda (${SCUDA_LINK:-none}): $("$BIN/scuda" run --server "$SERVER" -- "$PYTHON" bench/apps/step_time.py "$model")"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null' EXIT
+# Backgrounded with their own output so that nothing holds this script's pipe.
+sp=$(port)
+setsid "$bin/scuda" server -l "127.0.0.1:$sp" --module-cache "$cache" >"$out/apps_server.log" 2>&1 </dev/null &
+pids+=($!)
+wait_listening "$sp" || { echo "scuda server did not start: $(head -3 "$out/apps_server.log")"; exit 1; }
+declare -A via=([none]="127.0.0.1:$sp")
+for link in $links; do
+  case $link in
+    1ms-10gbit) args=(--rtt-ms 1 --gbit 10) ;;
+    150ms) args=(--rtt-ms 150) ;;
+    *) echo "unknown link profile $link"; exit 2 ;;
+  esac
+  lp=$(port)
+  setsid "$bin/scuda-link" --listen "127.0.0.1:$lp" --to "127.0.0.1:$sp" "${args[@]}" \
+    >"$out/apps_link_$link.log" 2>&1 </dev/null &
+  pids+=($!)
+  wait_listening "$lp" && via[$link]="127.0.0.1:$lp"
 done
+
+: >"$out/apps.jsonl"
+measure() {  # measure MODEL CASE [scuda SERVER]
+  local model=$1 case=$2 line
+  shift 2
+  if [ $# -gt 0 ]; then
+    line=$(timeout "$limit" "${isolate[@]}" "$bin/scuda" run --server "$2" -- "$python" bench/apps/step_time.py "$model" 2>"$out/apps_${model}_$case.err" | tail -n1)
+  else
+    line=$(timeout "$limit" "$python" bench/apps/step_time.py "$model" 2>"$out/apps_${model}_$case.err" | tail -n1)
+  fi
+  [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
+  echo "{\"case\": \"$case\", \"result\": $line}" | tee -a "$out/apps.jsonl"
+}
+for model in "${models[@]}"; do
+  measure "$model" native
+  measure "$model" scuda-cold scuda "${via[none]}"
+  measure "$model" scuda-warm scuda "${via[none]}"
+  for link in $links; do
+    [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" scuda "${via[$link]}"
+  done
+done
+python3 bench/apps/report.py "$out/apps.jsonl" | tee "$out/apps.md"
