@@ -405,6 +405,20 @@ TEST_F(DriverTest, OldDriverSymbolsAreExportedAndWork) {
   dlclose(lib);
 }
 
+TEST_F(DriverTest, CaptureInfoReportsAStreamThatIsNotCapturing) {
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  cuuint64_t id = 7;
+  ASSERT_EQ(cuStreamGetCaptureInfo(stream, &status, &id, nullptr, nullptr, nullptr, nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(id, 7u);
+  EXPECT_EQ(cuStreamGetCaptureInfo(stream, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
 TEST_F(DriverTest, ErrorNamesAreAnsweredLocally) {
   const char* name = nullptr;
   const char* text = nullptr;
