@@ -245,6 +245,23 @@ TEST_F(LaunchTest, LaunchesWaitForNoReplyAndASynchronizeForOne) {
   EXPECT_EQ(scuda_replies_awaited(), before + 1);
 }
 
+TEST_F(LaunchTest, RepeatingASetKeepsCachedAttributes) {
+  const auto attr = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+  int value = 0;
+  auto get_costs = [&] {  // replies one query waited for
+    const uint64_t before = scuda_replies_awaited();
+    EXPECT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, vadd_), CUDA_SUCCESS);
+    return scuda_replies_awaited() - before;
+  };
+  ASSERT_EQ(cuFuncSetAttribute(vadd_, attr, 1024), CUDA_SUCCESS);
+  get_costs();
+  EXPECT_EQ(get_costs(), 0u);
+  ASSERT_EQ(cuFuncSetAttribute(vadd_, attr, 1024), CUDA_SUCCESS);
+  EXPECT_EQ(get_costs(), 0u);
+  ASSERT_EQ(cuFuncSetAttribute(vadd_, attr, 2048), CUDA_SUCCESS);
+  EXPECT_EQ(get_costs(), 1u);
+}
+
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
   size_t offset = 0, size = 0;
   ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
