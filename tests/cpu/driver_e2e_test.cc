@@ -16,6 +16,8 @@
 
 #include "server_process.h"
 
+extern "C" uint64_t scuda_replies_awaited();
+
 namespace {
 
 scuda::test::ServerProcess* g_server = nullptr;
@@ -232,8 +234,6 @@ class LaunchTest : public DriverTest {
   CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
 };
 
-extern "C" uint64_t scuda_replies_awaited();
-
 TEST_F(LaunchTest, LaunchesWaitForNoReplyAndASynchronizeForOne) {
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};
@@ -427,8 +427,10 @@ TEST_F(DriverTest, CaptureInfoReportsAStreamThatIsNotCapturing) {
   ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   cuuint64_t id = 7;
+  const uint64_t before = scuda_replies_awaited();
   ASSERT_EQ(cuStreamGetCaptureInfo(stream, &status, &id, nullptr, nullptr, nullptr, nullptr),
             CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);  // no capture begun yet: answered locally
   EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
   EXPECT_EQ(id, 7u);
   EXPECT_EQ(cuStreamGetCaptureInfo(stream, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
