@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/attributes.h"
 #include "client/context.h"
 #include "client/layouts.h"
 #include "client/module_image.h"
@@ -179,6 +180,7 @@ CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
   *fn = r.u64();
   if (!r.done()) return bad_reply("cuKernelGetFunction");
   note_layout(*fn, std::move(layout));
+  note_kernel_function(kernel, *fn);
   std::lock_guard lock(mu);
   (*known)[key] = *fn;
   return CUDA_SUCCESS;

@@ -262,6 +262,21 @@ TEST_F(LaunchTest, RepeatingASetKeepsCachedAttributes) {
   EXPECT_EQ(get_costs(), 1u);
 }
 
+TEST_F(LaunchTest, ASetForgetsOnlyThatFunctionsAttributes) {
+  CUfunction fill = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&fill, mod_, "fill"), CUDA_SUCCESS);
+  int value = 0;
+  ASSERT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, fill), CUDA_SUCCESS);
+  ASSERT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, vadd_), CUDA_SUCCESS);
+  ASSERT_EQ(cuFuncSetAttribute(vadd_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4096),
+            CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, fill), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, vadd_), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+}
+
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
   size_t offset = 0, size = 0;
   ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
