@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cparse import Function, Pfn
@@ -111,7 +111,7 @@ def add(entries, missed, pfn: Pfn, symbol: str, functions, adapters: dict[str, s
     symbol = symbol or adapters.get(entry.key(), "")
     if not symbol:
         missed.append(tag)
-    entries.append(Entry(pfn.base, pfn.version, pfn.per_thread, symbol, driver_name))
+    entries.append(replace(entry, symbol=symbol))
 
 
 def build(pfns: list[Pfn], functions: dict[str, Function], cuda_h: Path,

@@ -74,15 +74,6 @@ CUresult cuStreamSynchronize(CUstream hStream) { return begin_on_stream(hStream)
 
 CUresult cuStreamQuery(CUstream hStream) { return begin_on_stream(hStream).status; }
 
-// The double has no graphs: no stream is ever capturing.
-CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
-  Call call = begin_on_stream(hStream);
-  if (call.status != CUDA_SUCCESS) return call.status;
-  if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
-  *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
-  return CUDA_SUCCESS;
-}
-
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   Call call = begin_on_stream(hStream);
   if (call.status != CUDA_SUCCESS) return call.status;
