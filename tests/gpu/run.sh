@@ -162,6 +162,54 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+# samples suite (issue 6): tests/gpu/samples/*.cu natively and through scuda.
+# Runs unless SCUDA_SUITES leaves out samples; SCUDA_SAMPLES="a b" picks some.
+# A sample's `// nvcc: FLAGS` line adds nvcc flags (e.g. -lcublas -lcuda).
+# Each prints a last line `RESULT <name> PASS|FAIL <detail>`; its stdout must
+# also be identical natively and through scuda, except lines starting `# `
+# (figures that may differ, such as bytes moved).
+if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" samples "* ]]; then
+  samples=()
+  for f in tests/gpu/samples/*.cu; do
+    [ -e "$f" ] || continue
+    s=$(basename "$f" .cu)
+    want=" ${SCUDA_SAMPLES:-} "; want=${want//,/ }
+    [ -n "${SCUDA_SAMPLES:-}" ] && [[ $want != *" $s "* ]] && continue
+    samples+=("$s")
+    # shellcheck disable=SC2046
+    nvcc -O2 -arch=sm_90 -Itests/gpu/programs -o "build/gpu/sample_$s" "$f" \
+      $(sed -n 's|^// nvcc: ||p' "$f") >"$logs/nvcc_sample_$s.log" 2>&1 &
+  done
+  wait
+  for s in "${samples[@]}"; do
+    section "sample $s"
+    if [ ! -x "build/gpu/sample_$s" ]; then
+      printf 'program\tsample_%s\tFAIL\tFAIL\t-\t-\tdid not compile\tdid not compile\n' "$s" >>"$rows"
+      check "sample_${s}_same" FAIL "did not compile: $(grep -m1 error "$logs/nvcc_sample_$s.log")"
+      continue
+    fi
+    timed "sample_$s.native" "build/gpu/sample_$s"
+    nv=$(verdict "$s") ns=$secs nd=$detail
+    timed "sample_$s.scuda" tests/gpu/isolate.sh build/bin/scuda run --server "$server" -- "build/gpu/sample_$s"
+    sv=$(verdict "$s") ss=$secs sd=$detail
+    [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null && sd="$sd (server died)"
+    echo "native $nv ${ns}s: $nd"
+    echo "scuda  $sv ${ss}s: $sd"
+    printf 'program\tsample_%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$nv" "$sv" "$ns" "$ss" \
+      "$(echo "$nd" | clean)" "$(echo "$sd" | clean)" >>"$rows"
+    if diff <(grep -av '^# ' "$logs/sample_$s.native.out") <(grep -av '^# ' "$logs/sample_$s.scuda.out") \
+      >"$logs/sample_$s.diff" 2>&1; then
+      check "sample_${s}_same" PASS "identical stdout, $(wc -l <"$logs/sample_$s.native.out") lines"
+    else
+      check "sample_${s}_same" FAIL "stdout differs: $(grep -m2 '^[<>]' "$logs/sample_$s.diff")"
+    fi
+  done
+else
+  echo "SCUDA_SUITES=${SCUDA_SUITES:-}: samples suite skipped"
+fi
+# ------------------------------------------------------------- end samples --
+
+# ---------------------------------------------------------------------------
 # torch suite (issue 4): tests/gpu/torch/t*.py natively and through scuda.
 # Runs unless SCUDA_SUITES (space/comma list; unset = every suite) leaves out
 # torch. SCUDA_TORCH_TESTS="t1 t2" picks scripts; SCUDA_TORCH_TIMEOUT: seconds
