@@ -1,10 +1,12 @@
-// Function and kernel attributes, cached on the client: PyTorch asks for
-// them ~1,600 times per training step (shared/reference trace) and they only
-// change when the program sets one. A kernel and the functions made from it
-// share attributes, so a set forgets what the cache holds for that whole
-// family, unless it repeats the value last set: cuDNN and cuBLAS set limits
-// before launches, and emptying the whole cache on each cost 800 round trips
-// per ResNet-18 step (device run, 2026-11-22).
+// Function and kernel attributes, and the occupancy results that follow
+// from them, cached on the client: PyTorch asks for attributes ~1,600 times
+// per training step (shared/reference trace) and for occupancy twice, and
+// they only change when the program sets an attribute or a cache preference.
+// A kernel and the functions made from it share attributes, so a set forgets
+// what the cache holds for that whole family, unless it repeats the value
+// last set: cuDNN and cuBLAS set limits before launches, and emptying the
+// whole cache on each cost 800 round trips per ResNet-18 step (device run,
+// 2026-11-22).
 #include <climits>
 #include <map>
 #include <mutex>
@@ -18,14 +20,23 @@ namespace scuda::client {
 
 namespace {
 
-// (family, function or kernel id, attribute, device; -1 for functions),
-// where the family is the kernel a function was made from, else the id.
-using Key = std::tuple<uint64_t, uint64_t, int, int>;
+// (family, function or kernel id, query, device (-1 for functions), the
+// query's arguments), where the family is the kernel a function was made
+// from, else the id, and the query an attribute or an occupancy question.
+using Args = std::tuple<int64_t, int64_t, int64_t>;
+using Key = std::tuple<uint64_t, uint64_t, int, int, Args>;
+
+// Occupancy questions, below every attribute.
+enum Query : int {
+  kMaxActiveBlocks = -1,
+  kAvailableDynamicSMem = -2,
+  kCacheConfig = -3,  // not a question: cuFuncSetCacheConfig's last value
+};
 
 struct AttributeCache {
   std::mutex mu;
-  std::map<Key, int> values;
-  std::map<Key, int> last_set;
+  std::map<Key, int64_t> values;
+  std::map<Key, int64_t> last_set;
   std::map<uint64_t, uint64_t> kernel_of;  // function id -> kernel id
 };
 
@@ -35,21 +46,21 @@ AttributeCache& cache() {
 }
 
 // With the lock held.
-Key key_of(uint64_t id, int attr, int dev) {
+Key key_of(uint64_t id, int query, int dev, Args args = {}) {
   const auto it = cache().kernel_of.find(id);
-  return {it == cache().kernel_of.end() ? id : it->second, id, attr, dev};
+  return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, args};
 }
 
-template <class Ask>
-CUresult cached(uint64_t id, int attr, int dev, int* value, Ask ask) {
+template <class T, class Ask>
+CUresult cached(uint64_t id, int query, int dev, Args args, T* value, Ask ask) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   Key key;
   {
     std::lock_guard lock(cache().mu);
-    key = key_of(id, attr, dev);
+    key = key_of(id, query, dev, args);
     auto it = cache().values.find(key);
     if (it != cache().values.end()) {
-      *value = it->second;
+      *value = static_cast<T>(it->second);
       return CUDA_SUCCESS;
     }
   }
@@ -61,16 +72,22 @@ CUresult cached(uint64_t id, int attr, int dev, int* value, Ask ask) {
   return rc;
 }
 
-void note_set(uint64_t id, int attr, int dev, int value) {
+void note_set(uint64_t id, int query, int dev, int64_t value) {
   std::lock_guard lock(cache().mu);
-  const Key key = key_of(id, attr, dev);
+  const Key key = key_of(id, query, dev);
   auto [it, first] = cache().last_set.try_emplace(key, value);
   if (!first && it->second == value) return;
   it->second = value;
   const uint64_t family = std::get<0>(key);
   auto& values = cache().values;
-  values.erase(values.lower_bound({family, 0, INT_MIN, INT_MIN}),
-               values.lower_bound({family + 1, 0, INT_MIN, INT_MIN}));
+  values.erase(values.lower_bound({family, 0, INT_MIN, INT_MIN, {}}),
+               values.lower_bound({family + 1, 0, INT_MIN, INT_MIN, {}}));
+}
+
+// The context's cache preference shapes every function's occupancy.
+void forget_occupancy() {
+  std::lock_guard lock(cache().mu);
+  std::erase_if(cache().values, [](const auto& entry) { return std::get<2>(entry.first) < 0; });
 }
 
 }  // namespace
@@ -82,36 +99,84 @@ void note_kernel_function(uint64_t kernel, uint64_t fn) {
 
 }  // namespace scuda::client
 
+using scuda::client::Args;
 using scuda::client::cached;
 using scuda::client::handle_id;
+using scuda::client::note_set;
 namespace forward = scuda::client::forward;
 
 extern "C" {
 
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction fn) {
   SCUDA_PASSTHROUGH(cuFuncGetAttribute, value, attr, fn);
-  return cached(handle_id(fn), attr, -1, value,
+  return cached(handle_id(fn), attr, -1, {}, value,
                 [&] { return forward::cuFuncGetAttribute(value, attr, fn); });
 }
 
 CUresult CUDAAPI cuKernelGetAttribute(int* value, CUfunction_attribute attr, CUkernel kernel,
                                       CUdevice dev) {
   SCUDA_PASSTHROUGH(cuKernelGetAttribute, value, attr, kernel, dev);
-  return cached(handle_id(kernel), attr, dev, value,
+  return cached(handle_id(kernel), attr, dev, {}, value,
                 [&] { return forward::cuKernelGetAttribute(value, attr, kernel, dev); });
 }
 
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) {
   SCUDA_PASSTHROUGH(cuFuncSetAttribute, fn, attr, value);
-  scuda::client::note_set(handle_id(fn), attr, -1, value);
+  note_set(handle_id(fn), attr, -1, value);
   return forward::cuFuncSetAttribute(fn, attr, value);
 }
 
 CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attr, int value, CUkernel kernel,
                                       CUdevice dev) {
   SCUDA_PASSTHROUGH(cuKernelSetAttribute, attr, value, kernel, dev);
-  scuda::client::note_set(handle_id(kernel), attr, dev, value);
+  note_set(handle_id(kernel), attr, dev, value);
   return forward::cuKernelSetAttribute(attr, value, kernel, dev);
+}
+
+CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache config) {
+  SCUDA_PASSTHROUGH(cuFuncSetCacheConfig, fn, config);
+  note_set(handle_id(fn), scuda::client::kCacheConfig, -1, config);
+  return forward::cuFuncSetCacheConfig(fn, config);
+}
+
+CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  SCUDA_PASSTHROUGH(cuKernelSetCacheConfig, kernel, config, dev);
+  note_set(handle_id(kernel), scuda::client::kCacheConfig, dev, config);
+  return forward::cuKernelSetCacheConfig(kernel, config, dev);
+}
+
+CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config) {
+  SCUDA_PASSTHROUGH(cuCtxSetCacheConfig, config);
+  scuda::client::forget_occupancy();
+  return forward::cuCtxSetCacheConfig(config);
+}
+
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction fn,
+                                                             int block_size, size_t smem) {
+  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessor, blocks, fn, block_size, smem);
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size, smem,
+                                                              CU_OCCUPANCY_DEFAULT);
+}
+
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, CUfunction fn,
+                                                                      int block_size, size_t smem,
+                                                                      unsigned flags) {
+  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, blocks, fn, block_size,
+                    smem, flags);
+  const Args args{block_size, static_cast<int64_t>(smem), flags};
+  return cached(handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks, [&] {
+    return forward::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size,
+                                                                         smem, flags);
+  });
+}
+
+CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn,
+                                                         int blocks, int block_size) {
+  SCUDA_PASSTHROUGH(cuOccupancyAvailableDynamicSMemPerBlock, smem, fn, blocks, block_size);
+  const Args args{blocks, block_size, 0};
+  return cached(handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem, [&] {
+    return forward::cuOccupancyAvailableDynamicSMemPerBlock(smem, fn, blocks, block_size);
+  });
 }
 
 }  // extern "C"

@@ -277,6 +277,31 @@ TEST_F(LaunchTest, ASetForgetsOnlyThatFunctionsAttributes) {
   EXPECT_EQ(scuda_replies_awaited(), before + 1);
 }
 
+TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
+  int blocks = 0;
+  auto ask = [&](int block_size, size_t smem) {  // replies one query waited for
+    const uint64_t before = scuda_replies_awaited();
+    EXPECT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, vadd_, block_size, smem,
+                                                                   CU_OCCUPANCY_DEFAULT),
+              CUDA_SUCCESS);
+    return scuda_replies_awaited() - before;
+  };
+  EXPECT_EQ(ask(256, 0), 1u);
+  EXPECT_EQ(blocks, 8);
+  EXPECT_EQ(ask(256, 0), 0u);
+  EXPECT_EQ(blocks, 8);
+  EXPECT_EQ(ask(128, 0), 1u);
+  EXPECT_EQ(blocks, 16);
+  EXPECT_EQ(ask(256, 65536), 1u);
+  EXPECT_EQ(blocks, 3);
+  ASSERT_EQ(cuFuncSetAttribute(vadd_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8192),
+            CUDA_SUCCESS);
+  EXPECT_EQ(ask(256, 0), 1u);
+  ASSERT_EQ(cuFuncSetCacheConfig(vadd_, CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS);
+  EXPECT_EQ(ask(256, 0), 1u);
+  EXPECT_EQ(ask(256, 0), 0u);
+}
+
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
   size_t offset = 0, size = 0;
   ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
