@@ -20,6 +20,8 @@ using Handler = CUresult (*)(Session& s, protocol::Reader& in, protocol::Writer&
 
 // Not a CUresult: the request was malformed and the session must end.
 constexpr CUresult kMalformed = static_cast<CUresult>(-1);
+// Not a CUresult: the handler wrote the reply itself (Session::begin_reply).
+constexpr CUresult kReplied = static_cast<CUresult>(-2);
 
 struct HandlerEntry {
   uint32_t op;

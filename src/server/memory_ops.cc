@@ -1,6 +1,7 @@
 // Hand-written copy requests: bulk data travels in chunks of at most
 // protocol::kChunkSize, so a large copy is a pipeline of frames.
-#include <vector>
+#include <algorithm>
+#include <cstring>
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
@@ -35,30 +36,78 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
             : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-// Copies out of device memory into the reply. Pageable destinations make
-// even the async driver call complete before it returns, in stream order.
-CUresult device_to_host(Session& s, Reader& in, Writer& out) {
+constexpr size_t kPiece = 2u << 20;
+constexpr size_t kMaxPieces = protocol::kChunkSize / kPiece;
+
+// Events, one per piece of a chunk, destroyed with it. They are made for
+// each chunk because an event belongs to the context current when it was
+// created, and the client may switch contexts between chunks.
+class PieceEvents {
+ public:
+  explicit PieceEvents(const DriverTable& d) : d_(d) {}
+  ~PieceEvents() {
+    for (size_t i = 0; i < count_; ++i) d_.cuEventDestroy_v2(events_[i]);
+  }
+  CUresult add(CUstream stream) {
+    CUresult rc = d_.cuEventCreate(&events_[count_], CU_EVENT_DISABLE_TIMING);
+    if (rc != CUDA_SUCCESS) return rc;
+    ++count_;
+    return d_.cuEventRecord(events_[count_ - 1], stream);
+  }
+  CUresult wait(size_t i) { return d_.cuEventSynchronize(events_[i]); }
+
+ private:
+  const DriverTable& d_;
+  CUevent events_[kMaxPieces] = {};
+  size_t count_ = 0;
+};
+
+// Copies out of device memory into the reply, which this handler writes
+// itself: every piece's copy into the staging buffer is queued first (so a
+// bad range fails before anything is sent), then each piece is sent as soon
+// as its copy completes, while the next ones are still in flight. A piece
+// that fails after the reply has begun is sent as zeros and its error is
+// returned by the next synchronizing request.
+CUresult device_to_host(Session& s, Reader& in, Writer&) {
   const CUdeviceptr src = in.u64();
   const uint64_t size = in.u64();
   const uint64_t stream_id = in.u64();
   const uint8_t mode = in.u8();
-  if (!in.done() || size > protocol::kChunkSize) return kMalformed;
+  if (!in.done() || size > protocol::kChunkSize || (s.request().flags & protocol::kOneWay))
+    return kMalformed;
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
-  std::vector<uint8_t>& buf = out.data();
-  buf.resize(size);
-  CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
-  if (!(mode & protocol::kCopyAsync)) {
-    auto fn = per_thread ? d.cuMemcpyDtoH_v2_ptds : d.cuMemcpyDtoH_v2;
-    if (fn) rc = fn(buf.data(), src, size);
-  } else {
-    auto fn = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
-    if (fn) rc = fn(buf.data(), src, size, static_cast<CUstream>(stream));
+  // A synchronous copy runs on the default stream, with its ordering.
+  CUstream on = mode & protocol::kCopyAsync ? static_cast<CUstream>(stream) : nullptr;
+  auto copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
+  if (!copy || !d.cuEventCreate || !d.cuEventRecord || !d.cuEventSynchronize ||
+      !d.cuEventDestroy_v2)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  uint8_t* buf = s.staging().get(d);
+  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  PieceEvents events(d);
+  CUresult rc = CUDA_SUCCESS;
+  for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
+    rc = copy(buf + at, src + at, std::min<size_t>(kPiece, size - at), on);
+    if (rc == CUDA_SUCCESS) rc = events.add(on);
   }
-  if (rc != CUDA_SUCCESS) buf.clear();
-  return rc;
+  if (rc == CUDA_SUCCESS && size) rc = events.wait(0);
+  if (rc != CUDA_SUCCESS) {
+    if (d.cuCtxSynchronize) d.cuCtxSynchronize();  // nothing may still write into buf
+    return rc;
+  }
+  if (s.begin_reply(size) != CUDA_SUCCESS) return kReplied;
+  for (size_t i = 0, at = 0; at < size; ++i, at += kPiece) {
+    const size_t n = std::min<size_t>(kPiece, size - at);
+    if (i > 0 && (rc = events.wait(i)) != CUDA_SUCCESS) {
+      std::memset(buf + at, 0, n);
+      s.latch(rc);
+    }
+    if (!s.send_data(buf + at, n)) break;
+  }
+  return kReplied;
 }
 
 const HandlerEntry kHandlers[] = {

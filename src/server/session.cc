@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -110,6 +112,7 @@ bool Session::serve_one(const Frame& request) {
     refuse(rh.request_id, fmt::format("unknown op {}", rh.op));
     return false;
   }
+  request_ = rh;
   protocol::Reader in(request.payload);
   protocol::Writer out;
   CUresult rc = entry->fn(*this, in, out);
@@ -117,23 +120,49 @@ bool Session::serve_one(const Frame& request) {
     refuse(rh.request_id, fmt::format("malformed {} request", entry->name));
     return false;
   }
+  if (rc == kReplied) return !lost_;
   if (rh.flags & protocol::kOneWay) {
-    if (rc != CUDA_SUCCESS && latched_ == CUDA_SUCCESS) latched_ = rc;
+    latch(rc);
     return true;
   }
-  if (rh.flags & protocol::kSynchronizing) {
-    if (rc == CUDA_SUCCESS && latched_ != CUDA_SUCCESS) {
-      rc = latched_;
-      out.clear();
-    }
-    latched_ = CUDA_SUCCESS;
-  }
+  uint32_t result = settle(rc);
+  if (result != rc) out.clear();
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = rh.op;
   h.request_id = rh.request_id;
-  uint32_t result = rc;
   return protocol::write_frame(socket_, h, &result, sizeof result, out.data().data(), out.size());
+}
+
+CUresult Session::settle(CUresult rc) {
+  if (!(request_.flags & protocol::kSynchronizing)) return rc;
+  if (rc == CUDA_SUCCESS) rc = latched_;
+  latched_ = CUDA_SUCCESS;
+  return rc;
+}
+
+void Session::latch(CUresult rc) {
+  if (latched_ == CUDA_SUCCESS) latched_ = rc;
+}
+
+CUresult Session::begin_reply(size_t size) {
+  const CUresult rc = settle(CUDA_SUCCESS);
+  const uint32_t result = rc;
+  FrameHeader h;
+  h.flags = protocol::kReply;
+  h.op = request_.op;
+  h.request_id = request_.request_id;
+  h.length = static_cast<uint32_t>(sizeof result + (rc == CUDA_SUCCESS ? size : 0));
+  uint8_t head[protocol::kHeaderSize + sizeof result];
+  protocol::encode_header(h, head);
+  std::memcpy(head + protocol::kHeaderSize, &result, sizeof result);
+  if (!socket_.write_all(head, sizeof head)) lost_ = true;
+  return rc;
+}
+
+bool Session::send_data(const void* data, size_t size) {
+  if (!lost_ && !socket_.write_all(data, size)) lost_ = true;
+  return !lost_;
 }
 
 }  // namespace scuda::server

@@ -9,6 +9,7 @@
 #include "protocol/frame.h"
 #include "server/handler.h"
 #include "server/handles.h"
+#include "server/staging.h"
 
 namespace scuda::server {
 
@@ -27,10 +28,25 @@ class Session {
 
   const DriverTable& driver() const { return driver_; }
   HandleTable& handles() { return handles_; }
+  Staging& staging() { return staging_; }
+
+  // For a handler that writes its own reply (and then returns kReplied):
+  // the request being served, the reply's head for `size` bytes of data,
+  // and the data. begin_reply returns the result it sent: on a
+  // synchronizing request a latched error replaces CUDA_SUCCESS, and then
+  // no data may follow. false from send_data: the connection is lost.
+  const protocol::FrameHeader& request() const { return request_; }
+  CUresult begin_reply(size_t size);
+  bool send_data(const void* data, size_t size);
+  // Keeps `rc` for the next synchronizing request, as a failed one-way
+  // request's error is kept.
+  void latch(CUresult rc);
 
  private:
   bool handshake();
   bool serve_one(const protocol::Frame& request);
+  // The result to reply with, after the latched error rules.
+  CUresult settle(CUresult rc);
   void refuse(uint64_t request_id, const std::string& message);
 
   Socket socket_;
@@ -40,6 +56,9 @@ class Session {
   // The first error of a one-way request, returned by the next
   // synchronizing request.
   CUresult latched_ = CUDA_SUCCESS;
+  protocol::FrameHeader request_;
+  bool lost_ = false;  // a handler's own reply could not be written
+  Staging staging_;
 };
 
 }  // namespace scuda::server

@@ -101,6 +101,21 @@ TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
   }
 }
 
+// The server sends a chunk in pieces as their copies complete; a range that
+// runs past its allocation in a later piece must still fail the whole copy.
+TEST_F(DriverTest, CopyRunningPastTheAllocationFailsBeforeAnyData) {
+  const size_t size = size_t{5} << 20;
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, size), CUDA_SUCCESS);
+  std::vector<uint8_t> out(size + 4096, 0xee);
+  EXPECT_EQ(cuMemcpyDtoH(out.data(), d, size + 4096), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(out[0], 0xee);
+  ASSERT_EQ(cuMemsetD8(d, 0x11, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(out.data(), d, size), CUDA_SUCCESS);
+  EXPECT_EQ(out[size - 1], 0x11);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
 TEST_F(DriverTest, DeviceToDeviceAndUnifiedCopies) {
   const size_t size = 4096;
   std::vector<uint8_t> in(size, 0x5a), out(size, 0);
