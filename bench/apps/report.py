@@ -1,10 +1,26 @@
 """apps.jsonl (bench/apps/run.sh) as a markdown table: every case's first
-and steady step beside the same model's native run, as ratios."""
+and steady step beside the same model's native run, as ratios; then, from
+the warm case's stats (in the folder given second), the functions that
+waited for replies most."""
 import json
+import os
 import sys
 
 
-def main(path):
+def top_waits(folder, model, count=8):
+    path = os.path.join(folder, f"apps_{model}_scuda-warm_stats.json")
+    if not os.path.exists(path):
+        return
+    stats = json.load(open(path))
+    rows = stats["functions"] if isinstance(stats, dict) else stats
+    rows = sorted((r for r in rows if r.get("round_trips")), key=lambda r: -r["round_trips"])
+    print(f"\n{model}, scuda-warm, whole run: functions by round trips")
+    print("| function | calls | round trips | one-way |\n|---|---:|---:|---:|")
+    for r in rows[:count]:
+        print(f"| {r['function']} | {r['calls']} | {r['round_trips']} | {r['one_way']} |")
+
+
+def main(path, folder=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     native = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "native"}
     print("| model | case | first step ms | step ms | step / native | first / native first "
@@ -20,5 +36,10 @@ def main(path):
               f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} |")
 
 
+    for model in dict.fromkeys(r["result"]["model"] for r in rows):
+        if folder:
+            top_waits(folder, model)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

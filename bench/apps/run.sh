@@ -5,7 +5,8 @@
 # Usage: bench/apps/run.sh [MODEL...]   (default: mlp resnet18)
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
-# so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set.
+# so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set,
+# and each scuda case's per-function stats as $OUT/apps_MODEL_CASE_stats.json.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=build/bin
@@ -44,13 +45,18 @@ for link in $links; do
 done
 
 : >"$out/apps.jsonl"
+# A link of 150 ms RTT makes every step cost at least one RTT: fewer steps.
+steps_for() { case $1 in scuda-150ms) echo --steps 5 --warmup 2 ;; esac; }
 measure() {  # measure MODEL CASE [scuda SERVER]
   local model=$1 case=$2 line
   shift 2
+  # shellcheck disable=SC2046
+  local prog=("$python" bench/apps/step_time.py "$model" $(steps_for "$case"))
   if [ $# -gt 0 ]; then
-    line=$(timeout "$limit" "${isolate[@]}" "$bin/scuda" run --server "$2" -- "$python" bench/apps/step_time.py "$model" 2>"$out/apps_${model}_$case.err" | tail -n1)
+    line=$(timeout "$limit" "${isolate[@]}" "$bin/scuda" run --server "$2" \
+      --stats-json "$out/apps_${model}_${case}_stats.json" -- "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
   else
-    line=$(timeout "$limit" "$python" bench/apps/step_time.py "$model" 2>"$out/apps_${model}_$case.err" | tail -n1)
+    line=$(timeout "$limit" "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
   fi
   [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
   echo "{\"case\": \"$case\", \"result\": $line}" | tee -a "$out/apps.jsonl"
@@ -63,4 +69,4 @@ for model in "${models[@]}"; do
     [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" scuda "${via[$link]}"
   done
 done
-python3 bench/apps/report.py "$out/apps.jsonl" | tee "$out/apps.md"
+python3 bench/apps/report.py "$out/apps.jsonl" "$out" | tee "$out/apps.md"

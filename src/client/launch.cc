@@ -10,18 +10,22 @@ namespace scuda::client {
 
 namespace {
 
-CUresult pack_kernel_params(const Layout& layout, void** params, std::string* buf) {
+// Appends the parameters as a blob, in the kernel's layout.
+CUresult pack_kernel_params(const Layout& layout, void** params, protocol::Writer& w) {
   size_t end = 0;
   for (const protocol::ParamSlot& s : layout) end = std::max<size_t>(end, s.offset + s.size);
-  buf->assign(end, '\0');
+  w.u64(end);
+  std::vector<uint8_t>& buf = w.data();
+  const size_t base = buf.size();
+  buf.resize(base + end);
   for (size_t i = 0; i < layout.size(); ++i) {
     if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(buf->data() + layout[i].offset, params[i], layout[i].size);
+    std::memcpy(buf.data() + base + layout[i].offset, params[i], layout[i].size);
   }
   return CUDA_SUCCESS;
 }
 
-CUresult pack_extra(void** extra, std::string* buf) {
+CUresult pack_extra(void** extra, protocol::Writer& w) {
   const void* pointer = nullptr;
   const size_t* size = nullptr;
   for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
@@ -30,37 +34,62 @@ CUresult pack_extra(void** extra, std::string* buf) {
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
-  buf->assign(static_cast<const char*>(pointer), *size);
+  w.blob(pointer, *size);
   return CUDA_SUCCESS;
 }
 
-CUresult pack(CUfunction f, void** params, void** extra, std::string* buf) {
-  Layout layout;
-  if (!find_layout(handle_id(f), &layout)) return CUDA_ERROR_INVALID_HANDLE;
-  if (params) return pack_kernel_params(layout, params, buf);
-  if (extra) return pack_extra(extra, buf);
-  return layout.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+CUresult pack(CUfunction f, void** params, void** extra, protocol::Writer& w) {
+  const auto layout = find_layout(handle_id(f));
+  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
+  if (params) return pack_kernel_params(*layout, params, w);
+  if (extra) return pack_extra(extra, w);
+  if (!layout->empty()) return CUDA_ERROR_INVALID_VALUE;
+  w.u64(0);
+  return CUDA_SUCCESS;
+}
+
+// Each device's launch limits, read from the snapshot once.
+struct Limits {
+  unsigned dims[6];  // grid x, y, z, block x, y, z
+  uint64_t threads;
+};
+
+const Limits& limits_of(CUdevice dev) {
+  static const std::vector<Limits> all = [] {
+    const CUdevice_attribute attrs[] = {
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+    int count = 0;
+    cuDeviceGetCount(&count);
+    std::vector<Limits> v(count);
+    for (int d = 0; d < count; ++d) {
+      for (int i = 0; i < 6; ++i) {
+        int limit = 0;
+        cuDeviceGetAttribute(&limit, attrs[i], d);
+        v[d].dims[i] = static_cast<unsigned>(limit);
+      }
+      int threads = 0;
+      cuDeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d);
+      v[d].threads = static_cast<uint64_t>(threads);
+    }
+    return v;
+  }();
+  static const Limits none{};
+  return dev >= 0 && static_cast<size_t>(dev) < all.size() ? all[dev] : none;
 }
 
 // The checks the driver makes before it queues a launch, done here because
 // the launch itself is sent one-way: these errors must come back at once.
 CUresult check_dims(const CUlaunchConfig& c) {
   const unsigned dims[] = {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ};
-  const CUdevice_attribute limits[] = {
-      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
   CUdevice dev = 0;
   if (CUresult rc = cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
-  for (int i = 0; i < 6; ++i) {
-    int limit = 0;
-    cuDeviceGetAttribute(&limit, limits[i], dev);
-    if (dims[i] == 0 || dims[i] > static_cast<unsigned>(limit)) return CUDA_ERROR_INVALID_VALUE;
-  }
-  int max_threads = 0;
-  cuDeviceGetAttribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+  const Limits& limits = limits_of(dev);
+  for (int i = 0; i < 6; ++i)
+    if (dims[i] == 0 || dims[i] > limits.dims[i]) return CUDA_ERROR_INVALID_VALUE;
   const uint64_t threads = uint64_t{c.blockDimX} * c.blockDimY * c.blockDimZ;
-  return threads > static_cast<uint64_t>(max_threads) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  return threads > limits.threads ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 // The configuration as the server reads it (launch_ops.cc read_config).
@@ -79,11 +108,10 @@ void write_config(protocol::Writer& w, const CUlaunchConfig& c, CUfunction f, bo
 CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
                 bool per_thread) {
   if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
-  std::string buf;
-  if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
   protocol::Writer w;
+  w.data().reserve(256);
   write_config(w, c, f, per_thread);
-  w.blob(buf.data(), buf.size());
+  if (CUresult rc = pack(f, params, extra, w); rc != CUDA_SUCCESS) return rc;
   return post(protocol::kOpLaunch, w);
 }
 

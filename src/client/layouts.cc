@@ -13,7 +13,7 @@ constexpr uint32_t kMaxParams = 32768;
 
 struct Layouts {
   std::mutex mu;
-  std::unordered_map<uint64_t, Layout> by_id;
+  std::unordered_map<uint64_t, std::shared_ptr<const Layout>> by_id;
 };
 
 Layouts& layouts() {
@@ -23,27 +23,25 @@ Layouts& layouts() {
 
 template <class H>
 CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {
-  Layout layout;
-  if (!find_layout(handle_id(handle), &layout)) return CUDA_ERROR_INVALID_HANDLE;
-  if (index >= layout.size() || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
-  if (offset) *offset = layout[index].offset;
-  if (size) *size = layout[index].size;
+  const auto layout = find_layout(handle_id(handle));
+  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
+  if (index >= layout->size() || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
+  if (offset) *offset = (*layout)[index].offset;
+  if (size) *size = (*layout)[index].size;
   return CUDA_SUCCESS;
 }
 
 }  // namespace
 
-void note_layout(uint64_t id, Layout layout) {
+void note_layout(uint64_t id, std::shared_ptr<const Layout> layout) {
   std::lock_guard lock(layouts().mu);
   layouts().by_id[id] = std::move(layout);
 }
 
-bool find_layout(uint64_t id, Layout* layout) {
+std::shared_ptr<const Layout> find_layout(uint64_t id) {
   std::lock_guard lock(layouts().mu);
   auto it = layouts().by_id.find(id);
-  if (it == layouts().by_id.end()) return false;
-  *layout = it->second;
-  return true;
+  return it == layouts().by_id.end() ? nullptr : it->second;
 }
 
 bool read_layout(protocol::Reader& r, Layout* layout) {

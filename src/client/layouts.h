@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "protocol/codec.h"
@@ -12,9 +13,9 @@ namespace scuda::client {
 
 using Layout = std::vector<protocol::ParamSlot>;
 
-void note_layout(uint64_t id, Layout layout);
-// False when `id` names no function or kernel the client knows.
-bool find_layout(uint64_t id, Layout* layout);
+void note_layout(uint64_t id, std::shared_ptr<const Layout> layout);
+// nullptr when `id` names no function or kernel the client knows.
+std::shared_ptr<const Layout> find_layout(uint64_t id);
 // Decodes a layout as the server sends it; false if malformed.
 bool read_layout(protocol::Reader& r, Layout* layout);
 

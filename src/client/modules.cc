@@ -140,7 +140,7 @@ CUresult get_entry(uint32_t op, H* out, P parent, const char* name) {
   const uint64_t id = r.u64();
   Layout layout;
   if (!read_layout(r, &layout) || !r.done()) return bad_reply("function lookup");
-  note_layout(id, std::move(layout));
+  note_layout(id, std::make_shared<const Layout>(std::move(layout)));
   *out = handle_from_id<H>(id);
   return CUDA_SUCCESS;
 }
@@ -168,8 +168,8 @@ CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
       return CUDA_SUCCESS;
     }
   }
-  Layout layout;
-  if (!find_layout(kernel, &layout)) return CUDA_ERROR_INVALID_HANDLE;
+  auto layout = find_layout(kernel);
+  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
   protocol::Writer w;
   w.u64(new_handle_id());
   w.u64(kernel);
