@@ -23,7 +23,7 @@ namespace {
 // (family, function or kernel id, query, device (-1 for functions), the
 // query's arguments), where the family is the kernel a function was made
 // from, else the id, and the query an attribute or an occupancy question.
-using Args = std::tuple<int64_t, int64_t, int64_t>;
+using Args = std::string;  // the arguments' bytes
 using Key = std::tuple<uint64_t, uint64_t, int, int, Args>;
 
 // Occupancy questions, below every attribute.
@@ -31,7 +31,17 @@ enum Query : int {
   kMaxActiveBlocks = -1,
   kAvailableDynamicSMem = -2,
   kCacheConfig = -3,  // not a question: cuFuncSetCacheConfig's last value
+  kMaxActiveClusters = -4,
+  kMaxClusterSize = -5,
 };
+
+template <class... T>
+Args args_of(T... values) {
+  Args args;
+  (args.append(reinterpret_cast<const char*>(&values), sizeof values), ...);
+  return args;
+}
+
 
 struct AttributeCache {
   std::mutex mu;
@@ -48,16 +58,16 @@ AttributeCache& cache() {
 // With the lock held.
 Key key_of(uint64_t id, int query, int dev, Args args = {}) {
   const auto it = cache().kernel_of.find(id);
-  return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, args};
+  return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, std::move(args)};
 }
 
 template <class T, class Ask>
-CUresult cached(uint64_t id, int query, int dev, Args args, T* value, Ask ask) {
+CUresult cached(uint64_t id, int query, int dev, Args args, T* value, const Ask& ask) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   Key key;
   {
     std::lock_guard lock(cache().mu);
-    key = key_of(id, query, dev, args);
+    key = key_of(id, query, dev, std::move(args));
     auto it = cache().values.find(key);
     if (it != cache().values.end()) {
       *value = static_cast<T>(it->second);
@@ -80,9 +90,33 @@ void note_set(uint64_t id, int query, int dev, int64_t value) {
   it->second = value;
   const uint64_t family = std::get<0>(key);
   auto& values = cache().values;
-  values.erase(values.lower_bound({family, 0, INT_MIN, INT_MIN, {}}),
-               values.lower_bound({family + 1, 0, INT_MIN, INT_MIN, {}}));
+  values.erase(values.lower_bound({family, 0, INT_MIN, INT_MIN, ""}),
+               values.lower_bound({family + 1, 0, INT_MIN, INT_MIN, ""}));
 }
+
+}  // namespace
+
+bool read_attributes(protocol::Reader& r, uint64_t id) {
+  const int32_t dev = r.get<int32_t>();
+  const uint32_t n = r.u32();
+  if (n > CU_FUNC_ATTRIBUTE_MAX) return false;
+  std::lock_guard lock(cache().mu);
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t attr = r.get<int32_t>();
+    const int32_t value = r.get<int32_t>();
+    if (!r.ok() || attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return false;
+    cache().values[key_of(id, attr, dev)] = value;
+  }
+  return r.ok();
+}
+
+CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config, int* value,
+                                  const std::function<CUresult()>& ask) {
+  return cached(fn, which == 0 ? kMaxActiveClusters : kMaxClusterSize, -1, std::move(config),
+                value, ask);
+}
+
+namespace {
 
 // The context's cache preference shapes every function's occupancy.
 void forget_occupancy() {
@@ -163,7 +197,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* block
                                                                       unsigned flags) {
   SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, blocks, fn, block_size,
                     smem, flags);
-  const Args args{block_size, static_cast<int64_t>(smem), flags};
+  const Args args = scuda::client::args_of(block_size, smem, flags);
   return cached(handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks, [&] {
     return forward::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size,
                                                                          smem, flags);
@@ -173,7 +207,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* block
 CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn,
                                                          int blocks, int block_size) {
   SCUDA_PASSTHROUGH(cuOccupancyAvailableDynamicSMemPerBlock, smem, fn, blocks, block_size);
-  const Args args{blocks, block_size, 0};
+  const Args args = scuda::client::args_of(blocks, block_size);
   return cached(handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem, [&] {
     return forward::cuOccupancyAvailableDynamicSMemPerBlock(smem, fn, blocks, block_size);
   });

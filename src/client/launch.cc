@@ -2,6 +2,7 @@
 // server receives one parameter buffer whatever form the caller used.
 #include <cstring>
 
+#include "client/attributes.h"
 #include "client/layouts.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
@@ -121,12 +122,15 @@ CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlau
   protocol::Writer w;
   w.u8(which);
   write_config(w, *c, f, false);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  *value = r.get<int32_t>();
-  return r.done() ? CUDA_SUCCESS : bad_reply("cuOccupancyMaxActiveClusters");
+  std::string key(w.data().begin(), w.data().end());
+  return cached_cluster_occupancy(handle_id(f), which, std::move(key), value, [&] {
+    std::vector<uint8_t> reply;
+    CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
+    if (rc != CUDA_SUCCESS) return rc;
+    protocol::Reader r(reply);
+    *value = r.get<int32_t>();
+    return r.done() ? CUDA_SUCCESS : bad_reply("cuOccupancyMaxActiveClusters");
+  });
 }
 
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

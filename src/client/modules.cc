@@ -139,7 +139,8 @@ CUresult get_entry(uint32_t op, H* out, P parent, const char* name) {
   protocol::Reader r(reply);
   const uint64_t id = r.u64();
   Layout layout;
-  if (!read_layout(r, &layout) || !r.done()) return bad_reply("function lookup");
+  if (!read_layout(r, &layout) || !read_attributes(r, id) || !r.done())
+    return bad_reply("function lookup");
   note_layout(id, std::make_shared<const Layout>(std::move(layout)));
   *out = handle_from_id<H>(id);
   return CUDA_SUCCESS;

@@ -35,6 +35,24 @@ void write_layout(GetInfo get_info, Writer& out) {
   for (const protocol::ParamSlot& slot : slots) out.put(slot);
 }
 
+// Every attribute the driver answers for a function or kernel, after its
+// layout: i32 device (-1 for a function), u32 n, n x (i32 attribute, i32
+// value). The client caches them, so it need not ask for any.
+template <class GetAttribute>
+void write_attributes(int device, GetAttribute get, Writer& out) {
+  std::vector<std::pair<int32_t, int32_t>> values;
+  for (int a = 0; a < CU_FUNC_ATTRIBUTE_MAX; ++a) {
+    int v = 0;
+    if (get(static_cast<CUfunction_attribute>(a), &v) == CUDA_SUCCESS) values.emplace_back(a, v);
+  }
+  out.put<int32_t>(device);
+  out.u32(static_cast<uint32_t>(values.size()));
+  for (const auto& [a, v] : values) {
+    out.put<int32_t>(a);
+    out.put<int32_t>(v);
+  }
+}
+
 // A load request, with its image: the one sent, or the cached one.
 struct LoadRequest {
   uint64_t proposed = 0;
@@ -143,6 +161,9 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   write_layout([&](size_t i, size_t* off, size_t* size) {
     return d.cuFuncGetParamInfo ? d.cuFuncGetParamInfo(fn, i, off, size) : CUDA_ERROR_NOT_SUPPORTED;
   }, out);
+  write_attributes(-1, [&](CUfunction_attribute a, int* v) {
+    return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
+  }, out);
   return CUDA_SUCCESS;
 }
 
@@ -164,6 +185,12 @@ CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
   write_layout([&](size_t i, size_t* off, size_t* size) {
     return d.cuKernelGetParamInfo ? d.cuKernelGetParamInfo(kernel, i, off, size)
                                   : CUDA_ERROR_NOT_SUPPORTED;
+  }, out);
+  CUdevice dev = -1;
+  if (d.cuCtxGetDevice && d.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
+  write_attributes(dev, [&](CUfunction_attribute a, int* v) {
+    return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
+                                              : CUDA_ERROR_NOT_SUPPORTED;
   }, out);
   return CUDA_SUCCESS;
 }

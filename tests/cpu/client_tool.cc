@@ -49,7 +49,7 @@ int submit() {
     return 1;
   int regs = 0;
   for (int i = 0; i < 2; ++i)
-    if (cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fill)) return 1;
+    if (cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fill) || regs != 32) return 1;
   unsigned value = 7;
   int n = 16;
   void* params[] = {&p, &value, &n};

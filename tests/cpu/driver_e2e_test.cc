@@ -361,6 +361,12 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUfunction fn;
   ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  // The kernel's attributes came with it.
+  const uint64_t before = scuda_replies_awaited();
+  int regs = 0;
+  ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(regs, 32);
+  EXPECT_EQ(scuda_replies_awaited(), before);
   ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};

@@ -69,6 +69,18 @@ int function_attribute(CUfunction_attribute attrib) {
   }
 }
 
+CUresult get_attribute(int* pi, CUfunction_attribute attrib, CUfunction fn, CUdevice dev) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (resolve_function(fn) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (pi == nullptr || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pi = function_attribute(attrib);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -138,14 +150,11 @@ CUresult cuFuncGetName(const char** name, CUfunction hfunc) {
 }
 
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
-  Call call = begin();
-  if (call.status != CUDA_SUCCESS) return call.status;
-  if (resolve_function(hfunc) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (pi == nullptr || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  *pi = function_attribute(attrib);
-  return CUDA_SUCCESS;
+  return get_attribute(pi, attrib, hfunc, 0);
+}
+
+CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  return get_attribute(pi, attrib, reinterpret_cast<CUfunction>(kernel), dev);
 }
 
 }  // extern "C"
