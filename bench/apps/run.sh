@@ -70,3 +70,4 @@ for model in "${models[@]}"; do
   done
 done
 python3 bench/apps/report.py "$out/apps.jsonl" "$out" | tee "$out/apps.md"
+python3 bench/apps/plot.py "$out/apps.jsonl" "$out/apps_step_vs_rtt.png"
