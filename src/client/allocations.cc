@@ -83,7 +83,10 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t wid
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
   CUresult rc = scuda::client::forward::cuMemFree_v2(dptr);
-  if (rc == CUDA_SUCCESS) scuda::client::forget_allocation(dptr);
+  if (rc == CUDA_SUCCESS) {
+    scuda::client::forget_allocation(dptr);
+    scuda::client::forget_managed(dptr);
+  }
   return rc;
 }
 

@@ -4,6 +4,7 @@
 // the link stays busy in both directions.
 #include <cstring>
 
+#include "client/coherent_pages.h"
 #include "client/context.h"
 #include "client/memory.h"
 #include "client/runtime.h"
@@ -23,16 +24,21 @@ uint16_t sync_flag(uint8_t mode) {
   return mode & protocol::kCopyAsync ? 0 : protocol::kSynchronizing;
 }
 
+CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
+
 // The bytes are captured into the frames at the call, which is all the
 // driver promises for pageable sources, so a copy into memory the client
 // knows goes one-way; its errors come back at the next synchronizing call.
 // A copy elsewhere waits, so that the driver's answer comes back at once.
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !src) return CUDA_ERROR_INVALID_VALUE;
+  // Managed memory is the device's: never read here, under the lock.
+  if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   const bool wait = !inside_allocation(dst, size);
   std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, true);
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   size_t offset = 0;
   uint64_t last_id = 0;
@@ -50,6 +56,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     offset += n;
   } while (offset < size);
+  coherence::device_wrote(dst, size);
   if (!wait) return CUDA_SUCCESS;
   std::vector<uint8_t> reply;
   return conn->receive(last_id, &reply);
@@ -60,9 +67,12 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
 // round trip of its own.
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !dst) return CUDA_ERROR_INVALID_VALUE;
+  // Managed memory is the device's: never written here, under the lock.
+  if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, true);
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   std::vector<uint64_t> ids;
   size_t offset = 0;
@@ -93,7 +103,9 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   }
   // A synchronous copy synchronizes: it also reports what earlier async
   // copies left behind.
-  if (first == CUDA_SUCCESS && !(mode & protocol::kCopyAsync)) first = conn->take_deferred_error();
+  if (mode & protocol::kCopyAsync) return first;
+  if (first == CUDA_SUCCESS) first = conn->take_deferred_error();
+  coherence::after_sync(*conn, false);
   return first;
 }
 
@@ -104,11 +116,15 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
   const bool src_dev = is_device_address(reinterpret_cast<void*>(src));
   const bool async = mode & protocol::kCopyAsync;
   if (dst_dev && src_dev) {
+    CUresult rc;
     if (mode & protocol::kCopyPerThread)
-      return async ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
-                   : forward::cuMemcpyDtoD_v2_ptds(dst, src, size);
-    return async ? forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream)
+      rc = async ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
+                 : forward::cuMemcpyDtoD_v2_ptds(dst, src, size);
+    else
+      rc = async ? forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream)
                  : forward::cuMemcpyDtoD_v2(dst, src, size);
+    coherence::device_wrote(dst, size);
+    return rc;
   }
   if (dst_dev) return to_device(dst, reinterpret_cast<const void*>(src), size, stream, mode);
   if (src_dev) return to_host(reinterpret_cast<void*>(dst), src, size, stream, mode);

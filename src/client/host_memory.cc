@@ -2,12 +2,15 @@
 // be pinned for its DMA: the client hands out page-aligned memory of its own
 // and remembers the flags, and copies from it travel like any host memory.
 // (LUPINE #512 and GVirtuS's notes: the alignment matters to callers.)
+// Memory mapped for the device (CU_MEMHOSTALLOC_DEVICEMAP) is managed memory
+// instead, so that its host address is its device address, as with UVA.
 #include <sys/mman.h>
 
 #include <map>
 #include <mutex>
 
 #include "client/host_memory.h"
+#include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 
@@ -17,7 +20,7 @@ namespace {
 
 struct HostBlock {
   size_t size;
-  unsigned flags;
+  unsigned flags;  // CU_MEMHOSTALLOC_DEVICEMAP: managed memory
 };
 
 struct HostMemory {
@@ -33,8 +36,16 @@ HostMemory& host_memory() {
 CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pp || size == 0) return CUDA_ERROR_INVALID_VALUE;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* p = nullptr;
+  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+    CUdeviceptr dptr = 0;
+    if (CUresult rc = allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL); rc != CUDA_SUCCESS)
+      return rc;
+    p = reinterpret_cast<void*>(dptr);
+  } else {
+    p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   std::lock_guard lock(host_memory().mu);
   host_memory().blocks[p] = {size, flags};
   *pp = p;
@@ -53,9 +64,11 @@ const HostBlock* find_block(const void* p) {
 
 }  // namespace
 
-bool is_host_block(const void* p) {
+bool is_host_block(const void* p, unsigned* flags) {
   std::lock_guard lock(host_memory().mu);
-  return find_block(p) != nullptr;
+  const HostBlock* block = find_block(p);
+  if (block && flags) *flags = block->flags;
+  return block != nullptr;
 }
 
 }  // namespace scuda::client
@@ -76,11 +89,14 @@ CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t size, unsigned int flags) {
 
 CUresult CUDAAPI cuMemFreeHost(void* p) {
   SCUDA_PASSTHROUGH(cuMemFreeHost, p);
-  std::lock_guard lock(host_memory().mu);
+  std::unique_lock lock(host_memory().mu);
   auto it = host_memory().blocks.find(p);
   if (it == host_memory().blocks.end()) return CUDA_ERROR_INVALID_VALUE;
-  munmap(p, it->second.size);
+  const scuda::client::HostBlock block = it->second;
   host_memory().blocks.erase(it);
+  lock.unlock();
+  if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
+  munmap(p, block.size);
   return CUDA_SUCCESS;
 }
 
@@ -91,6 +107,21 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
   const scuda::client::HostBlock* block = scuda::client::find_block(p);
   if (!block) return CUDA_ERROR_INVALID_VALUE;
   *flags = block->flags;
+  return CUDA_SUCCESS;
+}
+
+// Mapped blocks are device memory at their host address; other page-locked
+// blocks have no device address (the driver's answer for unmapped memory).
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuMemHostGetDevicePointer_v2, pdptr, p, flags);
+  if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(host_memory().mu);
+  const scuda::client::HostBlock* block = scuda::client::find_block(p);
+  if (!block) return CUDA_ERROR_INVALID_VALUE;
+  // Unmapped blocks answer as before this entry point existed; callers
+  // (PyTorch's pinned memory) cope with it.
+  if (!(block->flags & CU_MEMHOSTALLOC_DEVICEMAP)) return CUDA_ERROR_NOT_SUPPORTED;
+  *pdptr = reinterpret_cast<CUdeviceptr>(p);
   return CUDA_SUCCESS;
 }
 

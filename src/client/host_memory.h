@@ -3,7 +3,8 @@
 
 namespace scuda::client {
 
-// True when `p` lies inside a block from cuMemHostAlloc / cuMemAllocHost.
-bool is_host_block(const void* p);
+// True when `p` lies inside a block from cuMemHostAlloc / cuMemAllocHost;
+// then *flags (if given) are the block's.
+bool is_host_block(const void* p, unsigned* flags = nullptr);
 
 }  // namespace scuda::client

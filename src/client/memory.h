@@ -14,4 +14,9 @@ bool is_device_address(const void* p);
 // True when [base, base + size) lies inside one known allocation.
 bool inside_allocation(CUdeviceptr base, size_t size);
 
+// Managed memory (managed_memory.cc): allocated on the server and mapped at
+// the same address here. forget_managed does nothing for other memory.
+CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags);
+void forget_managed(CUdeviceptr base);
+
 }  // namespace scuda::client

@@ -44,13 +44,14 @@ size_t value_size(CUpointer_attribute a) {
 }
 
 // The attributes of a page-locked block of the client's: host memory, in
-// the current context, with no device address.
-void describe_host_block(CUpointer_attribute a, CUdeviceptr ptr, void* data) {
+// the current context, with a device address (the same) only when mapped.
+void describe_host_block(CUpointer_attribute a, CUdeviceptr ptr, unsigned flags, void* data) {
   const size_t n = value_size(a);
   std::memset(data, 0, n);
   uint64_t value = 0;
   if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) value = CU_MEMORYTYPE_HOST;
   if (a == CU_POINTER_ATTRIBUTE_HOST_POINTER) value = ptr;
+  if (a == CU_POINTER_ATTRIBUTE_DEVICE_POINTER && (flags & CU_MEMHOSTALLOC_DEVICEMAP)) value = ptr;
   if (a == CU_POINTER_ATTRIBUTE_CONTEXT) cuCtxGetCurrent(reinterpret_cast<CUcontext*>(&value));
   std::memcpy(data, &value, n < 8 ? n : 8);
 }
@@ -75,9 +76,10 @@ CUresult get_attributes(unsigned n, CUpointer_attribute* attrs, void** data, CUd
   if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < n; ++i)
     if (!value_size(attrs[i])) return CUDA_ERROR_INVALID_VALUE;
-  if (!is_host_block(reinterpret_cast<const void*>(ptr))) return ask_server(n, attrs, data, ptr);
+  unsigned flags = 0;
+  if (!is_host_block(reinterpret_cast<const void*>(ptr), &flags)) return ask_server(n, attrs, data, ptr);
   for (unsigned i = 0; i < n; ++i)
-    if (data[i]) describe_host_block(attrs[i], ptr, data[i]);
+    if (data[i]) describe_host_block(attrs[i], ptr, flags, data[i]);
   return CUDA_SUCCESS;
 }
 

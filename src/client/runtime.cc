@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/coherent_pages.h"
 #include "client/context.h"
 #include "client/session.h"
 #include "client/stats.h"
@@ -77,6 +78,28 @@ bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
          conn->send(op, flags, request.data().data(), request.size(), nullptr, 0, id);
 }
 
+// Requests that cannot change memory the host mirrors (coherent_pages.h):
+// allocation and module setup, which programs do before touching data.
+bool may_start_device_work(uint32_t op) {
+  switch (op) {
+    case protocol::kOp_cuMemAllocManaged:
+    case protocol::kOp_cuMemAlloc_v2:
+    case protocol::kOp_cuMemGetInfo_v2:
+    case protocol::kOpModuleLoad:
+    case protocol::kOpLibraryLoad:
+    case protocol::kOpModuleGetFunction:
+    case protocol::kOpLibraryGetKernel:
+    case protocol::kOpKernelGetFunction:
+    case protocol::kOpPointerAttributes:
+      return false;
+  }
+  return true;
+}
+
+bool whole_context_sync(uint32_t op) {
+  return op == protocol::kOp_cuCtxSynchronize || op == protocol::kOp_cuCtxSynchronize_v2;
+}
+
 }  // namespace
 
 CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
@@ -84,10 +107,12 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, may_start_device_work(op));
   uint64_t id = 0;
   if (!send_in_context(conn, op, synchronizing ? protocol::kSynchronizing : 0, request, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
   CUresult rc = conn->receive(id, reply);
+  if (synchronizing) coherence::after_sync(*conn, whole_context_sync(op));
   if (synchronizing && rc == CUDA_SUCCESS) rc = conn->take_deferred_error();
   if (rc != CUDA_SUCCESS)
     spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
@@ -98,6 +123,7 @@ CUresult post(uint32_t op, const protocol::Writer& request) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, may_start_device_work(op));
   return send_in_context(conn, op, protocol::kOneWay, request, nullptr)
              ? CUDA_SUCCESS
              : CUDA_ERROR_DEVICE_UNAVAILABLE;

@@ -24,6 +24,8 @@ const char* op_name(uint32_t op) {
     case kOpLaunch: return "launch";
     case kOpOccupancyClusters: return "occupancy-clusters";
     case kOpPointerAttributes: return "pointer-attributes";
+    case kOpPagePush: return "page-push";
+    case kOpPagePull: return "page-pull";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

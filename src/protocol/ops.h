@@ -26,6 +26,9 @@ enum Op : uint32_t {
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
+  // Managed and mapped host memory (docs/managed-memory.md).
+  kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
+  kOpPagePull = 301,  // device memory the host reads
   kFirstGeneratedOp = 1000,
 };
 

@@ -17,6 +17,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(module_handlers());
   add(launch_handlers());
   add(pointer_handlers());
+  add(page_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;

@@ -1,5 +1,8 @@
 #include "allocations.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <vector>
 
@@ -35,13 +38,53 @@ CUresult allocate(size_t size, uintptr_t ctx, uintptr_t module, CUdeviceptr* out
   return CUDA_SUCCESS;
 }
 
+// Small managed allocations are packed into shared arenas, as the driver
+// packs them, so that several share a page; the arenas are never returned.
+constexpr size_t kSmallManaged = 64 << 10;
+constexpr size_t kArena = 2 << 20;
+
+uintptr_t arena_take(size_t size) {
+  static uintptr_t next = 0, end = 0;
+  const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (next + rounded > end) {
+    void* arena = mmap(nullptr, kArena, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (arena == MAP_FAILED) return 0;
+    next = reinterpret_cast<uintptr_t>(arena);
+    end = next + kArena;
+  }
+  const uintptr_t base = next;
+  next += rounded;
+  return base;
+}
+
+CUresult allocate_managed(size_t size, uintptr_t ctx, CUdeviceptr* out) {
+  State& s = state();
+  if (size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (size > kTotalMemory - s.used) return CUDA_ERROR_OUT_OF_MEMORY;
+  uintptr_t base = 0;
+  if (size <= kSmallManaged) {
+    base = arena_take(size);
+  } else {
+    void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (block != MAP_FAILED) base = reinterpret_cast<uintptr_t>(block);
+  }
+  if (base == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  s.allocations[base] = Allocation{size, ctx, 0, true};
+  s.used += size;
+  *out = base;
+  return CUDA_SUCCESS;
+}
+
 void release(uintptr_t base) {
   State& s = state();
   auto it = s.allocations.find(base);
   if (it == s.allocations.end()) return;
-  s.used -= it->second.size;
+  const Allocation a = it->second;
+  s.used -= a.size;
   s.allocations.erase(it);
-  std::free(reinterpret_cast<void*>(base));
+  if (!a.managed) std::free(reinterpret_cast<void*>(base));
+  else if (a.size > kSmallManaged) munmap(reinterpret_cast<void*>(base), a.size);
 }
 
 void release_allocations_of_context(uintptr_t ctx) {

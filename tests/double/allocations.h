@@ -10,6 +10,8 @@
 namespace scuda_double {
 
 CUresult allocate(size_t size, uintptr_t ctx, uintptr_t module, CUdeviceptr* out);
+// Managed memory: fresh zeroed pages of its own, as a driver hands out.
+CUresult allocate_managed(size_t size, uintptr_t ctx, CUdeviceptr* out);
 void release(uintptr_t base);
 void release_allocations_of_context(uintptr_t ctx);
 void release_allocations_of_module(uintptr_t module);

@@ -28,6 +28,7 @@ struct Allocation {
   size_t size = 0;
   uintptr_t ctx = 0;
   uintptr_t module = 0;  // non-zero for a module global
+  bool managed = false;  // cuMemAllocManaged: its own mapping (managed.cc)
 };
 
 struct Stream {

@@ -204,6 +204,21 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" samples "* ]]
       check "sample_${s}_same" FAIL "stdout differs: $(grep -m2 '^[<>]' "$logs/sample_$s.diff")"
     fi
   done
+  # managed_sparse through scuda with stats: of its 1 GiB managed buffer only
+  # the touched pages (every 64th) may cross the network (docs/managed-memory.md).
+  if [[ " ${samples[*]} " == *" managed_sparse "* ]] && [ -x build/gpu/sample_managed_sparse ]; then
+    section "managed_sparse: bytes moved"
+    timed sample_managed_sparse.stats tests/gpu/isolate.sh build/bin/scuda run --server "$server" \
+      --stats-json "$logs/managed_sparse_stats.json" -- build/gpu/sample_managed_sparse
+    if moved=$(python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))
+print(sum(r["bytes_out"] + r["bytes_in"] for r in rows))' "$logs/managed_sparse_stats.json" 2>&1) &&
+      [ "$rc" -eq 0 ] && [ "$moved" -lt $((128 << 20)) ]; then
+      check managed_sparse_bytes PASS "$moved bytes moved in all for a 1 GiB buffer (limit 128 MiB)"
+    else
+      check managed_sparse_bytes FAIL "rc=$rc, bytes moved: $moved (limit 128 MiB)"
+    fi
+  fi
 else
   echo "SCUDA_SUITES=${SCUDA_SUITES:-}: samples suite skipped"
 fi

@@ -1,0 +1,426 @@
+#include "client/coherent_pages.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/fault_handler.h"
+#include "client/session.h"
+#include "protocol/frame.h"
+#include "protocol/ops.h"
+
+namespace scuda::client::coherence {
+
+namespace {
+
+// kZeroed: a fresh page the host was given as zeros, before any device work.
+// The server's bytes may differ (memory it reuses), so once written the page
+// is pushed whole, with no twin.
+enum State : uint8_t { kFresh, kInvalid, kZeroed, kClean, kDirty };
+
+// Dirty bytes closer than this are pushed as one run.
+constexpr size_t kMergeGap = 32;
+// Readahead for faults in sequence, in pages.
+constexpr size_t kMaxWindow = 512;
+
+// Pages mapped together; several allocations may hold one page.
+struct Span {
+  size_t pages = 0;
+  uint64_t born = 0;  // the work epoch when mapped: until device work, fresh pages are zeros
+  std::vector<uint8_t> state;
+  std::vector<uint32_t> holds;
+  std::map<size_t, std::unique_ptr<uint8_t[]>> twins;  // dirty page -> its clean contents
+  size_t dirty = 0;
+  size_t valid = 0;  // clean or dirty
+};
+
+struct Run {
+  uintptr_t address;
+  size_t size;
+};
+
+struct Pages {
+  std::mutex mu;
+  std::map<uintptr_t, Span> spans;  // by first page
+  // The live allocations: a copy on the server must stay inside one, so
+  // page-sized transfers are cut to them.
+  std::map<uintptr_t, size_t> allocations;
+  uint64_t epoch = 0;               // requests that may have started device work
+  bool outstanding = false;         // such requests since every stream was last idle
+  size_t dirty = 0;
+  std::vector<Run> wanted;          // prefetched to the host
+  uintptr_t sequel = 0;             // the page after the last fetched run
+  size_t window = 1;
+};
+
+std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
+// Page data moved so far (scuda_page_traffic).
+std::atomic<uint64_t> g_pushed{0};
+std::atomic<uint64_t> g_pulled{0};
+
+Pages& pages() {
+  static Pages* p = new Pages;  // never freed: faults may come until exit
+  return *p;
+}
+
+size_t page_size() {
+  static const size_t n = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return n;
+}
+uintptr_t page_floor(uintptr_t a) { return a & ~(page_size() - 1); }
+uintptr_t page_ceil(uintptr_t a) { return page_floor(a + page_size() - 1); }
+
+void protect(uintptr_t address, size_t pages, int prot) {
+  if (mprotect(reinterpret_cast<void*>(address), pages * page_size(), prot) != 0)
+    spdlog::error("managed memory: mprotect of {:#x} failed: {}", address, std::strerror(errno));
+}
+
+// With the lock held: the pieces of [address, address + size) inside live
+// allocations, in order.
+std::vector<Run> allocated(uintptr_t address, size_t size) {
+  std::vector<Run> out;
+  const auto& allocs = pages().allocations;
+  auto it = allocs.upper_bound(address);
+  if (it != allocs.begin()) --it;
+  const uintptr_t end = address + size;
+  for (; it != allocs.end() && it->first < end; ++it) {
+    const uintptr_t from = std::max(address, it->first);
+    const uintptr_t to = std::min(end, it->first + it->second);
+    if (from < to) out.push_back({from, to - from});
+  }
+  return out;
+}
+
+// With the lock held: the span holding `page`, or end().
+std::map<uintptr_t, Span>::iterator span_of(uintptr_t page) {
+  auto& spans = pages().spans;
+  auto it = spans.upper_bound(page);
+  if (it == spans.begin()) return spans.end();
+  --it;
+  return page < it->first + it->second.pages * page_size() ? it : spans.end();
+}
+
+bool fresh(const Span& s, size_t i) { return s.state[i] == kFresh && s.born == pages().epoch; }
+bool needs_fetch(const Span& s, size_t i) { return s.holds[i] && s.state[i] <= kInvalid && !fresh(s, i); }
+
+void set_state(Span& s, size_t i, State to) {
+  const State from = static_cast<State>(s.state[i]);
+  s.dirty += (to == kDirty) - (from == kDirty);
+  pages().dirty += (to == kDirty) - (from == kDirty);
+  s.valid += (to >= kZeroed) - (from >= kZeroed);
+  if (from == kDirty) s.twins.erase(i);
+  s.state[i] = to;
+}
+
+// --- pushing dirty bytes ---------------------------------------------------
+
+void add_run(std::vector<Run>& runs, uintptr_t address, size_t size) {
+  if (!runs.empty() && address - (runs.back().address + runs.back().size) <= kMergeGap)
+    runs.back().size = address + size - runs.back().address;
+  else
+    runs.push_back({address, size});
+}
+
+// The bytes of a dirty page that differ from its twin.
+void diff(uintptr_t page, const uint8_t* twin, std::vector<Run>& runs) {
+  const auto* now = reinterpret_cast<const uint8_t*>(page);
+  const size_t n = page_size();
+  for (size_t i = 0; i < n;) {
+    if (now[i] == twin[i]) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < n && now[j] != twin[j]) ++j;
+    add_run(runs, page + i, j - i);
+    i = j;
+  }
+}
+
+void push(Connection& conn, const Run& run) {
+  for (size_t off = 0; off < run.size; off += protocol::kChunkSize) {
+    const size_t n = std::min(protocol::kChunkSize, run.size - off);
+    g_pushed += n;
+    protocol::Writer w;
+    w.u64(run.address + off);
+    w.u64(n);
+    conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
+              reinterpret_cast<const void*>(run.address + off), n);
+  }
+}
+
+// With both locks held. Pages turn read-only before they are read, so that a
+// write racing the push faults and dirties the page again.
+void flush(Connection& conn) {
+  Pages& p = pages();
+  if (p.dirty == 0) return;
+  std::vector<Run> runs;
+  for (auto& [base, s] : p.spans) {
+    for (size_t i = 0; i < s.pages && s.dirty; ++i) {
+      if (s.state[i] != kDirty) continue;
+      const uintptr_t page = base + i * page_size();
+      protect(page, 1, PROT_READ);
+      if (auto twin = s.twins.find(i); twin != s.twins.end()) diff(page, twin->second.get(), runs);
+      else add_run(runs, page, page_size());
+      set_state(s, i, kClean);
+    }
+  }
+  for (const Run& run : runs)
+    for (const Run& piece : allocated(run.address, run.size)) push(conn, piece);
+}
+
+// --- fetching ----------------------------------------------------------------
+
+// With the connection's lock held: reads the device's copy of `pages` pages at
+// `address` into them, pipelined in chunks.
+bool pull(Connection& conn, uintptr_t address, size_t count) {
+  const size_t size = count * page_size();
+  protect(address, count, PROT_READ | PROT_WRITE);
+  std::vector<std::pair<uint64_t, Run>> asked;
+  for (const Run& run : allocated(address, size)) {
+    for (size_t off = 0; off < run.size; off += protocol::kChunkSize) {
+      const Run piece{run.address + off, std::min(protocol::kChunkSize, run.size - off)};
+      protocol::Writer w;
+      w.u64(piece.address);
+      w.u64(piece.size);
+      uint64_t id = 0;
+      if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
+        return false;
+      asked.push_back({id, piece});
+      g_pulled += piece.size;
+    }
+  }
+  CUresult first = CUDA_SUCCESS;
+  for (const auto& [id, piece] : asked) {
+    CUresult rc = conn.receive_into(id, reinterpret_cast<void*>(piece.address), piece.size);
+    if (first == CUDA_SUCCESS) first = rc;
+  }
+  protect(address, count, PROT_READ);
+  if (first != CUDA_SUCCESS)
+    spdlog::error("managed memory: fetching {} bytes at {:#x} failed ({}); the host sees stale data",
+                  size, address, static_cast<int>(first));
+  return first == CUDA_SUCCESS;
+}
+
+// With both locks held: makes pages [i, i + count) of `s` clean, fetching
+// those that need it in runs.
+void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count) {
+  for (size_t end = i + count; i < end;) {
+    if (!s.holds[i] || s.state[i] >= kZeroed) {
+      ++i;
+      continue;
+    }
+    const bool fetch = needs_fetch(s, i);
+    size_t j = i + 1;
+    while (j < end && s.holds[j] && s.state[j] <= kInvalid && needs_fetch(s, j) == fetch) ++j;
+    const uintptr_t address = base + i * page_size();
+    if (fetch) pull(conn, address, j - i);
+    else protect(address, j - i, PROT_READ);
+    for (size_t k = i; k < j; ++k) set_state(s, k, fetch ? kClean : kZeroed);
+    i = j;
+  }
+}
+
+// The fault service (fault_handler.h): brings the page in, read-only; a
+// write then faults again and dirties it.
+bool resolve(uintptr_t address) {
+  Connection* conn = connection();
+  if (!conn) return false;
+  std::lock_guard conn_lock(conn->mutex());
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  const uintptr_t page = page_floor(address);
+  auto it = span_of(page);
+  if (it == p.spans.end()) return false;
+  Span& s = it->second;
+  const size_t i = (page - it->first) / page_size();
+  if (!s.holds[i]) return false;
+  if (s.state[i] == kClean || s.state[i] == kZeroed) {
+    const bool zeroed = s.state[i] == kZeroed;
+    protect(page, 1, PROT_READ | PROT_WRITE);
+    set_state(s, i, kDirty);
+    if (!zeroed) {
+      auto twin = std::make_unique<uint8_t[]>(page_size());
+      std::memcpy(twin.get(), reinterpret_cast<const void*>(page), page_size());
+      s.twins[i] = std::move(twin);
+    }
+    return true;
+  }
+  if (s.state[i] == kDirty) return true;
+  p.window = page == p.sequel ? std::min(p.window * 2, kMaxWindow) : 1;
+  size_t count = 1;
+  while (count < p.window && i + count < s.pages && s.holds[i + count] &&
+         s.state[i + count] <= kInvalid)
+    ++count;
+  bring_in(*conn, it->first, s, i, count);
+  p.sequel = page + count * page_size();
+  return true;
+}
+
+// With the lock held: calls fn(base, span, first, count) for each span's
+// pages overlapping [address, address + size).
+template <class Fn>
+void for_pages(uintptr_t address, size_t size, Fn fn) {
+  Pages& p = pages();
+  const uintptr_t end = page_ceil(address + size);
+  for (uintptr_t page = page_floor(address); page < end;) {
+    auto it = span_of(page);
+    if (it == p.spans.end()) {
+      auto next = p.spans.upper_bound(page);
+      if (next == p.spans.end()) return;
+      page = next->first;
+      continue;
+    }
+    const uintptr_t span_end = it->first + it->second.pages * page_size();
+    const uintptr_t stop = std::min(end, span_end);
+    fn(it->first, it->second, (page - it->first) / page_size(), (stop - page) / page_size());
+    page = stop;
+  }
+}
+
+void invalidate(Span& s, uintptr_t base, size_t i, size_t count) {
+  for (size_t k = i; k < i + count; ++k) {
+    if (s.state[k] == kInvalid) continue;
+    if (s.state[k] >= kZeroed) protect(base + k * page_size(), 1, PROT_NONE);
+    set_state(s, k, kInvalid);
+  }
+}
+
+// --- mapping -------------------------------------------------------------------
+
+// The runs of [first, end) that no span covers.
+std::vector<Run> gaps(uintptr_t first, uintptr_t end) {
+  std::vector<Run> out;
+  for (uintptr_t page = first; page < end;) {
+    if (auto it = span_of(page); it != pages().spans.end()) {
+      page = it->first + it->second.pages * page_size();
+      continue;
+    }
+    auto next = pages().spans.upper_bound(page);
+    const uintptr_t stop = next == pages().spans.end() ? end : std::min(end, next->first);
+    out.push_back({page, stop - page});
+    page = stop;
+  }
+  return out;
+}
+
+bool map_gap(const Run& gap) {
+  void* want = reinterpret_cast<void*>(gap.address);
+  void* got = mmap(want, gap.size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == want) return faults::claim(gap.address, gap.address + gap.size);
+  if (got != MAP_FAILED) munmap(got, gap.size);  // a kernel without MAP_FIXED_NOREPLACE
+  return false;
+}
+
+}  // namespace
+
+bool map(uintptr_t base, size_t size) {
+  if (!faults::install(resolve)) return false;
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  const uintptr_t first = page_floor(base), end = page_ceil(base + size);
+  std::vector<Run> made;
+  for (const Run& gap : gaps(first, end)) {
+    if (!map_gap(gap)) {
+      for (const Run& m : made) {
+        faults::release(m.address);
+        munmap(reinterpret_cast<void*>(m.address), m.size);
+      }
+      return false;
+    }
+    made.push_back(gap);
+  }
+  for (const Run& m : made) {
+    Span& s = p.spans[m.address];
+    s.pages = m.size / page_size();
+    s.born = p.epoch;
+    s.state.assign(s.pages, kFresh);
+    s.holds.assign(s.pages, 0);
+  }
+  for_pages(base, size, [](uintptr_t, Span& s, size_t i, size_t count) {
+    for (size_t k = i; k < i + count; ++k) ++s.holds[k];
+  });
+  p.allocations[base] = size;
+  g_any.store(true, std::memory_order_release);
+  return true;
+}
+
+void unmap(uintptr_t base, size_t size) {
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  p.allocations.erase(base);
+  std::vector<uintptr_t> empty;
+  for_pages(base, size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
+    for (size_t k = i; k < i + count; ++k)
+      if (s.holds[k] && --s.holds[k] == 0) invalidate(s, first, k, 1);
+    if (std::all_of(s.holds.begin(), s.holds.end(), [](uint32_t h) { return h == 0; }))
+      empty.push_back(first);
+  });
+  for (uintptr_t first : empty) {
+    faults::release(first);
+    munmap(reinterpret_cast<void*>(first), p.spans.at(first).pages * page_size());
+    p.spans.erase(first);
+  }
+}
+
+void before_request(Connection& conn, bool device_work) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  flush(conn);
+  if (!device_work) return;
+  ++p.epoch;
+  p.outstanding = true;
+}
+
+void after_sync(Connection& conn, bool whole_context) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  if (p.outstanding) {
+    flush(conn);  // bytes other threads dirtied since the request went out
+    for (auto& [base, s] : p.spans)
+      if (s.valid) invalidate(s, base, 0, s.pages);
+    if (whole_context) p.outstanding = false;
+  }
+  for (const Run& run : p.wanted)
+    for_pages(run.address, run.size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
+      bring_in(conn, first, s, i, count);
+    });
+  p.wanted.clear();
+}
+
+void device_wrote(uintptr_t address, size_t size) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(pages().mu);
+  for_pages(address, size, [](uintptr_t first, Span& s, size_t i, size_t count) {
+    invalidate(s, first, i, count);
+  });
+}
+
+void want_on_host(uintptr_t address, size_t size) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(pages().mu);
+  pages().wanted.push_back({address, size});
+}
+
+}  // namespace scuda::client::coherence
+
+// For tests and tools: the bytes of managed memory pushed to the device and
+// pulled from it so far.
+extern "C" __attribute__((visibility("default"))) void scuda_page_traffic(uint64_t* pushed,
+                                                                          uint64_t* pulled) {
+  if (pushed) *pushed = scuda::client::coherence::g_pushed.load();
+  if (pulled) *pulled = scuda::client::coherence::g_pulled.load();
+}

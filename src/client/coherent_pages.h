@@ -1,0 +1,40 @@
+// Host pages that mirror the server's managed memory at the same addresses,
+// kept coherent page by page (docs/managed-memory.md). A page is fresh
+// (never used, reads as zeros), invalid (PROT_NONE: fetched on access),
+// clean (read-only: equal to the device's copy when last fetched) or dirty
+// (writable: the host changed it; a twin of its clean contents says which
+// bytes). Dirty bytes are pushed before every request, so that device work
+// sees them in order; after a synchronizing call the device may have written
+// anything, so every valid page becomes invalid again.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "client/connection.h"
+
+namespace scuda::client::coherence {
+
+// Maps host pages over [base, base + size) at those very addresses; false
+// when some page there is taken by something else of the process.
+bool map(uintptr_t base, size_t size);
+// Drops the allocation's hold on its pages; pages nothing holds are unmapped.
+void unmap(uintptr_t base, size_t size);
+
+// With the connection's lock held, before any request: pushes dirty bytes
+// (one-way frames, ahead of the request) and, for a request that may start
+// device work, notes that the device may change managed memory.
+void before_request(Connection& conn, bool device_work);
+// With the connection's lock held, after a synchronizing call returned:
+// invalidates what the device may have changed and pulls the ranges
+// prefetched to the host. `whole_context`: every stream is idle now.
+void after_sync(Connection& conn, bool whole_context);
+
+// Without the connection's lock: the device wrote [address, address + size)
+// (a copy into managed memory), so the host's pages there are stale now.
+void device_wrote(uintptr_t address, size_t size);
+// Without the connection's lock: cuMemPrefetchAsync to the host; the range
+// is pulled in bulk at the next synchronizing call.
+void want_on_host(uintptr_t address, size_t size);
+
+}  // namespace scuda::client::coherence

@@ -1,0 +1,162 @@
+#include "client/fault_handler.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+namespace scuda::client::faults {
+
+namespace {
+
+// The claimed ranges, readable from the handler without locks. A slot is
+// free while its begin is 0.
+constexpr size_t kSlots = 16384;
+std::atomic<uintptr_t> g_begin[kSlots];
+std::atomic<uintptr_t> g_end[kSlots];
+std::atomic<size_t> g_used{0};  // slots at or past this were never used
+std::mutex g_claim_mu;
+
+struct sigaction g_previous;
+int g_pipe[2] = {-1, -1};
+Resolver g_resolve = nullptr;
+std::atomic<pid_t> g_service_tid{0};
+
+// A fault on its way to the service thread; it lives on the faulting
+// thread's stack until `state` leaves kPending.
+enum : uint32_t { kPending = 0, kServed = 1, kNotOurs = 2 };
+struct Fault {
+  uintptr_t address;
+  uint32_t state;
+};
+
+bool claimed(uintptr_t address) {
+  const size_t used = g_used.load(std::memory_order_acquire);
+  for (size_t i = 0; i < used; ++i) {
+    const uintptr_t begin = g_begin[i].load(std::memory_order_acquire);
+    if (begin && address >= begin && address < g_end[i].load(std::memory_order_acquire))
+      return true;
+  }
+  return false;
+}
+
+long futex(uint32_t* word, int op, uint32_t value) {
+  return syscall(SYS_futex, word, op, value, nullptr, nullptr, 0);
+}
+
+// Hands the fault to the service thread and waits; true once it is served.
+bool hand_over(uintptr_t address) {
+  Fault fault{address, kPending};
+  Fault* p = &fault;
+  if (write(g_pipe[1], &p, sizeof p) != sizeof p) return false;
+  while (__atomic_load_n(&fault.state, __ATOMIC_ACQUIRE) == kPending)
+    futex(&fault.state, FUTEX_WAIT_PRIVATE, kPending);
+  return fault.state == kServed;
+}
+
+// The program's handler, as if ours were not there. With the default
+// action, returning re-runs the access, which now kills the process.
+void chain(int sig, siginfo_t* info, void* context) {
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (g_previous.sa_handler == SIG_DFL || g_previous.sa_handler == SIG_IGN) {
+    signal(sig, SIG_DFL);
+    return;
+  }
+  g_previous.sa_handler(sig);
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+  const bool ours = info->si_code == SEGV_ACCERR && claimed(address) &&
+                    syscall(SYS_gettid) != g_service_tid.load(std::memory_order_relaxed);
+  const bool served = ours && hand_over(address);
+  errno = saved_errno;
+  if (!served) chain(sig, info, context);
+}
+
+void* serve(void*) {
+  g_service_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+  for (;;) {
+    Fault* fault = nullptr;
+    const ssize_t n = read(g_pipe[0], &fault, sizeof fault);
+    if (n != sizeof fault) {
+      if (n < 0 && errno == EINTR) continue;
+      spdlog::error("the managed-memory fault service stopped: {}", std::strerror(errno));
+      return nullptr;
+    }
+    const uint32_t state = g_resolve(fault->address) ? kServed : kNotOurs;
+    __atomic_store_n(&fault->state, state, __ATOMIC_RELEASE);
+    futex(&fault->state, FUTEX_WAKE_PRIVATE, 1);
+  }
+}
+
+bool start(Resolver resolve) {
+  g_resolve = resolve;
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) {
+    spdlog::error("managed memory: cannot create the fault pipe: {}", std::strerror(errno));
+    return false;
+  }
+  // The service thread takes no signals of the program's.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  const int rc = pthread_create(&thread, nullptr, serve, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    spdlog::error("managed memory: cannot start the fault service thread: {}", std::strerror(rc));
+    return false;
+  }
+  pthread_detach(thread);
+  struct sigaction action {};
+  action.sa_sigaction = on_fault;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGSEGV, &action, &g_previous) != 0) {
+    spdlog::error("managed memory: cannot install the SIGSEGV handler: {}", std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool install(Resolver resolve) {
+  static const bool ok = start(resolve);
+  return ok;
+}
+
+bool claim(uintptr_t begin, uintptr_t end) {
+  std::lock_guard lock(g_claim_mu);
+  const size_t used = g_used.load();
+  for (size_t i = 0; i < kSlots; ++i) {
+    if (i < used && g_begin[i].load()) continue;
+    g_end[i].store(end, std::memory_order_release);
+    g_begin[i].store(begin, std::memory_order_release);
+    if (i >= used) g_used.store(i + 1, std::memory_order_release);
+    return true;
+  }
+  return false;
+}
+
+void release(uintptr_t begin) {
+  std::lock_guard lock(g_claim_mu);
+  const size_t used = g_used.load();
+  for (size_t i = 0; i < used; ++i)
+    if (g_begin[i].load() == begin) g_begin[i].store(0, std::memory_order_release);
+}
+
+}  // namespace scuda::client::faults

@@ -1,0 +1,112 @@
+// Managed memory (cuMemAllocManaged): the server allocates it, and the
+// client maps host pages at the very same addresses (coherent_pages.h), so
+// one pointer serves the host and the device as it does natively.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/coherent_pages.h"
+#include "client/memory.h"
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace scuda::client {
+
+namespace {
+
+// Server allocations that collided with the client's own mappings are held
+// while we ask again, so the next answer lands elsewhere.
+constexpr int kAttempts = 8;
+
+struct Managed {
+  std::mutex mu;
+  std::map<CUdeviceptr, size_t> sizes;
+};
+
+Managed& managed() {
+  static Managed* m = new Managed;  // never freed: used until exit
+  return *m;
+}
+
+}  // namespace
+
+CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags) {
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<CUdeviceptr> collided;
+  CUresult rc = CUDA_SUCCESS;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    CUdeviceptr p = 0;
+    rc = forward::cuMemAllocManaged(&p, size, flags);
+    if (rc != CUDA_SUCCESS) break;
+    if (coherence::map(p, size)) {
+      note_allocation(p, size);
+      std::lock_guard lock(managed().mu);
+      managed().sizes[p] = size;
+      *dptr = p;
+      break;
+    }
+    spdlog::debug("managed memory at {:#x} collides with the client's own mappings", p);
+    collided.push_back(p);
+    rc = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  for (CUdeviceptr p : collided) forward::cuMemFree_v2(p);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && !collided.empty())
+    spdlog::error("cuMemAllocManaged: {} server addresses in a row were taken in this process", kAttempts);
+  return rc;
+}
+
+void forget_managed(CUdeviceptr base) {
+  size_t size = 0;
+  {
+    std::lock_guard lock(managed().mu);
+    auto it = managed().sizes.find(base);
+    if (it == managed().sizes.end()) return;
+    size = it->second;
+    managed().sizes.erase(it);
+  }
+  coherence::unmap(base, size);
+}
+
+namespace {
+
+bool to_host(CUmemLocation where) {
+  return where.type == CU_MEM_LOCATION_TYPE_HOST || where.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+         where.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+template <class Forward>
+CUresult prefetch(Forward forward, CUdeviceptr ptr, size_t count, CUmemLocation where,
+                  unsigned flags, CUstream stream) {
+  CUresult rc = forward(ptr, count, where, flags, stream);
+  if (rc == CUDA_SUCCESS && to_host(where)) coherence::want_on_host(ptr, count);
+  return rc;
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+using namespace scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuMemAllocManaged, dptr, size, flags);
+  return allocate_managed(dptr, size, flags);
+}
+
+CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr ptr, size_t count, CUmemLocation where,
+                                       unsigned int flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemPrefetchAsync_v2, ptr, count, where, flags, stream);
+  return prefetch(forward::cuMemPrefetchAsync_v2, ptr, count, where, flags, stream);
+}
+
+CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr ptr, size_t count, CUmemLocation where,
+                                            unsigned int flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
+  return prefetch(forward::cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
+}
+
+}  // extern "C"

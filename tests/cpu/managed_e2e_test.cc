@@ -1,0 +1,270 @@
+// Managed and mapped host memory end to end (docs/managed-memory.md): this
+// test program is the client; its host pages mirror the double's managed
+// memory, whose "kernels" (builtins) run in the server process.
+#include <cuda.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <vector>
+
+#include "server_process.h"
+
+extern "C" void scuda_page_traffic(uint64_t* pushed, uint64_t* pulled);
+
+namespace {
+
+scuda::test::ServerProcess* g_server = nullptr;
+
+class ServerEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_server = new scuda::test::ServerProcess();
+    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
+  }
+  void TearDown() override { delete g_server; }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+
+const char kModule[] =
+    "scuda-double-module\n"
+    "kernel vadd 8 8 8 4\n"
+    "kernel fill 8 4 4\n"
+    "kernel scale 8 4 4\n";
+
+struct Traffic {
+  uint64_t pushed = 0, pulled = 0;
+};
+
+Traffic traffic() {
+  Traffic t;
+  scuda_page_traffic(&t.pushed, &t.pulled);
+  return t;
+}
+
+const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+
+class ManagedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleLoadData(&mod_, kModule), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&vadd_, mod_, "vadd"), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&fill_, mod_, "fill"), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&scale_, mod_, "scale"), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    for (CUdeviceptr p : owned_) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+    cuModuleUnload(mod_);
+    cuDevicePrimaryCtxRelease(dev_);
+  }
+
+  template <class T>
+  T* managed(size_t count) {
+    CUdeviceptr p = 0;
+    EXPECT_EQ(cuMemAllocManaged(&p, count * sizeof(T), CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    owned_.push_back(p);
+    return reinterpret_cast<T*>(p);
+  }
+  void launch(CUfunction f, std::vector<void*> params) {
+    ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params.data(), nullptr), CUDA_SUCCESS);
+  }
+  void vadd(float* a, float* b, float* c, int n) { launch(vadd_, {&a, &b, &c, &n}); }
+  void fill(unsigned* p, unsigned v, int n) { launch(fill_, {&p, &v, &n}); }
+  void scale(float* p, float s, int n) { launch(scale_, {&p, &s, &n}); }
+
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUmodule mod_ = nullptr;
+  CUfunction vadd_ = nullptr, fill_ = nullptr, scale_ = nullptr;
+  std::vector<CUdeviceptr> owned_;
+};
+
+TEST_F(ManagedTest, HostWritesReachTheKernelAndItsResultsTheHost) {
+  const int n = 5000;
+  float *a = managed<float>(n), *b = managed<float>(n), *c = managed<float>(n);
+  for (int i = 0; i < n; ++i) a[i] = i, b[i] = 2.0f * i;
+  vadd(a, b, c, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], 3.0f * i) << i;
+}
+
+TEST_F(ManagedTest, DeviceWritesAreSeenAfterEachSynchronization) {
+  const int n = 3000;
+  unsigned* p = managed<unsigned>(n);
+  for (unsigned round = 1; round <= 3; ++round) {
+    fill(p, round, n);
+    ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(p[i], round) << i;
+  }
+}
+
+TEST_F(ManagedTest, UntouchedPagesNeverMove) {
+  const size_t n = (64u << 20) / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  const Traffic before = traffic();
+  fill(p, 9, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(p[n / 2], 9u);  // one page read
+  const Traffic after = traffic();
+  EXPECT_EQ(after.pushed, before.pushed);
+  EXPECT_EQ(after.pulled - before.pulled, kPage);
+}
+
+TEST_F(ManagedTest, SparseTouchesOfALargeBufferMoveAboutTheBytesTouched) {
+  const size_t bytes = 256u << 20, stride = 64 * kPage / sizeof(float);
+  const size_t n = bytes / sizeof(float);
+  float* p = managed<float>(n);
+  const Traffic before = traffic();
+  size_t touched = 0;
+  for (size_t i = 0; i < n; i += stride, ++touched) p[i] = static_cast<float>(touched);
+  scale(p, 2.0f, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (size_t i = 0, k = 0; i < n; i += stride, ++k) ASSERT_EQ(p[i], 2.0f * k) << i;
+  const Traffic after = traffic();
+  // Fresh pages need no fetch but are pushed whole; the reads after the
+  // kernel pull one page each.
+  EXPECT_EQ(after.pushed - before.pushed, touched * kPage);
+  EXPECT_EQ(after.pulled - before.pulled, touched * kPage);
+  EXPECT_LT(after.pulled - before.pulled, bytes / 32);
+}
+
+TEST_F(ManagedTest, AHostWriteAfterALaunchReachesOnlyTheNextLaunch) {
+  const int n = 256;
+  float *a = managed<float>(n), *zero = managed<float>(n);
+  float *first = managed<float>(n), *second = managed<float>(n);
+  for (int i = 0; i < n; ++i) a[i] = 1.0f, zero[i] = 0.0f;
+  vadd(a, zero, first, n);
+  for (int i = 0; i < n; ++i) a[i] = 2.0f;  // no synchronization in between
+  vadd(a, zero, second, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(first[i], 1.0f) << i;
+    ASSERT_EQ(second[i], 2.0f) << i;
+  }
+}
+
+TEST_F(ManagedTest, HostAndDeviceWritesToOnePageMergeByteByByte) {
+  const int n = static_cast<int>(kPage / sizeof(unsigned));
+  unsigned* p = managed<unsigned>(n);
+  p[n - 2] = 1;
+  fill(p, 5, n / 2);  // the device writes the first half
+  p[n - 1] = 9;       // while the host writes the last word, unsynchronized
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < n / 2; ++i) ASSERT_EQ(p[i], 5u) << i;
+  EXPECT_EQ(p[n - 2], 1u);
+  EXPECT_EQ(p[n - 1], 9u);
+}
+
+TEST_F(ManagedTest, CopiesTreatManagedMemoryAsTheDevices) {
+  const int n = 2048;
+  unsigned* m = managed<unsigned>(n);
+  std::vector<unsigned> host(n, 7), back(n, 0);
+  m[0] = 1;
+  ASSERT_EQ(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(m), host.data(), n * sizeof(unsigned)),
+            CUDA_SUCCESS);
+  EXPECT_EQ(m[0], 7u);  // seen at once, without a synchronization
+  m[1] = 8;
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), reinterpret_cast<CUdeviceptr>(m), n * sizeof(unsigned)),
+            CUDA_SUCCESS);
+  EXPECT_EQ(back[1], 8u);
+  unsigned* other = managed<unsigned>(n);
+  m[2] = 6;
+  ASSERT_EQ(cuMemcpy(reinterpret_cast<CUdeviceptr>(other), reinterpret_cast<CUdeviceptr>(m),
+                     n * sizeof(unsigned)),
+            CUDA_SUCCESS);
+  EXPECT_EQ(other[2], 6u);
+  ASSERT_EQ(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(other), m, sizeof(unsigned)), CUDA_SUCCESS);
+  EXPECT_EQ(other[0], 7u);
+}
+
+TEST_F(ManagedTest, PrefetchToTheHostPullsTheRangeAtTheSynchronization) {
+  const int n = (1 << 20) / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 4, n);
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  const Traffic before = traffic();
+  ASSERT_EQ(cuMemPrefetchAsync_v2(reinterpret_cast<CUdeviceptr>(p), n * sizeof(unsigned), host, 0,
+                                  nullptr),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  const Traffic synced = traffic();
+  EXPECT_EQ(synced.pulled - before.pulled, n * sizeof(unsigned));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(p[i], 4u) << i;
+  EXPECT_EQ(traffic().pulled, synced.pulled);  // no fault fetched anything
+}
+
+TEST_F(ManagedTest, PrefetchToTheDeviceAndAdviceAreAccepted) {
+  const int n = 4096;
+  float* p = managed<float>(n);
+  const auto dptr = reinterpret_cast<CUdeviceptr>(p);
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  EXPECT_EQ(cuMemAdvise_v2(dptr, n * sizeof(float), CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAdvise_v2(dptr, n * sizeof(float), CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu),
+            CUDA_SUCCESS);
+  p[3] = 3.0f;
+  EXPECT_EQ(cuMemPrefetchAsync_v2(dptr, n * sizeof(float), gpu, 0, nullptr), CUDA_SUCCESS);
+  scale(p, 2.0f, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(p[3], 6.0f);
+  CUdeviceptr plain = 0;
+  ASSERT_EQ(cuMemAlloc(&plain, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAdvise_v2(plain, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), CUDA_ERROR_INVALID_VALUE);
+  cuMemFree(plain);
+}
+
+TEST_F(ManagedTest, SmallAllocationsShareAndOutliveEachOthersPages) {
+  std::vector<unsigned*> nodes;
+  for (int i = 0; i < 64; ++i) nodes.push_back(managed<unsigned>(8));
+  for (int i = 0; i < 64; ++i) nodes[i][0] = i;
+  ASSERT_EQ(cuMemFree(owned_[10]), CUDA_SUCCESS);
+  owned_.erase(owned_.begin() + 10);
+  for (int i = 0; i < 64; ++i) {
+    if (i == 10) continue;
+    fill(nodes[i] + 1, i + 100, 1);
+  }
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < 64; ++i) {
+    if (i == 10) continue;
+    ASSERT_EQ(nodes[i][0], static_cast<unsigned>(i));
+    ASSERT_EQ(nodes[i][1], static_cast<unsigned>(i + 100));
+  }
+}
+
+TEST_F(ManagedTest, MappedHostMemoryIsDeviceMemoryAtTheSameAddress) {
+  const int n = 3000;
+  void* block = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&block, n * sizeof(float), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr dptr = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&dptr, block, 0), CUDA_SUCCESS);
+  EXPECT_EQ(dptr, reinterpret_cast<CUdeviceptr>(block));
+  unsigned flags = 0;
+  ASSERT_EQ(cuMemHostGetFlags(&flags, block), CUDA_SUCCESS);
+  EXPECT_EQ(flags, unsigned{CU_MEMHOSTALLOC_DEVICEMAP});
+  auto* h = static_cast<float*>(block);
+  for (int i = 0; i < n; ++i) h[i] = i;
+  scale(reinterpret_cast<float*>(dptr), 3.0f, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(h[i], 3.0f * i) << i;
+  EXPECT_EQ(cuMemFreeHost(block), CUDA_SUCCESS);
+
+  void* unmapped = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&unmapped, 4096, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostGetDevicePointer(&dptr, unmapped, 0), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuMemFreeHost(unmapped), CUDA_SUCCESS);
+}
+
+TEST_F(ManagedTest, FaultsOutsideManagedMemoryStillKillTheProgram) {
+  managed<int>(16);  // the handler is installed by now
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(*static_cast<volatile int*>(nullptr) = 1, ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+}  // namespace
