@@ -1,46 +1,12 @@
-// Kernel launches: arguments are packed here, in the kernel's layout, so the
-// server receives one parameter buffer whatever form the caller used.
-#include <cstring>
-
-#include "client/layouts.h"
+// Kernel launches: arguments are packed in the kernel's layout
+// (kernel_arguments.h), so the server receives one parameter buffer.
+#include "client/kernel_arguments.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
 namespace {
-
-CUresult pack_kernel_params(const Layout& layout, void** params, std::string* buf) {
-  size_t end = 0;
-  for (const protocol::ParamSlot& s : layout) end = std::max<size_t>(end, s.offset + s.size);
-  buf->assign(end, '\0');
-  for (size_t i = 0; i < layout.size(); ++i) {
-    if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(buf->data() + layout[i].offset, params[i], layout[i].size);
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult pack_extra(void** extra, std::string* buf) {
-  const void* pointer = nullptr;
-  const size_t* size = nullptr;
-  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(extra[i + 1]);
-    else return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
-  buf->assign(static_cast<const char*>(pointer), *size);
-  return CUDA_SUCCESS;
-}
-
-CUresult pack(CUfunction f, void** params, void** extra, std::string* buf) {
-  Layout layout;
-  if (!find_layout(handle_id(f), &layout)) return CUDA_ERROR_INVALID_HANDLE;
-  if (params) return pack_kernel_params(layout, params, buf);
-  if (extra) return pack_extra(extra, buf);
-  return layout.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
 
 // The checks the driver makes before it queues a launch, done here because
 // the launch itself is sent one-way: these errors must come back at once.
@@ -80,7 +46,7 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
                 bool per_thread) {
   if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
   std::string buf;
-  if (CUresult rc = pack(f, params, extra, &buf); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = pack_arguments(handle_id(f), params, extra, &buf); rc != CUDA_SUCCESS) return rc;
   protocol::Writer w;
   write_config(w, c, f, per_thread);
   w.blob(buf.data(), buf.size());

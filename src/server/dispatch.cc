@@ -17,6 +17,8 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(module_handlers());
   add(launch_handlers());
   add(pointer_handlers());
+  add(graph_handlers());
+  add(graph_exec_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;
