@@ -79,8 +79,11 @@ CUresult capture_info(Session& s, Reader& in, Writer& out) {
   const uint64_t stream_id = in.u64();
   const bool per_thread = in.u8() & protocol::kCopyPerThread;
   const uint64_t proposed_graph = in.u64();
-  auto proposed = gen::get_out_handles<CUgraphNode>(in);
-  proposed.present = true;
+  gen::OutHandles<CUgraphNode> proposed;
+  const uint64_t room = in.u64();
+  if (room > gen::kMaxArrayItems || room * 8 > in.remaining()) return kMalformed;
+  proposed.proposed.resize(room);
+  for (uint64_t& id : proposed.proposed) id = in.u64();
   if (!in.done()) return kMalformed;
   if (!s.handles().can_bind(proposed_graph) || !gen::can_bind_all(s, proposed))
     return CUDA_ERROR_INVALID_VALUE;
@@ -102,7 +105,7 @@ CUresult capture_info(Session& s, Reader& in, Writer& out) {
   out.u64(id);
   out.u64(s.handles().bind(proposed_graph, HandleKind::CUgraph, graph));
   out.u64(count);
-  if (count > proposed.items.size()) return CUDA_SUCCESS;
+  if (count > room) return CUDA_SUCCESS;
   for (size_t i = 0; i < count; ++i) out.u64(node_id(s, proposed.proposed[i], deps[i]));
   out.u8(edges != nullptr);
   if (edges) out.bytes(edges, count * sizeof(CUgraphEdgeData));

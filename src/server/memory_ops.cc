@@ -1,5 +1,7 @@
 // Hand-written copy requests: bulk data travels in chunks of at most
 // protocol::kChunkSize, so a large copy is a pipeline of frames.
+#include <spdlog/spdlog.h>
+
 #include <vector>
 
 #include "protocol/ops.h"
@@ -12,6 +14,18 @@ namespace {
 
 using protocol::Reader;
 using protocol::Writer;
+
+// A captured copy would touch this request's buffer when the graph runs,
+// long after the buffer is gone: refuse it, loudly.
+CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
+  auto fn = per_thread ? d.cuStreamIsCapturing_ptsz : d.cuStreamIsCapturing;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!fn || fn(static_cast<CUstream>(stream), &status) != CUDA_SUCCESS ||
+      status == CU_STREAM_CAPTURE_STATUS_NONE)
+    return CUDA_SUCCESS;
+  spdlog::warn("refused to capture a copy of client host memory: the graph could not reach it");
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
 
 // Copies into device memory. For an async copy the source is the request's
 // own pageable buffer: the driver returns once it has staged pageable data,
@@ -30,6 +44,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
     auto fn = per_thread ? d.cuMemcpyHtoD_v2_ptds : d.cuMemcpyHtoD_v2;
     return fn ? fn(dst, data.data(), data.size()) : CUDA_ERROR_NOT_SUPPORTED;
   }
+  if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   auto fn = per_thread ? d.cuMemcpyHtoDAsync_v2_ptsz : d.cuMemcpyHtoDAsync_v2;
   return fn ? fn(dst, data.data(), data.size(), static_cast<CUstream>(stream))
             : CUDA_ERROR_NOT_SUPPORTED;
@@ -47,6 +62,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer& out) {
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (mode & protocol::kCopyAsync)
+    if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   std::vector<uint8_t>& buf = out.data();
   buf.resize(size);
   CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
