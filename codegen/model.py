@@ -77,7 +77,7 @@ def check_counts(fn: Function, kinds: tuple[Kind, ...]) -> None:
             continue
         want = "scalar" if k.kind.startswith("in_") else "inout"
         if by_name.get(k.expr, Kind("")).kind != want:
-            raise SystemExit(f"annotations: `{fn.name}`: {k.kind}[{k.expr}] needs a {want} count")
+            raise SystemExit(f"annotations: `{fn.name}`: {k.kind}[{k.expr}] needs a count parameter of kind {want}")
 
 
 def implied_destroy(fn: Function, kinds: tuple[Kind, ...]) -> str | None:
