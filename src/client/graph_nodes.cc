@@ -91,10 +91,9 @@ CUresult set_params(CUgraphExec exec, CUgraphNode node, const CUgraphNodeParams*
 }
 
 // Points the returned parameters at arguments kept for the node: one
-// pointer per parameter when the kernel's layout is known, else the buffer.
-void expose_arguments(uint64_t node, std::string args, CUDA_KERNEL_NODE_PARAMS* k) {
-  Layout layout;
-  const bool known = find_layout(k->func ? handle_id(k->func) : handle_id(k->kern), &layout);
+// pointer per parameter when the layout is known, else the buffer.
+void expose_arguments(uint64_t node, std::string args, const Layout& layout,
+                      CUDA_KERNEL_NODE_PARAMS* k) {
   std::lock_guard lock(storage().mu);
   NodeStorage& s = storage().by_node[node];
   s.args = std::move(args);
@@ -103,28 +102,34 @@ void expose_arguments(uint64_t node, std::string args, CUDA_KERNEL_NODE_PARAMS* 
   for (const protocol::ParamSlot& slot : layout)
     s.pointers.push_back(slot.offset + slot.size <= s.args.size() ? s.args.data() + slot.offset
                                                                   : nullptr);
-  if (known) {
+  if (!layout.empty()) {
     k->kernelParams = s.pointers.data();
     return;
   }
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s.args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &s.args_size, CU_LAUNCH_PARAM_END};
   std::memcpy(s.extra, extra, sizeof extra);
-  k->extra = s.extra;
+  k->extra = s.args.empty() ? nullptr : s.extra;
 }
 
+// The server names the function (binding one new to the session to the id
+// proposed here) and sends the layout it packed the arguments by.
 CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   if (!k) return CUDA_ERROR_INVALID_VALUE;
   Writer w;
   w.u64(handle_id(node));
+  w.u64(new_handle_id());
   std::vector<uint8_t> reply;
   if (CUresult rc = call(protocol::kOpGraphKernelNodeGetParams, w, &reply); rc != CUDA_SUCCESS)
     return rc;
   Reader r(reply);
   *k = r.get<CUDA_KERNEL_NODE_PARAMS>();
   std::string args(r.blob());
-  if (!r.done()) return bad_reply("cuGraphKernelNodeGetParams");
-  expose_arguments(handle_id(node), std::move(args), k);
+  Layout layout;
+  if (!read_layout(r, &layout) || !r.done()) return bad_reply("cuGraphKernelNodeGetParams");
+  Layout known;
+  if (k->func && !find_layout(handle_id(k->func), &known)) note_layout(handle_id(k->func), layout);
+  expose_arguments(handle_id(node), std::move(args), layout, k);
   return CUDA_SUCCESS;
 }
 

@@ -83,16 +83,16 @@ CUresult set_params(Session& s, Reader& in, bool exec) {
 CUresult node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, false); }
 CUresult exec_node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, true); }
 
-// The arguments as one buffer: packed from kernelParams by the kernel's
-// layout, or the buffer an `extra` list names.
-std::string packed_arguments(const DriverTable& d, const CUDA_KERNEL_NODE_PARAMS& k) {
+// The arguments as one buffer, packed by `layout` from kernelParams, or the
+// buffer an `extra` list names.
+std::string packed_arguments(const CUDA_KERNEL_NODE_PARAMS& k, const ParamLayout& layout) {
   std::string buf;
   if (k.kernelParams) {
-    const ParamLayout layout = k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern);
     for (size_t i = 0; i < layout.size(); ++i) {
       const protocol::ParamSlot& slot = layout[i];
       if (buf.size() < slot.offset + slot.size) buf.resize(slot.offset + slot.size);
-      if (k.kernelParams[i]) buf.replace(slot.offset, slot.size, static_cast<const char*>(k.kernelParams[i]), slot.size);
+      if (k.kernelParams[i])
+        buf.replace(slot.offset, slot.size, static_cast<const char*>(k.kernelParams[i]), slot.size);
     }
     return buf;
   }
@@ -106,26 +106,31 @@ std::string packed_arguments(const DriverTable& d, const CUDA_KERNEL_NODE_PARAMS
   return buf;
 }
 
-// u64 node. Replies the parameters with handles as ids and pointers zeroed,
-// then the packed arguments.
+// u64 node, u64 proposed function id. Replies the parameters with handles
+// as ids (a function new to the session takes the proposed id) and pointers
+// zeroed, the packed arguments, and the kernel's layout.
 CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   const uint64_t node_id = in.u64();
+  const uint64_t proposed = in.u64();
   if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   CUgraphNode node = nullptr;
   if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   if (!d.cuGraphKernelNodeGetParams_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_KERNEL_NODE_PARAMS k{};
   if (CUresult rc = d.cuGraphKernelNodeGetParams_v2(node, &k); rc != CUDA_SUCCESS) return rc;
-  const std::string args = packed_arguments(d, k);
+  const ParamLayout layout = k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern);
+  const std::string args = packed_arguments(k, layout);
   CUDA_KERNEL_NODE_PARAMS wire = k;
-  wire.func = reinterpret_cast<CUfunction>(s.handles().find(k.func));
+  wire.func = reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
   wire.kern = reinterpret_cast<CUkernel>(s.handles().find(k.kern));
   wire.ctx = reinterpret_cast<CUcontext>(s.handles().find(k.ctx));
   wire.kernelParams = nullptr;
   wire.extra = nullptr;
   out.put(wire);
   out.blob(args.data(), args.size());
+  write_layout(layout, out);
   return CUDA_SUCCESS;
 }
 
