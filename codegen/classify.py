@@ -18,13 +18,16 @@ PLAIN_KINDS = {
 CHAR_KINDS = {TK.CHAR_S, TK.CHAR_U, TK.SCHAR}
 COUNT_NAME = re.compile(r"^(num[A-Z_]|nb[A-Z]|count$|n[A-Z])|[Cc]ount$")
 BUFFER_NOTE = re.compile(r"^(in|out|inout)\[(.+)\]$")
+# Arrays of handles or plain items: in_*[scalar count parameter], or
+# out_*[size_t* parameter holding the capacity in and the count out].
+ARRAY_NOTE = re.compile(r"^(in|out)_(handles|items)\[(\w+)\]$")
 
 
 @dataclass(frozen=True)
 class Kind:
     """kind is one of: scalar, handle, in_ptr, inout, out_handle, in_str,
-    in_buf, out_buf, inout_buf (NVML only), or unsupported (then `reason`
-    says why)."""
+    in_buf, out_buf, inout_buf (NVML only), in_handles, out_handles,
+    in_items, out_items, or unsupported (then `reason` says why)."""
     kind: str
     ctype: str = ""      # value type (scalar, pointee of in_ptr/inout)
     handle: str = ""     # handle type name
@@ -82,10 +85,24 @@ class Classifier:
             if not is_plain(pointee):
                 raise SystemExit(f"`{p.name}`: inout needs a pointer to plain data")
             return Kind("inout", strip_const(pointee.spelling))
+        if m := ARRAY_NOTE.match(note):
+            return self.array(p, m.group(1), m.group(2), m.group(3))
         m = BUFFER_NOTE.match(note)
         if not m:
             raise SystemExit(f"`{p.name}`: bad annotation {note!r}")
         return Kind(f"{m.group(1)}_buf", expr=m.group(2))
+
+    def array(self, p: Param, direction: str, what: str, count: str) -> Kind:
+        pointee = p.type.get_pointee()
+        kind = f"{direction}_{what}"
+        if what == "handles":
+            h = handle_name(pointee, self.handles)
+            if h is None:
+                raise SystemExit(f"`{p.name}`: {kind} needs a pointer to handles")
+            return Kind(kind, handle=h, expr=count)
+        if not is_plain(pointee):
+            raise SystemExit(f"`{p.name}`: {kind} needs a pointer to plain data")
+        return Kind(kind, strip_const(pointee.spelling), expr=count)
 
     def value(self, p: Param) -> Kind:
         if h := handle_name(p.type, self.handles):

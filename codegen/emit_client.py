@@ -25,6 +25,10 @@ REQUEST = {
     "in_str": "  put_str(w_, {name});",
     "in_buf": "  put_in_buf(w_, {name}, {size});",
     "out_buf": "  put_out_buf(w_, {name}, {size});",
+    "in_handles": "  put_in_handles(w_, {name}, {count});",
+    "in_items": "  put_in_items(w_, {name}, {count});",
+    "out_handles": "  put_out_handles(w_, {name}, cap_{name});",
+    "out_items": "  put_out_items(w_, {name}, cap_{name});",
 }
 # One-way creates: the proposed id is the result, known before any reply.
 ONE_WAY_REQUEST = {"out_handle": "  const uint64_t id_{name} = put_out_handle(w_, {name});"}
@@ -33,6 +37,8 @@ REPLY = {
     "inout": "  get_inout(r_, {name});",
     "out_handle": "  get_out_handle(r_, {name});",
     "out_buf": "  get_out_buf(r_, {name}, {size});",
+    "out_handles": "  get_out_handles(r_, {name}, cap_{name});",
+    "out_items": "  get_out_items(r_, {name}, cap_{name});",
 }
 
 
@@ -77,6 +83,8 @@ def forward_fn(plan: Plan) -> str:
 def forward_body(plan: Plan) -> list[str]:
     sizes = [f"  const size_t n_{p.name} = {k.expr};"
              for p, k in plan.params_kinds() if k.kind.endswith("_buf")]
+    sizes += [f"  const size_t cap_{p.name} = {k.expr} ? *{k.expr} : 0;"
+              for p, k in plan.params_kinds() if k.kind in ("out_handles", "out_items")]
     request = [line(REQUEST, p, k) for p, k in plan.params_kinds()]
     head = [*sizes, "  scuda::protocol::Writer w_;"]
     if plan.submit == "one-way":
@@ -102,4 +110,4 @@ def forward_body(plan: Plan) -> list[str]:
 
 
 def line(table: dict[str, str], p, k) -> str:
-    return table[k.kind].format(name=p.name, ctype=k.ctype, size=f"n_{p.name}")
+    return table[k.kind].format(name=p.name, ctype=k.ctype, size=f"n_{p.name}", count=k.expr)

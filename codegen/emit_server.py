@@ -28,6 +28,10 @@ DECODE = {
     "in_str": "  auto a_{name} = get_str(in);",
     "in_buf": "  auto a_{name} = get_in_buf(in, pointee_size<{type}>());",
     "out_buf": "  auto a_{name} = get_out_buf(in);",
+    "in_handles": "  auto a_{name} = get_in_handles<{handle}>(in);",
+    "in_items": "  auto a_{name} = get_in_items<{ctype}>(in);",
+    "out_handles": "  auto a_{name} = get_out_handles<{handle}>(in);",
+    "out_items": "  auto a_{name} = get_out_items<{ctype}>(in);",
 }
 ARG = {
     "scalar": "a_{name}",
@@ -38,12 +42,19 @@ ARG = {
     "in_str": "a_{name}.ptr()",
     "in_buf": "static_cast<{type}>(a_{name}.ptr())",
     "out_buf": "static_cast<{type}>(a_{name}.ptr())",
+    "in_handles": "a_{name}.ptr()",
+    "in_items": "a_{name}.ptr()",
+    "out_handles": "a_{name}.ptr()",
+    "out_items": "a_{name}.ptr()",
 }
 ENCODE = {
     "inout": "  put_inout(out, a_{name});",
     "out_handle": "  put_out_handle(s, out, a_{name}, HandleKind::{handle});",
     "out_buf": "  put_out_buf(out, a_{name});",
+    "out_handles": "  put_out_handles(s, out, a_{name}, HandleKind::{handle});",
+    "out_items": "  put_out_items(out, a_{name});",
 }
+ARRAYS = ("in_handles", "in_items", "out_handles", "out_items")
 
 
 def fill(template: str, p, k) -> str:
@@ -68,7 +79,7 @@ def handler(plan: Plan) -> str:
         f"static CUresult h_{plan.name}(Session& s, Reader& in, Writer&{out}) {{",
         *[fill(DECODE[k.kind], p, k) for p, k in pk],
         "  if (!in.done()) return kMalformed;",
-        *[check(p, k) for kind in ("out_buf", "handle", "out_handle")
+        *[check(p, k) for kind in ("out_buf", *ARRAYS, "handle", "out_handle")
           for p, k in pk if k.kind == kind],
         *call(plan),
         *[fill(ENCODE[k.kind], p, k) for p, k in pk if k.kind in ENCODE],
@@ -79,6 +90,14 @@ def handler(plan: Plan) -> str:
 
 
 def check(p, k) -> str:
+    if k.kind in ARRAYS:
+        lines = [f"  if (!a_{p.name}.fits(a_{k.expr})) return kMalformed;"]
+        if k.kind == "in_handles":
+            lines.append(f"  if (!resolve_handles(s, &a_{p.name}, HandleKind::{k.handle})) "
+                         "return CUDA_ERROR_INVALID_HANDLE;")
+        if k.kind == "out_handles":
+            lines.append(f"  if (!can_bind_all(s, a_{p.name})) return CUDA_ERROR_INVALID_VALUE;")
+        return "\n".join(lines)
     if k.kind == "out_handle":
         return f"  if (!can_bind(s, a_{p.name})) return CUDA_ERROR_INVALID_VALUE;"
     if k.kind == "out_buf":

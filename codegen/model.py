@@ -50,7 +50,8 @@ def plan_all(header: Header, notes: dict[str, Note],
 def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Plan:
     note = notes.get(fn.name) or notes.get(fn.base) or Note()
     kinds = tuple(classifier.param(fn, p, note.params.get(p.name)) for p in fn.params)
-    outputs = [k.kind for k in kinds if k.kind in ("inout", "out_buf")]
+    check_counts(fn, kinds)
+    outputs = [k.kind for k in kinds if k.kind in ("inout", "out_buf", "out_handles", "out_items")]
     if note.submit == "one-way" and outputs:
         raise SystemExit(f"annotations: `{fn.name}` is one-way but has outputs")
     destroys = note.destroys or implied_destroy(fn, kinds)
@@ -65,6 +66,18 @@ def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Pl
     if refused:
         return Plan(fn, "unsupported", refused[0], kinds, destroys)
     return Plan(fn, "forward", note.reason, kinds, destroys, True, note.submit)
+
+
+def check_counts(fn: Function, kinds: tuple[Kind, ...]) -> None:
+    """An in array's count is a scalar parameter; an out array's, an inout
+    one, so the server can check the array against it."""
+    by_name = {p.name: k for p, k in zip(fn.params, kinds)}
+    for k in kinds:
+        if k.kind not in ("in_handles", "in_items", "out_handles", "out_items"):
+            continue
+        want = "scalar" if k.kind.startswith("in_") else "inout"
+        if by_name.get(k.expr, Kind("")).kind != want:
+            raise SystemExit(f"annotations: `{fn.name}`: {k.kind}[{k.expr}] needs a count parameter of kind {want}")
 
 
 def implied_destroy(fn: Function, kinds: tuple[Kind, ...]) -> str | None:

@@ -75,6 +75,50 @@ inline void get_out_buf(Reader& r, void* p, size_t n) {
   if (n) std::memcpy(p, got.data(), n);
 }
 
+// Arrays: a u8 "present" flag, then the count and the items. An out array
+// sends its capacity, and for handles one proposed id per slot.
+template <class H>
+void put_in_handles(Writer& w, const H* p, size_t n) {
+  w.u8(p != nullptr);
+  if (!p) return;
+  w.u64(n);
+  for (size_t i = 0; i < n; ++i) w.u64(handle_id(p[i]));
+}
+
+template <class T>
+void put_in_items(Writer& w, const T* p, size_t n) {
+  w.u8(p != nullptr);
+  if (!p) return;
+  w.u64(n);
+  w.bytes(p, n * sizeof(T));
+}
+
+template <class H>
+void put_out_handles(Writer& w, const H* p, size_t capacity) {
+  w.u8(p != nullptr);
+  if (!p) return;
+  w.u64(capacity);
+  for (size_t i = 0; i < capacity; ++i) w.u64(new_handle_id());
+}
+
+template <class T>
+void put_out_items(Writer& w, const T* p, size_t capacity) {
+  w.u8(p != nullptr);
+  if (p) w.u64(capacity);
+}
+
+template <class H>
+void get_out_handles(Reader& r, H* p, size_t capacity) {
+  if (!p) return;
+  for (size_t i = 0; i < capacity; ++i) p[i] = handle_from_id<H>(r.u64());
+}
+
+template <class T>
+void get_out_items(Reader& r, T* p, size_t capacity) {
+  if (!p) return;
+  if (const uint8_t* got = r.take(capacity * sizeof(T))) std::memcpy(p, got, capacity * sizeof(T));
+}
+
 inline CUresult finish(const Reader& r, const char* name) {
   return r.done() ? CUDA_SUCCESS : bad_reply(name);
 }

@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -146,6 +147,126 @@ inline OutBuf get_out_buf(Reader& in) {
 
 inline void put_out_buf(Writer& out, OutBuf& b) {
   if (b.present) out.blob(b.words.data(), b.size);
+}
+
+// The longest array a request may carry or ask for.
+constexpr uint64_t kMaxArrayItems = uint64_t{1} << 20;
+
+// An array the client sends: `count` items, or a null pointer. fits() checks
+// it against the count parameter the driver will trust.
+template <class T>
+struct InItems {
+  bool present = false;
+  std::vector<T> items;
+  T* ptr() { return present ? items.data() : nullptr; }
+  template <class N>
+  bool fits(N count) const {
+    return !present || items.size() == static_cast<uint64_t>(count);
+  }
+};
+
+template <class T>
+InItems<T> get_in_items(Reader& in) {
+  InItems<T> a;
+  a.present = in.boolean();
+  if (!a.present) return a;
+  const uint64_t n = in.u64();
+  const uint8_t* bytes = n <= kMaxArrayItems ? in.take(n * sizeof(T)) : nullptr;
+  if (!bytes) return in.fail(), a;
+  a.items.resize(n);
+  std::memcpy(a.items.data(), bytes, n * sizeof(T));
+  return a;
+}
+
+// Handles arrive as ids; resolve_handles() fills `items` with the driver's.
+template <class H>
+struct InHandles : InItems<H> {
+  std::vector<uint64_t> ids;
+};
+
+template <class H>
+InHandles<H> get_in_handles(Reader& in) {
+  InHandles<H> a;
+  a.present = in.boolean();
+  if (!a.present) return a;
+  const uint64_t n = in.u64();
+  if (n > kMaxArrayItems || n * 8 > in.remaining()) return in.fail(), a;
+  a.ids.resize(n);
+  for (uint64_t& id : a.ids) id = in.u64();
+  a.items.resize(n);
+  return a;
+}
+
+template <class H>
+bool resolve_handles(Session& s, InHandles<H>* a, HandleKind kind) {
+  for (size_t i = 0; i < a->ids.size(); ++i)
+    if (!resolve(s, a->ids[i], kind, &a->items[i])) return false;
+  return true;
+}
+
+// An array the driver fills: room for `capacity` items. fits() checks that
+// the count the driver is given (in and out) is no more than that.
+template <class T>
+struct OutItems {
+  bool present = false;
+  std::vector<T> items;
+  T* ptr() { return present ? items.data() : nullptr; }
+  bool fits(const InOut<size_t>& count) const {
+    return !present || (count.present && count.value <= items.size());
+  }
+};
+
+template <class T>
+OutItems<T> get_out_items(Reader& in) {
+  OutItems<T> a;
+  a.present = in.boolean();
+  if (!a.present) return a;
+  const uint64_t capacity = in.u64();
+  if (capacity > kMaxArrayItems) return in.fail(), a;
+  a.items.resize(capacity);
+  return a;
+}
+
+template <class T>
+void put_out_items(Writer& out, const OutItems<T>& a) {
+  if (a.present) out.bytes(a.items.data(), a.items.size() * sizeof(T));
+}
+
+// Out handles carry one proposed id per slot, for objects new to the session.
+template <class H>
+struct OutHandles : OutItems<H> {
+  std::vector<uint64_t> proposed;
+};
+
+template <class H>
+OutHandles<H> get_out_handles(Reader& in) {
+  OutHandles<H> a;
+  a.present = in.boolean();
+  if (!a.present) return a;
+  const uint64_t capacity = in.u64();
+  if (capacity > kMaxArrayItems || capacity * 8 > in.remaining()) return in.fail(), a;
+  a.proposed.resize(capacity);
+  for (uint64_t& id : a.proposed) id = in.u64();
+  a.items.resize(capacity);
+  return a;
+}
+
+template <class H>
+bool can_bind_all(Session& s, const OutHandles<H>& a) {
+  std::vector<uint64_t> ids = a.proposed;
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return false;
+  for (uint64_t id : ids)
+    if (!s.handles().can_bind(id)) return false;
+  return true;
+}
+
+// Replies one id per slot: the session's id for a handle it knows, else the
+// proposed one; 0 for a slot the driver left empty.
+template <class H>
+void put_out_handles(Session& s, Writer& out, const OutHandles<H>& a, HandleKind kind) {
+  for (size_t i = 0; i < a.items.size(); ++i)
+    out.u64(a.items[i] ? s.handles().bind(a.proposed[i], kind, a.items[i]) : 0);
 }
 
 }  // namespace scuda::server::gen

@@ -9,6 +9,7 @@
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
+#include "client/stream_capture.h"
 #include "forward.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -29,14 +30,16 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
 // The bytes are captured into the frames at the call, which is all the
 // driver promises for pageable sources, so a copy into memory the client
 // knows goes one-way; its errors come back at the next synchronizing call.
-// A copy elsewhere waits, so that the driver's answer comes back at once.
+// A copy elsewhere waits, so that the driver's answer comes back at once, and
+// so does every copy once the process has begun a capture: the server
+// refuses to capture host memory, and that must not go unnoticed.
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !src) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  const bool wait = !inside_allocation(dst, size);
+  const bool wait = !inside_allocation(dst, size) || capture_begun();
   std::lock_guard lock(conn->mutex());
   coherence::before_request(*conn, true);
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
@@ -64,7 +67,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
 
 // A synchronous copy waits for its chunks; an async one leaves them to be
 // delivered at the next call that waits for the server, so that it costs no
-// round trip of its own.
+// round trip of its own (unless a capture has begun: see to_device).
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
   if (size && !dst) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
@@ -87,7 +90,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     if (!conn->send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr,
                     0, &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    if (mode & protocol::kCopyAsync)
+    if ((mode & protocol::kCopyAsync) && !capture_begun())
       conn->deliver_later(id, static_cast<uint8_t*>(dst) + offset, n);
     else
       ids.push_back(id);

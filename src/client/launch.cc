@@ -1,53 +1,13 @@
-// Kernel launches: arguments are packed here, in the kernel's layout, so the
-// server receives one parameter buffer whatever form the caller used.
-#include <cstring>
-
+// Kernel launches: arguments are packed in the kernel's layout
+// (kernel_arguments.h), so the server receives one parameter buffer.
 #include "client/attributes.h"
-#include "client/layouts.h"
+#include "client/kernel_arguments.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
 namespace {
-
-// Appends the parameters as a blob, in the kernel's layout.
-CUresult pack_kernel_params(const Layout& layout, void** params, protocol::Writer& w) {
-  size_t end = 0;
-  for (const protocol::ParamSlot& s : layout) end = std::max<size_t>(end, s.offset + s.size);
-  w.u64(end);
-  std::vector<uint8_t>& buf = w.data();
-  const size_t base = buf.size();
-  buf.resize(base + end);
-  for (size_t i = 0; i < layout.size(); ++i) {
-    if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(buf.data() + base + layout[i].offset, params[i], layout[i].size);
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult pack_extra(void** extra, protocol::Writer& w) {
-  const void* pointer = nullptr;
-  const size_t* size = nullptr;
-  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(extra[i + 1]);
-    else return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
-  w.blob(pointer, *size);
-  return CUDA_SUCCESS;
-}
-
-CUresult pack(CUfunction f, void** params, void** extra, protocol::Writer& w) {
-  const auto layout = find_layout(handle_id(f));
-  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
-  if (params) return pack_kernel_params(*layout, params, w);
-  if (extra) return pack_extra(extra, w);
-  if (!layout->empty()) return CUDA_ERROR_INVALID_VALUE;
-  w.u64(0);
-  return CUDA_SUCCESS;
-}
 
 // Each device's launch limits, read from the snapshot once.
 struct Limits {
@@ -112,7 +72,8 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
   protocol::Writer w;
   w.data().reserve(256);
   write_config(w, c, f, per_thread);
-  if (CUresult rc = pack(f, params, extra, w); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = pack_arguments(handle_id(f), params, extra, w); rc != CUDA_SUCCESS)
+    return rc;
   return post(protocol::kOpLaunch, w);
 }
 

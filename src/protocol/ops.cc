@@ -24,6 +24,13 @@ const char* op_name(uint32_t op) {
     case kOpLaunch: return "launch";
     case kOpOccupancyClusters: return "occupancy-clusters";
     case kOpPointerAttributes: return "pointer-attributes";
+    case kOpGraphAddNode: return "graph-add-node";
+    case kOpGraphNodeSetParams: return "graph-node-set-params";
+    case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";
+    case kOpGraphKernelNodeGetParams: return "graph-kernel-node-get-params";
+    case kOpGraphInstantiate: return "graph-instantiate";
+    case kOpGraphExecUpdate: return "graph-exec-update";
+    case kOpStreamCaptureInfo: return "stream-capture-info";
     case kOpPagePush: return "page-push";
     case kOpPagePull: return "page-pull";
   }

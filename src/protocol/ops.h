@@ -26,6 +26,14 @@ enum Op : uint32_t {
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
+  // Graphs and stream capture (docs/protocol.md, "Graphs").
+  kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
+  kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
+  kOpGraphExecNodeSetParams = 202,    // cuGraphExecNodeSetParams and the typed exec sets
+  kOpGraphKernelNodeGetParams = 203,  // a kernel node's parameters, arguments packed
+  kOpGraphInstantiate = 204,          // cuGraphInstantiateWithParams
+  kOpGraphExecUpdate = 205,           // cuGraphExecUpdate_v2
+  kOpStreamCaptureInfo = 206,         // cuStreamGetCaptureInfo_v3 of an active capture
   // Managed and mapped host memory (docs/managed-memory.md).
   kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
   kOpPagePull = 301,  // device memory the host reads

@@ -18,6 +18,8 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(launch_handlers());
   add(pointer_handlers());
   add(page_handlers());
+  add(graph_handlers());
+  add(graph_exec_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;

@@ -15,6 +15,8 @@ std::span<const HandlerEntry> module_handlers();
 std::span<const HandlerEntry> launch_handlers();
 std::span<const HandlerEntry> pointer_handlers();
 std::span<const HandlerEntry> page_handlers();
+std::span<const HandlerEntry> graph_handlers();
+std::span<const HandlerEntry> graph_exec_handlers();
 
 // NVML: the generated handlers (nvml_server_handlers.cc) and the hand-written
 // ones (nvml_ops.cc).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -13,6 +15,18 @@ namespace {
 
 using protocol::Reader;
 using protocol::Writer;
+
+// A captured copy would touch this request's buffer when the graph runs,
+// long after the buffer is gone: refuse it, loudly.
+CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
+  auto fn = per_thread ? d.cuStreamIsCapturing_ptsz : d.cuStreamIsCapturing;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!fn || fn(static_cast<CUstream>(stream), &status) != CUDA_SUCCESS ||
+      status == CU_STREAM_CAPTURE_STATUS_NONE)
+    return CUDA_SUCCESS;
+  spdlog::warn("refused to capture a copy of client host memory: the graph could not reach it");
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
 
 // Copies into device memory. For an async copy the source is the request's
 // own pageable buffer: the driver returns once it has staged pageable data,
@@ -31,6 +45,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
     auto fn = per_thread ? d.cuMemcpyHtoD_v2_ptds : d.cuMemcpyHtoD_v2;
     return fn ? fn(dst, data.data(), data.size()) : CUDA_ERROR_NOT_SUPPORTED;
   }
+  if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   auto fn = per_thread ? d.cuMemcpyHtoDAsync_v2_ptsz : d.cuMemcpyHtoDAsync_v2;
   return fn ? fn(dst, data.data(), data.size(), static_cast<CUstream>(stream))
             : CUDA_ERROR_NOT_SUPPORTED;
@@ -79,6 +94,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (mode & protocol::kCopyAsync)
+    if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   // A synchronous copy runs on the default stream, with its ordering.
   CUstream on = mode & protocol::kCopyAsync ? static_cast<CUstream>(stream) : nullptr;
   auto copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;

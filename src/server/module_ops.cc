@@ -10,6 +10,7 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/module_cache.h"
+#include "server/param_layout.h"
 #include "server/session.h"
 
 namespace scuda::server {
@@ -18,22 +19,6 @@ namespace {
 
 using protocol::Reader;
 using protocol::Writer;
-
-// Upper bound on parameters we ask the driver about (CUDA allows 32 KiB of
-// parameters, so at most 32768 one-byte ones).
-constexpr size_t kMaxParams = 32768;
-
-template <class GetInfo>
-void write_layout(GetInfo get_info, Writer& out) {
-  std::vector<protocol::ParamSlot> slots;
-  for (size_t i = 0; i < kMaxParams; ++i) {
-    size_t offset = 0, size = 0;
-    if (get_info(i, &offset, &size) != CUDA_SUCCESS) break;
-    slots.push_back({offset, size});
-  }
-  out.u32(static_cast<uint32_t>(slots.size()));
-  for (const protocol::ParamSlot& slot : slots) out.put(slot);
-}
 
 // Every attribute the driver answers for a function or kernel, after its
 // layout: i32 device (-1 for a function), u32 n, n x (i32 attribute, i32
@@ -158,9 +143,7 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   CUresult rc = d.cuModuleGetFunction(&fn, static_cast<CUmodule>(mod), name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
   out.u64(s.handles().bind(proposed, HandleKind::CUfunction, fn));
-  write_layout([&](size_t i, size_t* off, size_t* size) {
-    return d.cuFuncGetParamInfo ? d.cuFuncGetParamInfo(fn, i, off, size) : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  write_layout(function_layout(d, fn), out);
   write_attributes(-1, [&](CUfunction_attribute a, int* v) {
     return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
   }, out);
@@ -182,10 +165,7 @@ CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
   CUresult rc = d.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(lib), name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
   out.u64(s.handles().bind(proposed, HandleKind::CUkernel, kernel));
-  write_layout([&](size_t i, size_t* off, size_t* size) {
-    return d.cuKernelGetParamInfo ? d.cuKernelGetParamInfo(kernel, i, off, size)
-                                  : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  write_layout(kernel_layout(d, kernel), out);
   CUdevice dev = -1;
   if (d.cuCtxGetDevice && d.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
   write_attributes(dev, [&](CUfunction_attribute a, int* v) {

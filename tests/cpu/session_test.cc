@@ -1,11 +1,13 @@
 // Sessions seen from outside: handshakes, refusals, malformed frames and
 // clients that die, each against a real `scuda server` with the test double.
+#include <cuda.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -223,6 +225,56 @@ TEST(Session, StoppedServerGivesAClearError) {
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("scuda server"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace scuda
+
+namespace scuda {
+namespace {
+
+uint32_t result_of(const std::string& reply) {
+  uint32_t rc = 0;
+  if (reply.size() >= sizeof rc) std::memcpy(&rc, reply.data(), sizeof rc);
+  return rc;
+}
+
+// A count that promises the driver more room than the request carries would
+// let the driver write past the server's buffer: the request is malformed.
+TEST(Session, ArrayCountsBeyondTheRoomSentAreMalformed) {
+  ServerProcess server;
+  Socket sock = raw_connect(server);
+  hello(sock, good_hello());
+  protocol::Writer w;
+  w.u64(0);    // hGraph
+  w.u8(1);     // nodes: present,
+  w.u64(0);    // with room for none
+  w.u8(1);     // numNodes: present,
+  w.u64(100);  // claiming 100
+  protocol::FrameHeader req;
+  req.op = protocol::kOp_cuGraphGetNodes;
+  req.request_id = 1;
+  EXPECT_NE(exchange(sock, req, w).find("malformed cuGraphGetNodes"), std::string::npos);
+}
+
+// A host node's function pointer would be called in the server's process.
+TEST(Session, TheServerRefusesHostNodesItself) {
+  ServerProcess server;
+  Socket sock = raw_connect(server);
+  hello(sock, good_hello());
+  protocol::Writer w;
+  w.u64(0);  // graph
+  w.u64(1000);  // proposed node id
+  w.u8(0);      // no dependencies
+  w.u8(0);      // no edge data
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_HOST;
+  p.host.fn = reinterpret_cast<CUhostFn>(uintptr_t{0x1234});
+  w.put(p);
+  protocol::FrameHeader req;
+  req.op = protocol::kOpGraphAddNode;
+  req.request_id = 1;
+  EXPECT_EQ(result_of(exchange(sock, req, w)), uint32_t{CUDA_ERROR_NOT_SUPPORTED});
 }
 
 }  // namespace

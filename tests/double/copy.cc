@@ -6,6 +6,7 @@
 
 #include "allocations.h"
 #include "state.h"
+#include "work.h"
 
 using namespace scuda_double;
 
@@ -32,6 +33,10 @@ CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 }  // namespace
+
+CUresult scuda_double::copy_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  return copy_checked(dst, true, src, true, bytes);
+}
 
 extern "C" {
 
@@ -71,7 +76,12 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size
                               CUstream hStream) {
   Call call = begin_on_stream(hStream);
   if (call.status != CUDA_SUCCESS) return call.status;
-  return copy_checked(dstDevice, true, srcDevice, true, ByteCount);
+  Work work;
+  work.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  work.dst = dstDevice;
+  work.src = srcDevice;
+  work.bytes = ByteCount;
+  return submit(hStream, work);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {

@@ -1,4 +1,5 @@
-// cuLaunchKernel / cuLaunchKernelEx: validate, record, run built-ins.
+// cuLaunchKernel / cuLaunchKernelEx: validate, record, run built-ins (or, on
+// a capturing stream, add a kernel node).
 #include <cuda.h>
 
 #include "builtins.h"
@@ -6,6 +7,7 @@
 #include "launch_log.h"
 #include "packing.h"
 #include "state.h"
+#include "work.h"
 
 using namespace scuda_double;
 
@@ -30,14 +32,25 @@ CUresult launch(LaunchRecord record, CUstream stream, CUfunction f, void** param
   if (!valid_shape(record)) return CUDA_ERROR_INVALID_VALUE;
   CUresult packed = pack_params(*kernel, params, extra, &record.params);
   if (packed != CUDA_SUCCESS) return packed;
-  record.name = kernel->name;
-  log_launch(record);
-  CUresult result = run_builtin(*kernel, record.params);
+  Work work;
+  work.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  work.func = f;
+  work.launch = std::move(record);
+  CUresult result = submit(stream, work);
   if (result == CUDA_ERROR_ILLEGAL_ADDRESS) call.ctx->sticky = result;
   return result;
 }
 
 }  // namespace
+
+CUresult scuda_double::run_kernel(const Work& work) {
+  const KernelDesc* kernel = resolve_function(work.func);
+  if (kernel == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  LaunchRecord record = work.launch;
+  record.name = kernel->name;
+  log_launch(record);
+  return run_builtin(*kernel, record.params);
+}
 
 extern "C" {
 

@@ -5,6 +5,7 @@
 
 #include "allocations.h"
 #include "state.h"
+#include "work.h"
 
 using namespace scuda_double;
 
@@ -37,10 +38,23 @@ CUresult memset_2d_async(CUdeviceptr dst, size_t pitch, T value, size_t width, s
                          CUstream stream) {
   Call call = begin_on_stream(stream);
   if (call.status != CUDA_SUCCESS) return call.status;
-  return fill_2d(dst, pitch, value, width, height);
+  Work work;
+  work.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  work.memset = {dst, pitch, value, sizeof(T), width, height};
+  return submit(stream, work);
 }
 
 }  // namespace
+
+CUresult scuda_double::fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned element,
+                            size_t width, size_t height) {
+  switch (element) {
+    case 1: return fill_2d(dst, pitch, static_cast<uint8_t>(value), width, height);
+    case 2: return fill_2d(dst, pitch, static_cast<uint16_t>(value), width, height);
+    case 4: return fill_2d(dst, pitch, static_cast<uint32_t>(value), width, height);
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 
 extern "C" {
 

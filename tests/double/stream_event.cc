@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "state.h"
+#include "work.h"
 
 using namespace scuda_double;
 
@@ -37,6 +38,7 @@ CUresult record(CUevent event, CUstream stream, unsigned flags) {
   Event* e = state().events.find(event);
   if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if ((flags & ~unsigned{CU_EVENT_RECORD_EXTERNAL}) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (capture_record(event, stream)) return CUDA_SUCCESS;
   e->recorded = true;
   e->when = std::chrono::steady_clock::now();
   return CUDA_SUCCESS;
@@ -79,6 +81,7 @@ CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
   if (call.status != CUDA_SUCCESS) return call.status;
   if (state().events.find(hEvent) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if ((Flags & ~unsigned{CU_EVENT_WAIT_EXTERNAL}) != 0) return CUDA_ERROR_INVALID_VALUE;
+  capture_wait(hStream, hEvent);
   return CUDA_SUCCESS;
 }
 

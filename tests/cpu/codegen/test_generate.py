@@ -158,3 +158,29 @@ def test_output_is_byte_identical_across_runs(gen, tmp_path):
     assert names == sorted(p.name for p in tmp_path.iterdir())
     for name in names:
         assert (gen / name).read_bytes() == (tmp_path / name).read_bytes(), name
+
+
+def test_out_handle_arrays_are_checked_against_their_count_and_bound(gen):
+    handler = stub((gen / "server_handlers.cc").read_text(), "h_cuGraphGetNodes")
+    assert "get_out_handles<CUgraphNode>(in)" in handler
+    assert "if (!a_nodes.fits(a_numNodes)) return kMalformed;" in handler
+    assert "can_bind_all(s, a_nodes)" in handler
+    assert "put_out_handles(s, out, a_nodes, HandleKind::CUgraphNode);" in handler
+    client = stub((gen / "client_stubs.cc").read_text(), "cuGraphGetNodes")
+    assert "const size_t cap_nodes = numNodes ? *numNodes : 0;" in client
+    assert "get_out_handles(r_, nodes, cap_nodes);" in client
+
+
+def test_in_handle_arrays_are_resolved_and_sized_by_their_count(gen):
+    handler = stub((gen / "server_handlers.cc").read_text(), "h_cuGraphAddDependencies_v2")
+    assert "if (!a_from.fits(a_numDependencies)) return kMalformed;" in handler
+    assert "resolve_handles(s, &a_from, HandleKind::CUgraphNode)" in handler
+    assert "if (!a_edgeData.fits(a_numDependencies)) return kMalformed;" in handler
+
+
+def test_an_array_count_must_be_a_parameter_of_the_right_kind(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[functions.cuGraphGetNodes.params]\nnodes = "out_handles[hGraph]"\n')
+    result = generate(tmp_path, bad)
+    assert result.returncode != 0
+    assert "needs a count parameter of kind inout" in result.stderr

@@ -1,0 +1,127 @@
+#include "client/graph_node_params.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <string>
+
+#include "client/context.h"
+#include "client/kernel_arguments.h"
+#include "client/memory.h"
+#include "client/runtime.h"
+
+namespace scuda::client {
+
+namespace {
+
+constexpr unsigned kMaxBodies = 1024;
+
+CUresult refuse(const char* what) {
+  spdlog::error("graph node not supported through scuda: {}", what);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult write_kernel(protocol::Writer& w, CUgraphNodeParams p) {
+  CUDA_KERNEL_NODE_PARAMS_v3& k = p.kernel;
+  const uint64_t fn = k.func ? handle_id(k.func) : handle_id(k.kern);
+  void** params = k.kernelParams;
+  void** extra = k.extra;
+  k.kernelParams = nullptr;
+  k.extra = nullptr;
+  w.put(p);
+  return pack_arguments(fn, params, extra, w);
+}
+
+// The server's driver can reach only device memory: an address in client
+// host memory would name the server's own address space.
+CUresult device_side(CUmemorytype* type, CUdeviceptr address) {
+  if (*type == CU_MEMORYTYPE_UNIFIED && is_device_address(reinterpret_cast<void*>(address)))
+    *type = CU_MEMORYTYPE_DEVICE;
+  if (*type == CU_MEMORYTYPE_DEVICE) return CUDA_SUCCESS;
+  if (*type == CU_MEMORYTYPE_ARRAY) return refuse("a memcpy node naming a CUDA array");
+  return refuse("a memcpy node naming client host memory (the server's driver cannot reach it)");
+}
+
+CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
+  CUDA_MEMCPY3D& c = p.memcpy.copyParams;
+  if (CUresult rc = device_side(&c.srcMemoryType, c.srcDevice); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = device_side(&c.dstMemoryType, c.dstDevice); rc != CUDA_SUCCESS) return rc;
+  c.srcHost = nullptr;
+  c.dstHost = nullptr;
+  c.srcArray = nullptr;
+  c.dstArray = nullptr;
+  c.reserved0 = nullptr;
+  c.reserved1 = nullptr;
+  w.put(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult write_alloc(protocol::Writer& w, CUgraphNodeParams p) {
+  CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = p.alloc;
+  if (a.accessDescCount && !a.accessDescs) return CUDA_ERROR_INVALID_VALUE;
+  const CUmemAccessDesc* descs = a.accessDescs;
+  a.accessDescs = nullptr;
+  a.poolProps.win32SecurityAttributes = nullptr;
+  w.put(p);
+  w.bytes(descs, a.accessDescCount * sizeof(CUmemAccessDesc));
+  return CUDA_SUCCESS;
+}
+
+CUresult write_conditional(protocol::Writer& w, CUgraphNodeParams p, bool adding,
+                           std::vector<uint64_t>* bodies) {
+  if (p.conditional.size > kMaxBodies) return CUDA_ERROR_INVALID_VALUE;
+  p.conditional.phGraph_out = nullptr;
+  w.put(p);
+  if (!adding) return CUDA_SUCCESS;
+  bodies->resize(p.conditional.size);
+  for (uint64_t& id : *bodies) w.u64(id = new_handle_id());
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool adding,
+                           std::vector<uint64_t>* bodies) {
+  switch (p.type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      return write_kernel(w, p);
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      return write_memcpy(w, p);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      return write_alloc(w, p);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      return write_conditional(w, p, adding, bodies);
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      w.put(p);  // plain values and handles (client ids) only
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      return refuse("a host node (host callbacks are not run on the client yet)");
+    default:
+      return refuse("external semaphore and batch memory operation nodes");
+  }
+}
+
+CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k) {
+  static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS) == sizeof(CUDA_KERNEL_NODE_PARAMS_v3));
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  std::memcpy(&p.kernel, &k, sizeof k);
+  return p;
+}
+
+// The typed memcpy calls name no context for a set: the current one, as
+// the driver would use.
+CUgraphNodeParams memcpy_node(const CUDA_MEMCPY3D& copy, CUcontext ctx) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  p.memcpy.copyCtx = ctx ? ctx : handle_from_id<CUcontext>(current_context_id());
+  p.memcpy.copyParams = copy;
+  return p;
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,148 @@
+// Hand-written graph node requests: nodes whose parameters hold pointers
+// (graph_node_params.h), added through the driver's generic node calls, and
+// a kernel node's parameters read back with its arguments packed.
+#include <algorithm>
+#include <string>
+
+#include "protocol/ops.h"
+#include "server/dispatch.h"
+#include "server/graph_node_params.h"
+#include "server/param_layout.h"
+#include "server/session.h"
+#include "server_gen.h"
+
+namespace scuda::server {
+
+namespace {
+
+using protocol::Reader;
+using protocol::Writer;
+
+bool can_bind_bodies(Session& s, const std::vector<uint64_t>& proposed) {
+  std::vector<uint64_t> ids = proposed;
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return false;
+  return std::all_of(ids.begin(), ids.end(), [&](uint64_t id) { return s.handles().can_bind(id); });
+}
+
+// The outputs of an add beyond the node: a conditional node's body graphs,
+// an allocation's address.
+void write_added(Session& s, const NodeParams& n, Writer& out) {
+  if (n.p.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    for (size_t i = 0; i < n.proposed_bodies.size(); ++i)
+      out.u64(s.handles().bind(n.proposed_bodies[i], HandleKind::CUgraph,
+                               n.p.conditional.phGraph_out[i]));
+  }
+  if (n.p.type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) out.u64(n.p.alloc.dptr);
+}
+
+// u64 graph, u64 proposed node id, dependencies, edge data, node params.
+CUresult add_node(Session& s, Reader& in, Writer& out) {
+  const uint64_t graph_id = in.u64();
+  const uint64_t proposed = in.u64();
+  auto deps = gen::get_in_handles<CUgraphNode>(in);
+  auto edges = gen::get_in_items<CUgraphEdgeData>(in);
+  NodeParams n;
+  if (!read_node_params(in, true, &n) || !in.done()) return kMalformed;
+  const size_t count = deps.ids.size();
+  if (!edges.fits(count)) return kMalformed;
+  if (!s.handles().can_bind(proposed) || !can_bind_bodies(s, n.proposed_bodies))
+    return CUDA_ERROR_INVALID_VALUE;
+  CUgraph graph = nullptr;
+  if (!gen::resolve(s, graph_id, HandleKind::CUgraph, &graph) ||
+      !gen::resolve_handles(s, &deps, HandleKind::CUgraphNode))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult rc = resolve_node_params(s, &n); rc != CUDA_SUCCESS) return rc;
+  if (!s.driver().cuGraphAddNode_v2) return CUDA_ERROR_NOT_SUPPORTED;
+  CUgraphNode node = nullptr;
+  CUresult rc = s.driver().cuGraphAddNode_v2(&node, graph, deps.ptr(), edges.ptr(), count, &n.p);
+  if (rc != CUDA_SUCCESS) return rc;
+  out.u64(s.handles().bind(proposed, HandleKind::CUgraphNode, node));
+  write_added(s, n, out);
+  return CUDA_SUCCESS;
+}
+
+// [u64 exec,] u64 node, node params.
+CUresult set_params(Session& s, Reader& in, bool exec) {
+  const uint64_t exec_id = exec ? in.u64() : 0;
+  const uint64_t node_id = in.u64();
+  NodeParams n;
+  if (!read_node_params(in, false, &n) || !in.done()) return kMalformed;
+  CUgraphExec graph_exec = nullptr;
+  CUgraphNode node = nullptr;
+  if ((exec && !gen::resolve(s, exec_id, HandleKind::CUgraphExec, &graph_exec)) ||
+      !gen::resolve(s, node_id, HandleKind::CUgraphNode, &node))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult rc = resolve_node_params(s, &n); rc != CUDA_SUCCESS) return rc;
+  const DriverTable& d = s.driver();
+  if (!exec) return d.cuGraphNodeSetParams ? d.cuGraphNodeSetParams(node, &n.p) : CUDA_ERROR_NOT_SUPPORTED;
+  return d.cuGraphExecNodeSetParams ? d.cuGraphExecNodeSetParams(graph_exec, node, &n.p)
+                                    : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, false); }
+CUresult exec_node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, true); }
+
+// The arguments as one buffer, packed by `layout` from kernelParams, or the
+// buffer an `extra` list names.
+std::string packed_arguments(const CUDA_KERNEL_NODE_PARAMS& k, const ParamLayout& layout) {
+  std::string buf;
+  if (k.kernelParams) {
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const protocol::ParamSlot& slot = layout[i];
+      if (buf.size() < slot.offset + slot.size) buf.resize(slot.offset + slot.size);
+      if (k.kernelParams[i])
+        buf.replace(slot.offset, slot.size, static_cast<const char*>(k.kernelParams[i]), slot.size);
+    }
+    return buf;
+  }
+  const void* pointer = nullptr;
+  const size_t* size = nullptr;
+  for (size_t i = 0; k.extra && k.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (k.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = k.extra[i + 1];
+    if (k.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(k.extra[i + 1]);
+  }
+  if (pointer && size) buf.assign(static_cast<const char*>(pointer), *size);
+  return buf;
+}
+
+// u64 node, u64 proposed function id. Replies the parameters with handles
+// as ids (a function new to the session takes the proposed id) and pointers
+// zeroed, the packed arguments, and the kernel's layout.
+CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
+  const uint64_t node_id = in.u64();
+  const uint64_t proposed = in.u64();
+  if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  CUgraphNode node = nullptr;
+  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  const DriverTable& d = s.driver();
+  if (!d.cuGraphKernelNodeGetParams_v2) return CUDA_ERROR_NOT_SUPPORTED;
+  CUDA_KERNEL_NODE_PARAMS k{};
+  if (CUresult rc = d.cuGraphKernelNodeGetParams_v2(node, &k); rc != CUDA_SUCCESS) return rc;
+  const ParamLayout layout = k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern);
+  const std::string args = packed_arguments(k, layout);
+  CUDA_KERNEL_NODE_PARAMS wire = k;
+  wire.func = reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
+  wire.kern = reinterpret_cast<CUkernel>(s.handles().find(k.kern));
+  wire.ctx = reinterpret_cast<CUcontext>(s.handles().find(k.ctx));
+  wire.kernelParams = nullptr;
+  wire.extra = nullptr;
+  out.put(wire);
+  out.blob(args.data(), args.size());
+  write_layout(layout, out);
+  return CUDA_SUCCESS;
+}
+
+const HandlerEntry kHandlers[] = {
+    {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
+    {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
+    {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},
+    {protocol::kOpGraphKernelNodeGetParams, kernel_node_get_params, "graph-kernel-node-get-params"},
+};
+
+}  // namespace
+
+std::span<const HandlerEntry> graph_handlers() { return kHandlers; }
+
+}  // namespace scuda::server

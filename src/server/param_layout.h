@@ -1,0 +1,23 @@
+// A function's or kernel's parameter layout, as the driver reports it: what
+// the client packs launch arguments by, and the server unpacks a kernel
+// node's arguments by.
+#pragma once
+
+#include <cuda.h>
+
+#include <vector>
+
+#include "common/driver_table.h"
+#include "protocol/codec.h"
+#include "protocol/ops.h"
+
+namespace scuda::server {
+
+using ParamLayout = std::vector<protocol::ParamSlot>;
+
+ParamLayout function_layout(const DriverTable& d, CUfunction fn);
+ParamLayout kernel_layout(const DriverTable& d, CUkernel kernel);
+// A u32 count, then each slot.
+void write_layout(const ParamLayout& layout, protocol::Writer& out);
+
+}  // namespace scuda::server

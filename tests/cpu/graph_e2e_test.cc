@@ -1,0 +1,423 @@
+// End to end: graphs built explicitly and by stream capture, through the
+// stand-in libcuda and a real `scuda server` loading the driver test double
+// (whose graph launches run their nodes on the host). Nothing here runs on
+// a GPU. A process of its own: once a capture has begun, capture queries go
+// to the server, which changes what driver_e2e_test counts.
+#include <cuda.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "server_process.h"
+
+extern "C" uint64_t scuda_replies_awaited();
+
+namespace {
+
+scuda::test::ServerProcess* g_server = nullptr;
+
+class ServerEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_server = new scuda::test::ServerProcess();
+    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
+  }
+  void TearDown() override { delete g_server; }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+
+// The double's built-ins: vadd(a, b, c, n), fill(p, v, n), scale(p, s, n).
+const char kModule[] =
+    "scuda-double-module\n"
+    "kernel vadd 8 8 8 4\n"
+    "kernel fill 8 4 4\n"
+    "kernel scale 8 4 4\n";
+
+constexpr int kN = 256;
+constexpr size_t kBytes = kN * sizeof(float);
+
+unsigned bits(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+std::vector<CUgraphNode> sorted(std::vector<CUgraphNode> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+class GraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleLoadData(&mod_, kModule), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&vadd_, mod_, "vadd"), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&fill_, mod_, "fill"), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&scale_, mod_, "scale"), CUDA_SUCCESS);
+    for (CUdeviceptr* p : {&a_, &b_, &c_, &d_}) {
+      ASSERT_EQ(cuMemAlloc(p, kBytes), CUDA_SUCCESS);
+      ASSERT_EQ(cuMemsetD32(*p, 0, kN), CUDA_SUCCESS);
+    }
+    ASSERT_EQ(cuGraphCreate(&graph_, 0), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    cuGraphDestroy(graph_);
+    for (CUdeviceptr p : {a_, b_, c_, d_}) cuMemFree(p);
+    cuModuleUnload(mod_);
+    cuDevicePrimaryCtxRelease(0);
+  }
+
+  CUDA_KERNEL_NODE_PARAMS kernel(CUfunction f, void** args) {
+    CUDA_KERNEL_NODE_PARAMS k{};
+    k.func = f;
+    k.gridDimX = 2;
+    k.gridDimY = k.gridDimZ = 1;
+    k.blockDimX = 128;
+    k.blockDimY = k.blockDimZ = 1;
+    k.kernelParams = args;
+    return k;
+  }
+
+  CUgraphNode add_kernel(CUfunction f, void** args, std::vector<CUgraphNode> deps) {
+    CUgraphNode node = nullptr;
+    const CUDA_KERNEL_NODE_PARAMS k = kernel(f, args);
+    EXPECT_EQ(cuGraphAddKernelNode(&node, graph_, deps.data(), deps.size(), &k), CUDA_SUCCESS);
+    return node;
+  }
+
+  CUgraphNode add_copy(CUdeviceptr dst, CUdeviceptr src, std::vector<CUgraphNode> deps,
+                       CUmemorytype src_type = CU_MEMORYTYPE_DEVICE) {
+    CUDA_MEMCPY3D copy{};
+    copy.srcMemoryType = src_type;
+    copy.srcDevice = src;
+    copy.srcHost = reinterpret_cast<void*>(src);
+    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.dstDevice = dst;
+    copy.WidthInBytes = kBytes;
+    copy.Height = copy.Depth = 1;
+    CUgraphNode node = nullptr;
+    last_rc_ = cuGraphAddMemcpyNode(&node, graph_, deps.data(), deps.size(), &copy, ctx_);
+    return node;
+  }
+
+  // The diamond: fill a with 1 and memset b to 2 (roots), c = a + b, c *= scale,
+  // then copy c to d.
+  void build_diamond() {
+    fill_args_ = {&a_, &one_, &n_};
+    vadd_args_ = {&a_, &b_, &c_, &n_};
+    scale_args_ = {&c_, &factor_, &n_};
+    fill_node_ = add_kernel(fill_, fill_args_.data(), {});
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = b_;
+    m.value = bits(2.0f);
+    m.elementSize = 4;
+    m.width = kN;
+    m.height = 1;
+    ASSERT_EQ(cuGraphAddMemsetNode(&memset_node_, graph_, nullptr, 0, &m, ctx_), CUDA_SUCCESS);
+    vadd_node_ = add_kernel(vadd_, vadd_args_.data(), {fill_node_, memset_node_});
+    scale_node_ = add_kernel(scale_, scale_args_.data(), {vadd_node_});
+    copy_node_ = add_copy(d_, c_, {scale_node_});
+    ASSERT_EQ(last_rc_, CUDA_SUCCESS);
+  }
+
+  void expect_all(CUdeviceptr p, float want) {
+    std::vector<float> got(kN);
+    ASSERT_EQ(cuMemcpyDtoH(got.data(), p, kBytes), CUDA_SUCCESS);
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(got[i], want) << i;
+  }
+
+  CUcontext ctx_ = nullptr;
+  CUmodule mod_ = nullptr;
+  CUfunction vadd_ = nullptr, fill_ = nullptr, scale_ = nullptr;
+  CUdeviceptr a_ = 0, b_ = 0, c_ = 0, d_ = 0;
+  CUgraph graph_ = nullptr;
+  int n_ = kN;
+  unsigned one_ = bits(1.0f);
+  float factor_ = 10.0f;
+  std::vector<void*> fill_args_, vadd_args_, scale_args_;
+  CUgraphNode fill_node_ = nullptr, memset_node_ = nullptr, vadd_node_ = nullptr,
+              scale_node_ = nullptr, copy_node_ = nullptr;
+  CUresult last_rc_ = CUDA_SUCCESS;
+};
+
+TEST_F(GraphTest, ExplicitGraphRunsAtEachLaunchOnlyAndLaunchesGoOneWay) {
+  build_diamond();
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+  expect_all(d_, 0.0f);  // building and instantiating ran nothing
+  const uint64_t before = scuda_replies_awaited();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  expect_all(d_, 30.0f);
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+}
+
+TEST_F(GraphTest, NodeQueriesReturnTheIdsTheNodesWereAddedUnder) {
+  build_diamond();
+  size_t count = 0;
+  ASSERT_EQ(cuGraphGetNodes(graph_, nullptr, &count), CUDA_SUCCESS);
+  ASSERT_EQ(count, 5u);
+  std::vector<CUgraphNode> nodes(7, reinterpret_cast<CUgraphNode>(1));
+  count = nodes.size();
+  ASSERT_EQ(cuGraphGetNodes(graph_, nodes.data(), &count), CUDA_SUCCESS);
+  EXPECT_EQ(count, 5u);
+  EXPECT_EQ(nodes[5], nullptr);  // room beyond the count is cleared, as CUDA does
+  nodes.resize(5);
+  EXPECT_EQ(sorted(nodes),
+            sorted({fill_node_, memset_node_, vadd_node_, scale_node_, copy_node_}));
+
+  std::vector<CUgraphNode> roots(2);
+  count = roots.size();
+  ASSERT_EQ(cuGraphGetRootNodes(graph_, roots.data(), &count), CUDA_SUCCESS);
+  EXPECT_EQ(sorted(roots), sorted({fill_node_, memset_node_}));
+
+  std::vector<CUgraphNode> deps(2);
+  std::vector<CUgraphEdgeData> edges(2);
+  count = deps.size();
+  ASSERT_EQ(cuGraphNodeGetDependencies(vadd_node_, deps.data(), edges.data(), &count),
+            CUDA_SUCCESS);
+  EXPECT_EQ(sorted(deps), sorted({fill_node_, memset_node_}));
+
+  CUgraphNodeType type;
+  ASSERT_EQ(cuGraphNodeGetType(memset_node_, &type), CUDA_SUCCESS);
+  EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_MEMSET);
+  ASSERT_EQ(cuGraphNodeGetType(copy_node_, &type), CUDA_SUCCESS);
+  EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_MEMCPY);
+}
+
+TEST_F(GraphTest, KernelNodeParamsComeBackAsArgumentsThatCanBeChangedAndSet) {
+  build_diamond();
+  CUDA_KERNEL_NODE_PARAMS k{};
+  ASSERT_EQ(cuGraphKernelNodeGetParams(scale_node_, &k), CUDA_SUCCESS);
+  EXPECT_EQ(k.func, scale_);
+  EXPECT_EQ(k.gridDimX, 2u);
+  EXPECT_EQ(k.blockDimX, 128u);
+  ASSERT_NE(k.kernelParams, nullptr);
+  EXPECT_EQ(*static_cast<CUdeviceptr*>(k.kernelParams[0]), c_);
+  EXPECT_EQ(*static_cast<float*>(k.kernelParams[1]), 10.0f);
+  EXPECT_EQ(*static_cast<int*>(k.kernelParams[2]), kN);
+  *static_cast<float*>(k.kernelParams[1]) = 5.0f;
+  ASSERT_EQ(cuGraphKernelNodeSetParams(scale_node_, &k), CUDA_SUCCESS);
+
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  expect_all(d_, 15.0f);
+  cuGraphExecDestroy(exec);
+}
+
+TEST_F(GraphTest, ExecutableGraphsTakeNewParamsAndWholeUpdates) {
+  build_diamond();
+  CUDA_GRAPH_INSTANTIATE_PARAMS ip{};
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithParams(&exec, graph_, &ip), CUDA_SUCCESS);
+  EXPECT_EQ(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+
+  float hundred = 100.0f;
+  void* args[] = {&c_, &hundred, &n_};
+  const CUDA_KERNEL_NODE_PARAMS k = kernel(scale_, args);
+  ASSERT_EQ(cuGraphExecKernelNodeSetParams(exec, scale_node_, &k), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  expect_all(d_, 300.0f);
+
+  // The graph itself still scales by 10: a whole update brings that back.
+  CUgraphExecUpdateResultInfo info{};
+  ASSERT_EQ(cuGraphExecUpdate(exec, graph_, &info), CUDA_SUCCESS);
+  EXPECT_EQ(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  expect_all(d_, 30.0f);
+
+  CUgraphNode extra = nullptr;
+  ASSERT_EQ(cuGraphAddEmptyNode(&extra, graph_, &copy_node_, 1), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphExecUpdate(exec, graph_, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  EXPECT_EQ(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+  cuGraphExecDestroy(exec);
+}
+
+TEST_F(GraphTest, UnknownOrWrongKindNodeHandlesAreRejected) {
+  build_diamond();
+  CUgraphNode node = nullptr;
+  CUgraphNode bogus = reinterpret_cast<CUgraphNode>(uintptr_t{0xdead0000});
+  EXPECT_EQ(cuGraphAddEmptyNode(&node, graph_, &bogus, 1), CUDA_ERROR_INVALID_HANDLE);
+  CUgraphNode a_graph = reinterpret_cast<CUgraphNode>(graph_);
+  EXPECT_EQ(cuGraphAddEmptyNode(&node, graph_, &a_graph, 1), CUDA_ERROR_INVALID_HANDLE);
+  CUgraphNodeType type;
+  EXPECT_EQ(cuGraphNodeGetType(bogus, &type), CUDA_ERROR_INVALID_HANDLE);
+  CUDA_KERNEL_NODE_PARAMS k{};
+  EXPECT_EQ(cuGraphKernelNodeGetParams(bogus, &k), CUDA_ERROR_INVALID_HANDLE);
+  CUgraphNode from[] = {fill_node_}, to[] = {bogus};
+  EXPECT_EQ(cuGraphAddDependencies(graph_, from, to, nullptr, 1), CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryAreRefused) {
+  std::vector<float> host(kN, 1.0f);
+  add_copy(d_, reinterpret_cast<CUdeviceptr>(host.data()), {}, CU_MEMORYTYPE_HOST);
+  EXPECT_EQ(last_rc_, CUDA_ERROR_NOT_SUPPORTED);
+  add_copy(d_, reinterpret_cast<CUdeviceptr>(host.data()), {}, CU_MEMORYTYPE_UNIFIED);
+  EXPECT_EQ(last_rc_, CUDA_ERROR_NOT_SUPPORTED);
+  // A unified address the client knows as device memory is fine.
+  add_copy(d_, c_, {}, CU_MEMORYTYPE_UNIFIED);
+  EXPECT_EQ(last_rc_, CUDA_SUCCESS);
+}
+
+TEST_F(GraphTest, HostNodesAreRefusedWithoutReachingTheServer) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_HOST;
+  p.host.fn = [](void*) {};
+  CUgraphNode node = nullptr;
+  EXPECT_EQ(cuGraphAddNode(&node, graph_, nullptr, nullptr, 0, &p), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+class CaptureTest : public GraphTest {
+ protected:
+  void SetUp() override {
+    GraphTest::SetUp();
+    ASSERT_EQ(cuStreamCreate(&s1_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamCreate(&s2_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventCreate(&fork_, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventCreate(&join_, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    cuEventDestroy(fork_);
+    cuEventDestroy(join_);
+    cuStreamDestroy(s1_);
+    cuStreamDestroy(s2_);
+    GraphTest::TearDown();
+  }
+
+  CUstream s1_ = nullptr, s2_ = nullptr;
+  CUevent fork_ = nullptr, join_ = nullptr;
+};
+
+// s1: fill a, memset b, c = a + b, fork to s2: c *= 10, join back, copy c to d.
+TEST_F(CaptureTest, CapturedWorkRunsOnlyWhenTheGraphIsLaunched) {
+  void* fill_args[] = {&a_, &one_, &n_};
+  void* vadd_args[] = {&a_, &b_, &c_, &n_};
+  void* scale_args[] = {&c_, &factor_, &n_};
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(fill_, 2, 1, 1, 128, 1, 1, 0, s1_, fill_args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(b_, bits(2.0f), kN, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(vadd_, 2, 1, 1, 128, 1, 1, 0, s1_, vadd_args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(fork_, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWaitEvent(s2_, fork_, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(scale_, 2, 1, 1, 128, 1, 1, 0, s2_, scale_args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(join_, s2_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWaitEvent(s1_, join_, 0), CUDA_SUCCESS);
+
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph capturing = nullptr;
+  const CUgraphNode* deps = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(cuStreamGetCaptureInfo(s1_, &status, &id, &capturing, &deps, nullptr, &count),
+            CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  EXPECT_NE(id, 0u);
+  ASSERT_EQ(count, 2u);  // s1's own vadd and, through the join, s2's scale
+  const std::vector<CUgraphNode> joined(deps, deps + count);
+  for (CUgraphNode node : joined) {
+    CUgraphNodeType type;
+    ASSERT_EQ(cuGraphNodeGetType(node, &type), CUDA_SUCCESS);
+    EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_KERNEL);
+  }
+
+  ASSERT_EQ(cuMemcpyDtoDAsync(d_, c_, kBytes, s1_), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  EXPECT_EQ(graph, capturing);
+  ASSERT_EQ(cuStreamIsCapturing(s2_, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  expect_all(d_, 0.0f);  // captured, not run
+
+  size_t nodes = 0;
+  ASSERT_EQ(cuGraphGetNodes(graph, nullptr, &nodes), CUDA_SUCCESS);
+  EXPECT_EQ(nodes, 5u);
+  std::vector<CUgraphNode> all(nodes);
+  ASSERT_EQ(cuGraphGetNodes(graph, all.data(), &nodes), CUDA_SUCCESS);
+  for (CUgraphNode node : joined)  // the same ids again
+    EXPECT_NE(std::find(all.begin(), all.end(), node), all.end());
+
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cuGraphLaunch(exec, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(s1_), CUDA_SUCCESS);
+  expect_all(d_, 30.0f);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(graph);
+}
+
+// More dependencies than the first request has room for: the client asks again.
+TEST_F(CaptureTest, CaptureInfoCarriesManyDependencies) {
+  constexpr int kStreams = 12;
+  std::vector<CUstream> streams(kStreams);
+  std::vector<CUevent> events(kStreams);
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(fork_, s1_), CUDA_SUCCESS);
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_EQ(cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventCreate(&events[i], CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWaitEvent(streams[i], fork_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemsetD32Async(a_ + 4 * i, i, 1, streams[i]), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventRecord(events[i], streams[i]), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWaitEvent(s1_, events[i], 0), CUDA_SUCCESS);
+  }
+  CUstreamCaptureStatus status;
+  const CUgraphNode* deps = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(cuStreamGetCaptureInfo(s1_, &status, nullptr, nullptr, &deps, nullptr, &count),
+            CUDA_SUCCESS);
+  ASSERT_EQ(count, size_t{kStreams});
+  std::vector<CUgraphNode> got(deps, deps + count);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  std::vector<CUgraphNode> all(kStreams);
+  size_t n = all.size();
+  ASSERT_EQ(cuGraphGetNodes(graph, all.data(), &n), CUDA_SUCCESS);
+  EXPECT_EQ(sorted(got), sorted(all));
+  for (int i = 0; i < kStreams; ++i) {
+    cuEventDestroy(events[i]);
+    cuStreamDestroy(streams[i]);
+  }
+  cuGraphDestroy(graph);
+}
+
+TEST_F(CaptureTest, CapturingACopyOfClientHostMemoryFailsClearly) {
+  std::vector<float> host(kN, 1.0f);
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyHtoDAsync(a_, host.data(), kBytes, s1_), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(cuMemcpyDtoHAsync(host.data(), a_, kBytes, s1_), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  cuGraphDestroy(graph);
+}
+
+TEST_F(GraphTest, LegacyInstantiateAdapterWorks) {
+  build_diamond();
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  using V1 = CUresult (*)(CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t);
+  auto instantiate = reinterpret_cast<V1>(dlsym(lib, "cuGraphInstantiate"));
+  ASSERT_NE(instantiate, nullptr);
+  CUgraphExec exec = nullptr;
+  char log[16];
+  ASSERT_EQ(instantiate(&exec, graph_, nullptr, log, sizeof log), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  expect_all(d_, 30.0f);
+  cuGraphExecDestroy(exec);
+  dlclose(lib);
+}
+
+}  // namespace

@@ -1,0 +1,48 @@
+// Graphs, their nodes and executable graphs. Node handles count up, so a
+// graph's nodes in handle order are in creation order. Callers hold the
+// state lock.
+#pragma once
+
+#include <cuda.h>
+
+#include <vector>
+
+#include "registry.h"
+#include "work.h"
+
+namespace scuda_double {
+
+struct Node {
+  uintptr_t graph = 0;
+  Work work;
+  std::vector<uintptr_t> deps;
+  // What cuGraphKernelNodeGetParams returns points here.
+  size_t args_size = 0;
+  void* extra[5] = {};
+};
+
+struct Graph {};
+
+struct Exec {
+  uintptr_t graph = 0;
+  std::vector<uintptr_t> nodes;  // topological order
+  std::vector<Work> work;        // each node's, as instantiated or set since
+};
+
+struct Graphs {
+  Registry<Graph> graphs{0x80000000};
+  Registry<Node> nodes{0x90000000};
+  Registry<Exec> execs{0xa0000000};
+};
+
+Graphs& graphs();
+
+CUresult work_from_params(const CUgraphNodeParams& p, Work* work);
+// Adds a node; `deps` must be nodes of `graph`.
+CUresult add_node(uintptr_t graph, const std::vector<uintptr_t>& deps, const Work& work,
+                  uintptr_t* node);
+// The graph's nodes, each after its dependencies.
+std::vector<uintptr_t> topological_order(uintptr_t graph);
+CUresult run_graph(uintptr_t graph);
+
+}  // namespace scuda_double

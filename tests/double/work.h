@@ -1,0 +1,41 @@
+// A unit of stream work (a kernel, memset, copy, event record...): run at
+// once, or recorded as a graph node while its stream is capturing. Graph
+// launches run their nodes' work in a topological order. Callers hold the
+// state lock.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "launch_log.h"
+
+namespace scuda_double {
+
+struct Work {
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  CUfunction func = nullptr;  // kernel: function (or kernel), shape, packed params
+  LaunchRecord launch{};
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUdeviceptr dst = 0, src = 0;  // memcpy, device to device
+  size_t bytes = 0;
+  uintptr_t child = 0;  // child graph
+  CUevent event = nullptr;
+};
+
+CUresult run_work(const Work& work);
+// Runs the work, or records it when `stream` is capturing (capture.cc).
+CUresult submit(CUstream stream, const Work& work);
+
+// The pieces run_work uses, from launch.cc, memset.cc and copy.cc.
+CUresult run_kernel(const Work& work);
+CUresult fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned element, size_t width,
+              size_t height);
+CUresult copy_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+
+// Capture of event records and waits (capture.cc): true when `stream` or
+// `event` belongs to a capture, which then handled the call.
+bool capture_record(CUevent event, CUstream stream);
+bool capture_wait(CUstream stream, CUevent event);
+
+}  // namespace scuda_double
