@@ -26,6 +26,11 @@ enum Op : uint32_t {
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
+  // 2D/3D copies, texture and surface objects (250-299).
+  kOpMemcpy3D = 250,          // one box of a 2D/3D or host<->array copy
+  kOpTexObjectCreate = 251,   // cuTexObjectCreate
+  kOpSurfObjectCreate = 252,  // cuSurfObjectCreate
+  kOpResourceDesc = 253,      // cuTex/SurfObjectGetResourceDesc
   kFirstGeneratedOp = 1000,
 };
 
@@ -37,6 +42,12 @@ const char* op_name(uint32_t op);
 enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
+};
+
+// Which kind of object kOpResourceDesc asks about.
+enum ResourceOwner : uint8_t {
+  kTextureObject = 0,
+  kSurfaceObject = 1,
 };
 
 // Each pointer attribute's value travels in this many bytes, zero padded.

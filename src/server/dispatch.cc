@@ -17,6 +17,8 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(module_handlers());
   add(launch_handlers());
   add(pointer_handlers());
+  add(copy3d_handlers());
+  add(resource_object_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;
