@@ -50,16 +50,17 @@ bool shape_fits(uint8_t shape, const CUDA_MEMCPY3D_PEER& c, bool async) {
   return false;
 }
 
-// Arrays and contexts arrive as client ids.
-bool resolve_handles(Session& s, CUarray* array, CUcontext* context) {
+// Arrays and contexts arrive as client ids: maps a side's, or says what is
+// wrong with them.
+CUresult resolve_handles(Session& s, CUarray* array, CUcontext* context) {
   void* real = nullptr;
   if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*array), HandleKind::CUarray, &real))
-    return false;
+    return CUDA_ERROR_INVALID_HANDLE;
   *array = static_cast<CUarray>(real);
   if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*context), HandleKind::CUcontext, &real))
-    return false;
+    return CUDA_ERROR_INVALID_CONTEXT;
   *context = static_cast<CUcontext>(real);
-  return true;
+  return CUDA_SUCCESS;
 }
 
 CUDA_MEMCPY2D to_2d(const CUDA_MEMCPY3D_PEER& c) {
@@ -195,10 +196,10 @@ CUresult copy_3d(Session& s, Reader& in, Writer& out) {
   if ((src_host || dst_host) && (!staged_size(c, &bytes) || (src_host && data.size() != bytes)))
     return kMalformed;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream) ||
-      !resolve_handles(s, &c.srcArray, &c.srcContext) ||
-      !resolve_handles(s, &c.dstArray, &c.dstContext))
+  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult rc = resolve_handles(s, &c.srcArray, &c.srcContext); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = resolve_handles(s, &c.dstArray, &c.dstContext); rc != CUDA_SUCCESS) return rc;
   stage_host_sides(c);
   if (src_host) c.srcHost = data.data();
   if (dst_host) {

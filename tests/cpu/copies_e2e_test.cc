@@ -242,6 +242,54 @@ TEST_F(CopiesTest, MalformedDescriptorsAreRefusedAndTheSessionGoesOn) {
   cuMemFree(d);
 }
 
+TEST_F(CopiesTest, PeerCopiesNameContextsByIdAndUnalignedCopiesRun) {
+  const std::vector<uint8_t> src = patterned(17 * 4);
+  const CUdeviceptr d = alloc(64 * 4, 0);
+  CUDA_MEMCPY3D_PEER peer{};
+  peer.srcMemoryType = CU_MEMORYTYPE_HOST, peer.srcHost = src.data(), peer.srcPitch = 17;
+  peer.srcContext = ctx_;
+  peer.dstMemoryType = CU_MEMORYTYPE_DEVICE, peer.dstDevice = d, peer.dstPitch = 64;
+  peer.dstHeight = 4, peer.dstContext = ctx_;
+  peer.WidthInBytes = 17, peer.Height = 4, peer.Depth = 1;
+  ASSERT_EQ(cuMemcpy3DPeer(&peer), CUDA_SUCCESS);
+  std::vector<uint8_t> back(17 * 4, 0);
+  CUDA_MEMCPY2D down = device_to_host_2d(d, 64, back.data(), 17);
+  down.WidthInBytes = 17, down.Height = 4;
+  ASSERT_EQ(cuMemcpy2DUnaligned(&down), CUDA_SUCCESS);
+  EXPECT_EQ(back, src);
+
+  // Out of device memory the copy waits, so a context the session does not
+  // know is refused at once.
+  CUDA_MEMCPY3D_PEER out{};
+  out.srcMemoryType = CU_MEMORYTYPE_DEVICE, out.srcDevice = d, out.srcPitch = 64;
+  out.srcHeight = 4, out.srcContext = reinterpret_cast<CUcontext>(uintptr_t{0xbad0});
+  out.dstMemoryType = CU_MEMORYTYPE_HOST, out.dstHost = back.data(), out.dstPitch = 17;
+  out.dstHeight = 4, out.dstContext = ctx_;
+  out.WidthInBytes = 17, out.Height = 4, out.Depth = 1;
+  EXPECT_EQ(cuMemcpy3DPeer(&out), CUDA_ERROR_INVALID_CONTEXT);
+  out.srcContext = ctx_;
+  std::fill(back.begin(), back.end(), 0);
+  ASSERT_EQ(cuMemcpy3DPeer(&out), CUDA_SUCCESS);
+  EXPECT_EQ(back, src);
+  cuMemFree(d);
+}
+
+TEST_F(CopiesTest, HostToHostCopiesStayOnTheClient) {
+  const std::vector<uint8_t> src = patterned(30 * 3);
+  std::vector<uint8_t> dst(40 * 3, 0xcc);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_UNIFIED, c.srcDevice = reinterpret_cast<CUdeviceptr>(src.data());
+  c.srcPitch = 30;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = dst.data(), c.dstPitch = 40;
+  c.WidthInBytes = 25, c.Height = 3;
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuMemcpy2D(&c), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  for (size_t y = 0; y < 3; ++y)
+    for (size_t x = 0; x < 40; ++x)
+      ASSERT_EQ(dst[y * 40 + x], x < 25 ? src[y * 30 + x] : 0xcc) << y << "," << x;
+}
+
 CUarray make_array(size_t width, size_t height, size_t depth, CUarray_format format,
                    unsigned channels) {
   CUDA_ARRAY3D_DESCRIPTOR desc{};
