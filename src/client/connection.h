@@ -26,7 +26,12 @@ struct HostLayout {
   size_t rows_per_slice;
   size_t slice_pitch;
   static HostLayout contiguous(size_t size) { return {size, size, 1, size}; }
-  bool is_contiguous(size_t size) const { return row == size; }
+  // True when `size` bytes laid out so are one run: no gaps between rows
+  // or slices.
+  bool is_contiguous(size_t size) const {
+    const size_t slice = row * rows_per_slice;
+    return row == size || (pitch == row && (size <= slice || slice_pitch == slice));
+  }
 };
 
 class Connection {

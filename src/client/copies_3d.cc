@@ -126,10 +126,9 @@ uint16_t sync_flag(uint8_t mode) {
 // The box's rows as one run of bytes: in place when they are contiguous,
 // else packed into *buf.
 const uint8_t* gather(const HostSide& src, const Box& b, std::vector<uint8_t>* buf) {
-  const bool rows_adjoin = b.h == 1 || src.pitch == b.w;
-  const bool slices_adjoin = b.d == 1 || src.slice_pitch == b.w * b.h;
-  if (rows_adjoin && slices_adjoin) return src.at(b);
-  buf->resize(b.w * b.h * b.d);
+  const size_t n = b.w * b.h * b.d;
+  if (src.layout(b).is_contiguous(n)) return src.at(b);
+  buf->resize(n);
   for (size_t z = 0; z < b.d; ++z)
     for (size_t y = 0; y < b.h; ++y)
       std::memcpy(buf->data() + (z * b.h + y) * b.w, src.at({b.x, b.y + y, b.z + z, 0, 0, 0}), b.w);
