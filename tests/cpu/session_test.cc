@@ -157,7 +157,8 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
-// A 2D copy from host memory whose packed rows do not match its extent.
+// 2D copies from host memory whose packed rows do not match their extent, or
+// whose shape is not one the server knows, end the session.
 TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
   ServerProcess server;
   CUDA_MEMCPY3D_PEER c{};
@@ -166,19 +167,25 @@ TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
   c.dstDevice = 0x1000;
   c.dstPitch = 64;
   c.WidthInBytes = 16, c.Height = 4, c.Depth = 1;
-  for (size_t bytes : {size_t{63}, size_t{65}}) {
+  struct Case {
+    uint8_t shape;
+    size_t bytes;
+  };
+  for (Case k : {Case{protocol::kShape2D, 63}, Case{protocol::kShape2D, 65},
+                 Case{protocol::kShapeCount, 64}}) {
     Socket sock = raw_connect(server);
     hello(sock, good_hello());
     protocol::Writer w;
-    w.u8(protocol::kShape2D);
+    w.u8(k.shape);
     w.u8(0);
     w.u64(0);
     protocol::write_copy_desc(w, c);
-    w.blob(std::string(bytes, 'x').data(), bytes);
+    w.blob(std::string(k.bytes, 'x').data(), k.bytes);
     protocol::FrameHeader req;
     req.op = protocol::kOpMemcpy3D;
     req.request_id = 2;
-    EXPECT_NE(exchange(sock, req, w).find("malformed memcpy-3d"), std::string::npos) << bytes;
+    EXPECT_NE(exchange(sock, req, w).find("malformed memcpy-3d"), std::string::npos)
+        << int{k.shape} << " " << k.bytes;
   }
   Output after = client(server, "init");
   EXPECT_EQ(after.exit_code, 0) << after.err;
