@@ -429,8 +429,10 @@ TEST_F(CopiesTest, TextureAndSurfaceObjectsNameArraysByTheClientsHandles) {
   bogus.res.array.hArray = reinterpret_cast<CUarray>(uintptr_t{0xdead0});
   CUtexObject none = 0;
   EXPECT_EQ(cuTexObjectCreate(&none, &bogus, &tex, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  const uint64_t before = scuda_replies_awaited();
   EXPECT_EQ(cuTexObjectDestroy(t), CUDA_SUCCESS);
   EXPECT_EQ(cuTexObjectDestroy(lt), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before) << "destroys go one-way";
   EXPECT_EQ(cuTexObjectGetResourceDesc(&got, t), CUDA_ERROR_INVALID_HANDLE);
   cuMemFree(d);
   cuArrayDestroy(a);
