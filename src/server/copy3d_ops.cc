@@ -51,12 +51,16 @@ bool shape_fits(uint8_t shape, const CUDA_MEMCPY3D_PEER& c, bool async) {
 }
 
 // Arrays and contexts arrive as client ids: maps a side's, or says what is
-// wrong with them.
-CUresult resolve_handles(Session& s, CUarray* array, CUcontext* context) {
+// wrong with them. A side that is not an array has no array, whatever the
+// field held, as the driver reads it.
+CUresult resolve_handles(Session& s, CUmemorytype type, CUarray* array, CUcontext* context) {
   void* real = nullptr;
-  if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*array), HandleKind::CUarray, &real))
+  if (type != CU_MEMORYTYPE_ARRAY)
+    *array = nullptr;
+  else if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*array), HandleKind::CUarray, &real))
     return CUDA_ERROR_INVALID_HANDLE;
-  *array = static_cast<CUarray>(real);
+  else
+    *array = static_cast<CUarray>(real);
   if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*context), HandleKind::CUcontext, &real))
     return CUDA_ERROR_INVALID_CONTEXT;
   *context = static_cast<CUcontext>(real);
@@ -110,6 +114,20 @@ CUDA_MEMCPY3D to_3d(const CUDA_MEMCPY3D_PEER& c) {
   m.Height = c.Height;
   m.Depth = c.Depth;
   return m;
+}
+
+// True when the copy is one the shape allows, with at most one host side
+// whose bytes, if it is the source, are all there; *bytes is its staged size.
+bool well_formed(uint8_t shape, uint8_t mode, const CUDA_MEMCPY3D_PEER& c, std::string_view data,
+                 uint64_t* bytes) {
+  const bool src_host = c.srcMemoryType == CU_MEMORYTYPE_HOST;
+  const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;
+  if (shape >= protocol::kShapeCount || !known_type(c.srcMemoryType) ||
+      !known_type(c.dstMemoryType) || (src_host && dst_host) ||
+      !shape_fits(shape, c, mode & protocol::kCopyAsync))
+    return false;
+  if (!src_host && !dst_host) return true;
+  return staged_size(c, bytes) && (!src_host || data.size() == *bytes);
 }
 
 // Calls the synchronous or the async entry point, whichever the mode asks.
@@ -189,24 +207,20 @@ CUresult copy_3d(Session& s, Reader& in, Writer& out) {
   const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;
   const std::string_view data = src_host ? in.blob() : std::string_view();
   uint64_t bytes = 0;
-  if (!in.done() || shape >= protocol::kShapeCount || !known_type(c.srcMemoryType) ||
-      !known_type(c.dstMemoryType) || (src_host && dst_host) ||
-      !shape_fits(shape, c, mode & protocol::kCopyAsync))
-    return kMalformed;
-  if ((src_host || dst_host) && (!staged_size(c, &bytes) || (src_host && data.size() != bytes)))
-    return kMalformed;
+  if (!in.done() || !well_formed(shape, mode, c, data, &bytes)) return kMalformed;
   void* stream = nullptr;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
-  if (CUresult rc = resolve_handles(s, &c.srcArray, &c.srcContext); rc != CUDA_SUCCESS) return rc;
-  if (CUresult rc = resolve_handles(s, &c.dstArray, &c.dstContext); rc != CUDA_SUCCESS) return rc;
+  CUresult rc = resolve_handles(s, c.srcMemoryType, &c.srcArray, &c.srcContext);
+  if (rc == CUDA_SUCCESS) rc = resolve_handles(s, c.dstMemoryType, &c.dstArray, &c.dstContext);
+  if (rc != CUDA_SUCCESS) return rc;
   stage_host_sides(c);
   if (src_host) c.srcHost = data.data();
   if (dst_host) {
     out.data().resize(bytes);
     c.dstHost = out.data().data();
   }
-  const CUresult rc = run_shape(s.driver(), shape, c, mode, static_cast<CUstream>(stream));
+  rc = run_shape(s.driver(), shape, c, mode, static_cast<CUstream>(stream));
   if (rc != CUDA_SUCCESS) out.clear();
   return rc;
 }

@@ -268,6 +268,7 @@ TEST_F(CopiesTest, PeerCopiesNameContextsByIdAndUnalignedCopiesRun) {
   out.WidthInBytes = 17, out.Height = 4, out.Depth = 1;
   EXPECT_EQ(cuMemcpy3DPeer(&out), CUDA_ERROR_INVALID_CONTEXT);
   out.srcContext = ctx_;
+  out.dstArray = reinterpret_cast<CUarray>(uintptr_t{0xbad0});  // unused by a host side
   std::fill(back.begin(), back.end(), 0);
   ASSERT_EQ(cuMemcpy3DPeer(&out), CUDA_SUCCESS);
   EXPECT_EQ(back, src);
