@@ -38,7 +38,7 @@ __global__ void reduce_and_normalise(const unsigned* in, unsigned long long* par
   grid.sync();
   const unsigned long long t = *total;
   for (int i = grid.thread_rank(); i < n; i += grid.size())
-    out[i] = (unsigned)((in[i] * 1000000ull) / (t ? t : 1));
+    out[i] = (unsigned)((in[i] * 1000000000000ull) / (t ? t : 1));
 }
 
 int main() {
@@ -82,7 +82,7 @@ int main() {
   CK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
   int wrong = 0;
   for (int i = 0; i < n; ++i)
-    wrong += out[i] != (unsigned)((in[i] * 1000000ull) / want_total);
+    wrong += out[i] != (unsigned)((in[i] * 1000000000000ull) / want_total);
   printf("total %llu (host %llu), %d of %d normalised values wrong\n", total, want_total, wrong, n);
 
   CK(cudaFree(d_in));
