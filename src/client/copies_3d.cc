@@ -2,8 +2,9 @@
 // CUDA_MEMCPY3D_PEER (protocol/copy_desc.h), split into boxes of at most
 // kChunkSize bytes. A host side never crosses as a pointer: only the bytes of
 // the described rows do, packed, so a pitch's padding is not sent. As with
-// 1D copies, the boxes into a known allocation go one-way, and those out of
-// device memory are pipelined, or delivered at the next wait when async.
+// 1D copies, the boxes into a known allocation (or array) go one-way, and
+// those out of device memory are pipelined, or delivered at the next wait
+// when async.
 #include <algorithm>
 #include <cstring>
 
@@ -86,11 +87,15 @@ bool host_side(const void* host, size_t x, size_t y, size_t z, size_t pitch, siz
   return true;
 }
 
-// True when the destination is device memory that the client knows holds
-// the whole copy: then nothing the server says would be news at once.
-bool lands_in_allocation(const CUDA_MEMCPY3D_PEER& c) {
-  if (c.dstMemoryType != CU_MEMORYTYPE_DEVICE || !c.WidthInBytes || !c.Height || !c.Depth)
-    return false;
+// True when the destination is device memory or an array that the client
+// knows holds the whole copy: then nothing the server says would be news at
+// once.
+bool lands_in_known_memory(const CUDA_MEMCPY3D_PEER& c) {
+  if (!c.WidthInBytes || !c.Height || !c.Depth) return false;
+  if (c.dstMemoryType == CU_MEMORYTYPE_ARRAY)
+    return array_holds(c.dstArray, c.dstXInBytes, c.dstY, c.dstZ, c.WidthInBytes, c.Height,
+                       c.Depth);
+  if (c.dstMemoryType != CU_MEMORYTYPE_DEVICE) return false;
   const size_t slice = c.dstPitch * c.dstHeight;
   const CUdeviceptr start = c.dstDevice + c.dstZ * slice + c.dstY * c.dstPitch + c.dstXInBytes;
   const size_t span = (c.Depth - 1) * slice + (c.Height - 1) * c.dstPitch + c.WidthInBytes;
@@ -137,7 +142,7 @@ const uint8_t* gather(const HostSide& src, const Box& b, std::vector<uint8_t>* b
 
 CUresult from_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c,
                    const HostSide& src, CUstream stream, uint8_t mode) {
-  const bool wait = !lands_in_allocation(c);
+  const bool wait = !lands_in_known_memory(c);
   const std::vector<Box> boxes = split(c.WidthInBytes, c.Height, c.Depth);
   std::vector<uint8_t> packed;
   uint64_t last_id = 0;

@@ -309,7 +309,12 @@ TEST_F(CopiesTest, ArraysRoundTripThroughTwoDAndThreeDCopies) {
   up.srcMemoryType = CU_MEMORYTYPE_HOST, up.srcHost = src.data(), up.srcPitch = 160;
   up.dstMemoryType = CU_MEMORYTYPE_ARRAY, up.dstArray = a;
   up.WidthInBytes = 128, up.Height = 8;
+  const uint64_t before = scuda_replies_awaited();
   ASSERT_EQ(cuMemcpy2D(&up), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before) << "a copy into an array it fits goes one-way";
+  up.dstY = 1;  // one row past the array's end: the copy waits for the driver's answer
+  EXPECT_EQ(cuMemcpy2D(&up), CUDA_ERROR_INVALID_VALUE);
+  up.dstY = 0;
   std::vector<uint8_t> back(136 * 8, 0xcc);
   CUDA_MEMCPY2D down{};
   down.srcMemoryType = CU_MEMORYTYPE_ARRAY, down.srcArray = a;
@@ -353,7 +358,9 @@ TEST_F(CopiesTest, OneDArrayCopiesWithOffsetsInEveryDirection) {
   CUarray a = make_array(256, 0, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1);
   CUarray b = make_array(256, 0, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1);
   const std::vector<uint8_t> src = patterned(100);
+  const uint64_t before = scuda_replies_awaited();
   ASSERT_EQ(cuMemcpyHtoA(a, 10, src.data(), 100), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
   ASSERT_EQ(cuMemcpyAtoA(b, 50, a, 10, 100), CUDA_SUCCESS);
   const CUdeviceptr d = alloc(256, 0);
   ASSERT_EQ(cuMemcpyAtoD(d + 3, b, 50, 100), CUDA_SUCCESS);
