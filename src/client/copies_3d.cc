@@ -228,62 +228,12 @@ CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode
                   : to_host(conn, shape, c, dst, stream, mode);
 }
 
-CUDA_MEMCPY3D_PEER from_2d(const CUDA_MEMCPY2D& m) {
-  CUDA_MEMCPY3D_PEER c{};
-  c.srcXInBytes = m.srcXInBytes;
-  c.srcY = m.srcY;
-  c.srcMemoryType = m.srcMemoryType;
-  c.srcHost = m.srcHost;
-  c.srcDevice = m.srcDevice;
-  c.srcArray = m.srcArray;
-  c.srcPitch = m.srcPitch;
-  c.dstXInBytes = m.dstXInBytes;
-  c.dstY = m.dstY;
-  c.dstMemoryType = m.dstMemoryType;
-  c.dstHost = m.dstHost;
-  c.dstDevice = m.dstDevice;
-  c.dstArray = m.dstArray;
-  c.dstPitch = m.dstPitch;
-  c.WidthInBytes = m.WidthInBytes;
-  c.Height = m.Height;
-  c.Depth = 1;
-  return c;
-}
-
-CUDA_MEMCPY3D_PEER from_3d(const CUDA_MEMCPY3D& m) {
-  CUDA_MEMCPY3D_PEER c{};
-  c.srcXInBytes = m.srcXInBytes;
-  c.srcY = m.srcY;
-  c.srcZ = m.srcZ;
-  c.srcLOD = m.srcLOD;
-  c.srcMemoryType = m.srcMemoryType;
-  c.srcHost = m.srcHost;
-  c.srcDevice = m.srcDevice;
-  c.srcArray = m.srcArray;
-  c.srcPitch = m.srcPitch;
-  c.srcHeight = m.srcHeight;
-  c.dstXInBytes = m.dstXInBytes;
-  c.dstY = m.dstY;
-  c.dstZ = m.dstZ;
-  c.dstLOD = m.dstLOD;
-  c.dstMemoryType = m.dstMemoryType;
-  c.dstHost = m.dstHost;
-  c.dstDevice = m.dstDevice;
-  c.dstArray = m.dstArray;
-  c.dstPitch = m.dstPitch;
-  c.dstHeight = m.dstHeight;
-  c.WidthInBytes = m.WidthInBytes;
-  c.Height = m.Height;
-  c.Depth = m.Depth;
-  return c;
-}
-
 CUresult copy_2d(uint8_t shape, const CUDA_MEMCPY2D* m, CUstream stream, uint8_t mode) {
-  return m ? copy(shape, from_2d(*m), stream, mode) : CUDA_ERROR_INVALID_VALUE;
+  return m ? copy(shape, protocol::as_peer(*m), stream, mode) : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult copy_3d(const CUDA_MEMCPY3D* m, CUstream stream, uint8_t mode) {
-  return m ? copy(protocol::kShape3D, from_3d(*m), stream, mode) : CUDA_ERROR_INVALID_VALUE;
+  return m ? copy(protocol::kShape3D, protocol::as_peer(*m), stream, mode) : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult copy_peer(const CUDA_MEMCPY3D_PEER* m, CUstream stream, uint8_t mode) {

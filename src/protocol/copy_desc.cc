@@ -42,7 +42,66 @@ void get_field(Reader& r, T& v) {
     v = static_cast<T>(raw);
 }
 
+// The fields every shape has.
+template <class From, class To>
+void copy_2d_fields(const From& a, To* b) {
+  b->srcXInBytes = a.srcXInBytes;
+  b->srcY = a.srcY;
+  b->srcMemoryType = a.srcMemoryType;
+  b->srcHost = a.srcHost;
+  b->srcDevice = a.srcDevice;
+  b->srcArray = a.srcArray;
+  b->srcPitch = a.srcPitch;
+  b->dstXInBytes = a.dstXInBytes;
+  b->dstY = a.dstY;
+  b->dstMemoryType = a.dstMemoryType;
+  b->dstHost = a.dstHost;
+  b->dstDevice = a.dstDevice;
+  b->dstArray = a.dstArray;
+  b->dstPitch = a.dstPitch;
+  b->WidthInBytes = a.WidthInBytes;
+  b->Height = a.Height;
+}
+
+// And those the 3D shapes add.
+template <class From, class To>
+void copy_3d_fields(const From& a, To* b) {
+  copy_2d_fields(a, b);
+  b->srcZ = a.srcZ;
+  b->srcLOD = a.srcLOD;
+  b->srcHeight = a.srcHeight;
+  b->dstZ = a.dstZ;
+  b->dstLOD = a.dstLOD;
+  b->dstHeight = a.dstHeight;
+  b->Depth = a.Depth;
+}
+
 }  // namespace
+
+CUDA_MEMCPY3D_PEER as_peer(const CUDA_MEMCPY2D& m) {
+  CUDA_MEMCPY3D_PEER c{};
+  copy_2d_fields(m, &c);
+  c.Depth = 1;
+  return c;
+}
+
+CUDA_MEMCPY3D_PEER as_peer(const CUDA_MEMCPY3D& m) {
+  CUDA_MEMCPY3D_PEER c{};
+  copy_3d_fields(m, &c);
+  return c;
+}
+
+CUDA_MEMCPY2D as_2d(const CUDA_MEMCPY3D_PEER& c) {
+  CUDA_MEMCPY2D m{};
+  copy_2d_fields(c, &m);
+  return m;
+}
+
+CUDA_MEMCPY3D as_3d(const CUDA_MEMCPY3D_PEER& c) {
+  CUDA_MEMCPY3D m{};
+  copy_3d_fields(c, &m);
+  return m;
+}
 
 void write_copy_desc(Writer& w, const CUDA_MEMCPY3D_PEER& c) {
   auto put_all = [&w](const auto&... f) { (put_field(w, f), ...); };

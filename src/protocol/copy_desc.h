@@ -24,6 +24,12 @@ enum CopyShape : uint8_t {
   kShapeCount,
 };
 
+// Between each shape's descriptor and the wire's. A 2D copy is one slice.
+CUDA_MEMCPY3D_PEER as_peer(const CUDA_MEMCPY2D& m);
+CUDA_MEMCPY3D_PEER as_peer(const CUDA_MEMCPY3D& m);
+CUDA_MEMCPY2D as_2d(const CUDA_MEMCPY3D_PEER& c);
+CUDA_MEMCPY3D as_3d(const CUDA_MEMCPY3D_PEER& c);
+
 void write_copy_desc(Writer& w, const CUDA_MEMCPY3D_PEER& c);
 // Leaves host pointers null; the reader's ok() says whether it decoded.
 void read_copy_desc(Reader& r, CUDA_MEMCPY3D_PEER* c);

@@ -67,55 +67,6 @@ CUresult resolve_handles(Session& s, CUmemorytype type, CUarray* array, CUcontex
   return CUDA_SUCCESS;
 }
 
-CUDA_MEMCPY2D to_2d(const CUDA_MEMCPY3D_PEER& c) {
-  CUDA_MEMCPY2D m{};
-  m.srcXInBytes = c.srcXInBytes;
-  m.srcY = c.srcY;
-  m.srcMemoryType = c.srcMemoryType;
-  m.srcHost = c.srcHost;
-  m.srcDevice = c.srcDevice;
-  m.srcArray = c.srcArray;
-  m.srcPitch = c.srcPitch;
-  m.dstXInBytes = c.dstXInBytes;
-  m.dstY = c.dstY;
-  m.dstMemoryType = c.dstMemoryType;
-  m.dstHost = c.dstHost;
-  m.dstDevice = c.dstDevice;
-  m.dstArray = c.dstArray;
-  m.dstPitch = c.dstPitch;
-  m.WidthInBytes = c.WidthInBytes;
-  m.Height = c.Height;
-  return m;
-}
-
-CUDA_MEMCPY3D to_3d(const CUDA_MEMCPY3D_PEER& c) {
-  CUDA_MEMCPY3D m{};
-  m.srcXInBytes = c.srcXInBytes;
-  m.srcY = c.srcY;
-  m.srcZ = c.srcZ;
-  m.srcLOD = c.srcLOD;
-  m.srcMemoryType = c.srcMemoryType;
-  m.srcHost = c.srcHost;
-  m.srcDevice = c.srcDevice;
-  m.srcArray = c.srcArray;
-  m.srcPitch = c.srcPitch;
-  m.srcHeight = c.srcHeight;
-  m.dstXInBytes = c.dstXInBytes;
-  m.dstY = c.dstY;
-  m.dstZ = c.dstZ;
-  m.dstLOD = c.dstLOD;
-  m.dstMemoryType = c.dstMemoryType;
-  m.dstHost = c.dstHost;
-  m.dstDevice = c.dstDevice;
-  m.dstArray = c.dstArray;
-  m.dstPitch = c.dstPitch;
-  m.dstHeight = c.dstHeight;
-  m.WidthInBytes = c.WidthInBytes;
-  m.Height = c.Height;
-  m.Depth = c.Depth;
-  return m;
-}
-
 // True when the copy is one the shape allows, with at most one host side
 // whose bytes, if it is the source, are all there; *bytes is its staged size.
 bool well_formed(uint8_t shape, uint8_t mode, const CUDA_MEMCPY3D_PEER& c, std::string_view data,
@@ -143,15 +94,15 @@ CUresult run_shape(const DriverTable& d, uint8_t shape, const CUDA_MEMCPY3D_PEER
   const bool async = mode & protocol::kCopyAsync;
   switch (shape) {
     case protocol::kShape2D:
-      return run(to_2d(c), pt ? d.cuMemcpy2D_v2_ptds : d.cuMemcpy2D_v2,
+      return run(protocol::as_2d(c), pt ? d.cuMemcpy2D_v2_ptds : d.cuMemcpy2D_v2,
                  pt ? d.cuMemcpy2DAsync_v2_ptsz : d.cuMemcpy2DAsync_v2, async, stream);
     case protocol::kShape2DUnaligned: {
       auto fn = pt ? d.cuMemcpy2DUnaligned_v2_ptds : d.cuMemcpy2DUnaligned_v2;
-      const CUDA_MEMCPY2D m = to_2d(c);
+      const CUDA_MEMCPY2D m = protocol::as_2d(c);
       return fn ? fn(&m) : CUDA_ERROR_NOT_SUPPORTED;
     }
     case protocol::kShape3D:
-      return run(to_3d(c), pt ? d.cuMemcpy3D_v2_ptds : d.cuMemcpy3D_v2,
+      return run(protocol::as_3d(c), pt ? d.cuMemcpy3D_v2_ptds : d.cuMemcpy3D_v2,
                  pt ? d.cuMemcpy3DAsync_v2_ptsz : d.cuMemcpy3DAsync_v2, async, stream);
     case protocol::kShape3DPeer:
       return run(c, pt ? d.cuMemcpy3DPeer_ptds : d.cuMemcpy3DPeer,
