@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -120,7 +121,11 @@ void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point 
 }
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
-  deliveries_.push_back({id, dst, size});
+  deliver_later(id, dst, size, HostLayout::contiguous(size));
+}
+
+void Connection::deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
+  deliveries_.push_back({id, dst, size, layout});
 }
 
 CUresult Connection::take_deferred_error() {
@@ -133,7 +138,7 @@ CUresult Connection::deliver_before(uint64_t id) {
   while (!deliveries_.empty() && deliveries_.front().id < id) {
     const Delivery d = deliveries_.front();
     deliveries_.pop_front();
-    const CUresult rc = read_into(d.id, d.dst, d.size);
+    const CUresult rc = read_into(d.id, d.dst, d.size, d.layout);
     if (broken_) return rc;
     if (deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
   }
@@ -154,18 +159,37 @@ CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
 }
 
 CUresult Connection::receive_into(uint64_t id, void* dst, size_t size) {
-  awaited_.fetch_add(1, std::memory_order_relaxed);
-  if (CUresult rc = deliver_before(id); broken_) return rc;
-  return read_into(id, dst, size);
+  return receive_into(id, dst, size, HostLayout::contiguous(size));
 }
 
-CUresult Connection::read_into(uint64_t id, void* dst, size_t size) {
+CUresult Connection::receive_into(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
+  awaited_.fetch_add(1, std::memory_order_relaxed);
+  if (CUresult rc = deliver_before(id); broken_) return rc;
+  return read_into(id, dst, size, layout);
+}
+
+namespace {
+
+void scatter(const uint8_t* src, size_t size, void* dst, const HostLayout& l) {
+  for (size_t i = 0; i * l.row < size; ++i) {
+    const size_t at = i / l.rows_per_slice * l.slice_pitch + i % l.rows_per_slice * l.pitch;
+    std::memcpy(static_cast<uint8_t*>(dst) + at, src + i * l.row, l.row);
+  }
+}
+
+}  // namespace
+
+CUresult Connection::read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
   size_t rest = 0;
   if (!reply_head(id, &rc, &rest)) return rc;
-  if (rc == CUDA_SUCCESS && rest == size) {
+  if (rc == CUDA_SUCCESS && rest == size && layout.is_contiguous(size)) {
     if (!socket_.read_exact(dst, size)) return lost("the server closed the connection");
+  } else if (rc == CUDA_SUCCESS && rest == size) {
+    std::vector<uint8_t> packed(size);
+    if (!socket_.read_exact(packed.data(), size)) return lost("the server closed the connection");
+    scatter(packed.data(), size, dst, layout);
   } else {
     std::vector<uint8_t> unexpected(rest);
     if (!socket_.read_exact(unexpected.data(), rest)) return lost("the server closed the connection");

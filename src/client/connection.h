@@ -18,6 +18,22 @@
 
 namespace scuda::client {
 
+// Where a reply's bytes go in the caller's memory: rows of `row` bytes,
+// `pitch` apart, `rows_per_slice` to a slice, slices `slice_pitch` apart.
+struct HostLayout {
+  size_t row;
+  size_t pitch;
+  size_t rows_per_slice;
+  size_t slice_pitch;
+  static HostLayout contiguous(size_t size) { return {size, size, 1, size}; }
+  // True when `size` bytes laid out so are one run: no gaps between rows
+  // or slices.
+  bool is_contiguous(size_t size) const {
+    const size_t slice = row * rows_per_slice;
+    return row == size || (pitch == row && (size <= slice || slice_pitch == slice));
+  }
+};
+
 class Connection {
  public:
   // Connects to `address` (HOST[:PORT]) and performs the handshake. On
@@ -37,10 +53,13 @@ class Connection {
   // With the lock held: like receive, but the reply's `size` bytes of data go
   // straight into `dst` (a reply of any other size is an error).
   CUresult receive_into(uint64_t id, void* dst, size_t size);
+  // The same, with the bytes laid out in `dst` as `layout` says.
+  CUresult receive_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
   // With the lock held: the reply to `id` will carry `size` bytes for `dst`;
   // it is read whenever a later reply is awaited (at the latest, at the next
   // synchronizing call), which is when CUDA lets the program read `dst`.
   void deliver_later(uint64_t id, void* dst, size_t size);
+  void deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout);
   // With the lock held: the first error of a reply read by deliver_later, once.
   CUresult take_deferred_error();
   // Replies the program has waited for (receive and receive_into calls), for
@@ -68,12 +87,13 @@ class Connection {
     uint64_t id;
     void* dst;
     size_t size;
+    HostLayout layout;
   };
   std::deque<Delivery> deliveries_;
   CUresult deferred_error_ = CUDA_SUCCESS;
   // Reads every reply owed to deliver_later ahead of request `id`.
   CUresult deliver_before(uint64_t id);
-  CUresult read_into(uint64_t id, void* dst, size_t size);
+  CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
   std::atomic<uint64_t> awaited_{0};
 };

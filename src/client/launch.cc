@@ -115,10 +115,22 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, vo
   return launch(*config, f, params, extra, per_thread);
 }
 
+// A cooperative launch is cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE.
+CUresult launch_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                            void** params, bool per_thread) {
+  CUlaunchAttribute cooperative{};
+  cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  cooperative.value.cooperative = 1;
+  const CUlaunchConfig c{gx, gy, gz, bx, by, bz, shmem, stream, &cooperative, 1};
+  return launch(c, f, params, nullptr, per_thread);
+}
+
 }  // namespace
 
 }  // namespace scuda::client
 
+using scuda::client::launch_cooperative;
 using scuda::client::launch_ex;
 using scuda::client::launch_kernel;
 
@@ -148,6 +160,21 @@ CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction 
                                        void** extra) {
   SCUDA_PASSTHROUGH(cuLaunchKernelEx_ptsz, config, f, params, extra);
   return launch_ex(config, f, params, extra, true);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                           unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                           CUstream stream, void** params) {
+  SCUDA_PASSTHROUGH(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, stream, params);
+  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, false);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
+                                                unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                                unsigned shmem, CUstream stream, void** params) {
+  SCUDA_PASSTHROUGH(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, stream,
+                    params);
+  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, true);
 }
 
 CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction f,

@@ -13,6 +13,9 @@ void forget_allocation(CUdeviceptr base);
 bool is_device_address(const void* p);
 // True when [base, base + size) lies inside one known allocation.
 bool inside_allocation(CUdeviceptr base, size_t size);
+// True when a box of w x h x d bytes at (x, y, z) lies inside array `a`,
+// one the client created with a plain format (arrays.cc).
+bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, size_t d);
 
 // Managed memory (managed_memory.cc): allocated on the server and mapped at
 // the same address here. forget_managed does nothing for other memory.

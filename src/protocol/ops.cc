@@ -33,6 +33,10 @@ const char* op_name(uint32_t op) {
     case kOpStreamCaptureInfo: return "stream-capture-info";
     case kOpPagePush: return "page-push";
     case kOpPagePull: return "page-pull";
+    case kOpMemcpy3D: return "memcpy-3d";
+    case kOpTexObjectCreate: return "tex-object-create";
+    case kOpSurfObjectCreate: return "surf-object-create";
+    case kOpResourceDesc: return "resource-desc";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

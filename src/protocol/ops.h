@@ -37,6 +37,11 @@ enum Op : uint32_t {
   // Managed and mapped host memory (docs/managed-memory.md).
   kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
   kOpPagePull = 301,  // device memory the host reads
+  // 2D/3D copies, texture and surface objects (250-299).
+  kOpMemcpy3D = 250,          // one box of a 2D/3D or host<->array copy
+  kOpTexObjectCreate = 251,   // cuTexObjectCreate
+  kOpSurfObjectCreate = 252,  // cuSurfObjectCreate
+  kOpResourceDesc = 253,      // cuTex/SurfObjectGetResourceDesc
   kFirstGeneratedOp = 1000,
 };
 
@@ -48,6 +53,12 @@ const char* op_name(uint32_t op);
 enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
+};
+
+// Which kind of object kOpResourceDesc asks about.
+enum ResourceOwner : uint8_t {
+  kTextureObject = 0,
+  kSurfaceObject = 1,
 };
 
 // Each pointer attribute's value travels in this many bytes, zero padded.

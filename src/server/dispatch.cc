@@ -20,6 +20,8 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(page_handlers());
   add(graph_handlers());
   add(graph_exec_handlers());
+  add(copy3d_handlers());
+  add(resource_object_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;

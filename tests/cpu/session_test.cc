@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/socket.h"
+#include "protocol/copy_desc.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
@@ -154,6 +155,40 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   EXPECT_NE(exchange(no_hello, req, protocol::Writer()).find("first frame must be the handshake"),
             std::string::npos);
 
+  Output after = client(server, "init");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+// 2D copies from host memory whose packed rows do not match their extent, or
+// whose shape is not one the server knows, end the session.
+TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
+  ServerProcess server;
+  CUDA_MEMCPY3D_PEER c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = 0x1000;
+  c.dstPitch = 64;
+  c.WidthInBytes = 16, c.Height = 4, c.Depth = 1;
+  struct Case {
+    uint8_t shape;
+    size_t bytes;
+  };
+  for (Case k : {Case{protocol::kShape2D, 63}, Case{protocol::kShape2D, 65},
+                 Case{protocol::kShapeCount, 64}}) {
+    Socket sock = raw_connect(server);
+    hello(sock, good_hello());
+    protocol::Writer w;
+    w.u8(k.shape);
+    w.u8(0);
+    w.u64(0);
+    protocol::write_copy_desc(w, c);
+    w.blob(std::string(k.bytes, 'x').data(), k.bytes);
+    protocol::FrameHeader req;
+    req.op = protocol::kOpMemcpy3D;
+    req.request_id = 2;
+    EXPECT_NE(exchange(sock, req, w).find("malformed memcpy-3d"), std::string::npos)
+        << int{k.shape} << " " << k.bytes;
+  }
   Output after = client(server, "init");
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }

@@ -74,6 +74,9 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** ker
                       {config->blockDimX, config->blockDimY, config->blockDimZ},
                       config->sharedMemBytes,
                       {}};
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+      record.cooperative = config->attrs[i].value.cooperative != 0;
   return launch(std::move(record), config->hStream, f, kernelParams, extra);
 }
 

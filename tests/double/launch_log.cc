@@ -14,6 +14,7 @@ void log_launch(const LaunchRecord& r) {
   std::fprintf(file, "launch %s grid=%u,%u,%u block=%u,%u,%u shmem=%u params=", r.name.c_str(),
                r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2], r.shmem);
   for (uint8_t byte : r.params) std::fprintf(file, "%02x", byte);
+  if (r.cooperative) std::fputs(" cooperative", file);
   std::fputc('\n', file);
   std::fclose(file);
 }

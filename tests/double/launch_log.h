@@ -1,5 +1,5 @@
 // Appends one line per launch to the file named by $SCUDA_DOUBLE_LOG:
-//   launch <name> grid=X,Y,Z block=X,Y,Z shmem=N params=<lowercase hex>
+//   launch <name> grid=X,Y,Z block=X,Y,Z shmem=N params=<lowercase hex>[ cooperative]
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@ struct LaunchRecord {
   unsigned block[3];
   unsigned shmem;
   std::vector<uint8_t> params;
+  bool cooperative = false;  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE was set
 };
 
 void log_launch(const LaunchRecord& record);

@@ -60,6 +60,7 @@ void release_context_resources(uintptr_t ctx) {
     return module != nullptr && module->ctx == ctx;
   });
   s.modules.erase_if([&](const Module& module) { return module.ctx == ctx; });
+  s.arrays.erase_if([&](const Array& array) { return array.ctx == ctx; });
 }
 
 }  // namespace scuda_double

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "module_image.h"
 #include "registry.h"
@@ -68,6 +69,26 @@ struct Kernel {
   uintptr_t function = 0;
 };
 
+// A CUDA array: its elements in host RAM, rows packed (pitch = width * element).
+struct Array {
+  uintptr_t ctx = 0;
+  CUDA_ARRAY3D_DESCRIPTOR desc{};
+  size_t element = 0;  // bytes per element, all channels
+  std::vector<uint8_t> bytes;
+  size_t row() const { return desc.Width * element; }
+  size_t rows() const { return desc.Height ? desc.Height : 1; }
+  size_t slices() const { return desc.Depth ? desc.Depth : 1; }
+};
+
+// A texture or surface object, recorded as created.
+struct ResourceObject {
+  bool surface = false;
+  CUDA_RESOURCE_DESC res{};
+  CUDA_TEXTURE_DESC tex{};
+  bool has_view = false;
+  CUDA_RESOURCE_VIEW_DESC view{};
+};
+
 struct State {
   std::mutex mu;
   bool initialized = false;
@@ -81,6 +102,8 @@ struct State {
   Registry<Function> functions{0x50000000};
   Registry<Library> libraries{0x60000000};
   Registry<Kernel> kernels{0x70000000};
+  Registry<Array> arrays{0x80000000};
+  Registry<ResourceObject> objects{0x90000000};
 };
 
 State& state();

@@ -1,0 +1,107 @@
+// CUDA arrays the client created, with their extents in bytes, so that a
+// copy into an array it fits in needs no answer (copies_3d.cc), as a copy
+// into a known allocation does.
+#include <map>
+#include <mutex>
+
+#include "client/memory.h"
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct Extent {
+  size_t row;  // bytes
+  size_t rows;
+  size_t slices;
+};
+
+struct Arrays {
+  std::mutex mu;
+  std::map<CUarray, Extent> extents;
+};
+
+Arrays& arrays() {
+  static Arrays* a = new Arrays;  // never freed: used until exit
+  return *a;
+}
+
+// Bytes per element of the plain formats; 0 for the others (block
+// compressed, video), whose copies then wait for the driver's answer.
+size_t element_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d) {
+  size_t format = 0;
+  switch (d.Format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+      format = 1;
+      break;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+      format = 2;
+      break;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+      format = 4;
+      break;
+    default:
+      return 0;
+  }
+  const unsigned c = d.NumChannels;
+  return c == 1 || c == 2 || c == 4 ? format * c : 0;
+}
+
+void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
+  const size_t element = element_bytes(d);
+  if (!element) return;
+  std::lock_guard lock(arrays().mu);
+  arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1};
+}
+
+void forget_array(CUarray a) {
+  std::lock_guard lock(arrays().mu);
+  arrays().extents.erase(a);
+}
+
+}  // namespace
+
+bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, size_t d) {
+  std::lock_guard lock(arrays().mu);
+  auto it = arrays().extents.find(a);
+  if (it == arrays().extents.end()) return false;
+  const Extent& e = it->second;
+  return x <= e.row && w <= e.row - x && y <= e.rows && h <= e.rows - y && z <= e.slices &&
+         d <= e.slices - z;
+}
+
+}  // namespace scuda::client
+
+using namespace scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
+  SCUDA_PASSTHROUGH(cuArrayCreate_v2, handle, desc);
+  CUresult rc = forward::cuArrayCreate_v2(handle, desc);
+  if (rc == CUDA_SUCCESS && handle && desc)
+    note_array(*handle, {desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 0});
+  return rc;
+}
+
+CUresult CUDAAPI cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
+  SCUDA_PASSTHROUGH(cuArray3DCreate_v2, handle, desc);
+  CUresult rc = forward::cuArray3DCreate_v2(handle, desc);
+  if (rc == CUDA_SUCCESS && handle && desc) note_array(*handle, *desc);
+  return rc;
+}
+
+CUresult CUDAAPI cuArrayDestroy(CUarray handle) {
+  SCUDA_PASSTHROUGH(cuArrayDestroy, handle);
+  forget_array(handle);
+  return forward::cuArrayDestroy(handle);
+}
+
+}  // extern "C"
