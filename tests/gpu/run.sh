@@ -169,7 +169,7 @@ fi
 # also be identical natively and through scuda, except lines starting `# `
 # (figures that may differ, such as bytes moved).
 if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" samples "* ]]; then
-  samples=()
+  samples=() builds=()
   for f in tests/gpu/samples/*.cu; do
     [ -e "$f" ] || continue
     s=$(basename "$f" .cu)
@@ -179,8 +179,9 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" samples "* ]]
     # shellcheck disable=SC2046
     nvcc -O2 -arch=sm_90 -Itests/gpu/programs -o "build/gpu/sample_$s" "$f" \
       $(sed -n 's|^// nvcc: ||p' "$f") >"$logs/nvcc_sample_$s.log" 2>&1 &
+    builds+=($!)
   done
-  wait
+  [ ${#builds[@]} -gt 0 ] && wait "${builds[@]}"  # not the server, also a child
   for s in "${samples[@]}"; do
     section "sample $s"
     if [ ! -x "build/gpu/sample_$s" ]; then
