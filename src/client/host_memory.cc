@@ -9,6 +9,8 @@
 #include <map>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "client/host_memory.h"
 #include "client/memory.h"
 #include "client/runtime.h"
@@ -33,16 +35,30 @@ HostMemory& host_memory() {
   return *h;
 }
 
+// cudart asks for a device mapping of all page-locked memory. When no
+// address the server offers is free here, the block is still page-locked
+// memory for copies; only cuMemHostGetDevicePointer fails for it.
+unsigned unmapped(unsigned flags) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    spdlog::warn("cuMemHostAlloc: a block could not be mapped for the device at the same address "
+                 "on the server; it works for copies, and cuMemHostGetDevicePointer fails for it");
+  });
+  return flags & ~CU_MEMHOSTALLOC_DEVICEMAP;
+}
+
 CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pp || size == 0) return CUDA_ERROR_INVALID_VALUE;
   void* p = nullptr;
   if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
     CUdeviceptr dptr = 0;
-    if (CUresult rc = allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL); rc != CUDA_SUCCESS)
-      return rc;
-    p = reinterpret_cast<void*>(dptr);
-  } else {
+    if (allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
+      p = reinterpret_cast<void*>(dptr);
+    else
+      flags = unmapped(flags);
+  }
+  if (!p) {
     p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   }

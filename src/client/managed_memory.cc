@@ -53,7 +53,8 @@ CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags) {
   }
   for (CUdeviceptr p : collided) forward::cuMemFree_v2(p);
   if (rc == CUDA_ERROR_OUT_OF_MEMORY && !collided.empty())
-    spdlog::error("cuMemAllocManaged: {} server addresses in a row were taken in this process", kAttempts);
+    spdlog::debug("managed memory: {} server addresses in a row were taken in this process",
+                  kAttempts);
   return rc;
 }
 
@@ -94,7 +95,11 @@ extern "C" {
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int flags) {
   SCUDA_PASSTHROUGH(cuMemAllocManaged, dptr, size, flags);
-  return allocate_managed(dptr, size, flags);
+  const CUresult rc = allocate_managed(dptr, size, flags);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+    spdlog::error("cuMemAllocManaged of {} bytes: no address the server offered was free in this "
+                  "process (or the server is out of memory)", size);
+  return rc;
 }
 
 CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr ptr, size_t count, CUmemLocation where,
