@@ -77,6 +77,20 @@ class PieceEvents {
   size_t count_ = 0;
 };
 
+// A copy of one piece needs no events: the stream's end is the copy's.
+CUresult small_to_host(Session& s, uint8_t* buf, CUdeviceptr src, size_t size, CUstream on,
+                       bool per_thread) {
+  const DriverTable& d = s.driver();
+  auto copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
+  auto sync = per_thread ? d.cuStreamSynchronize_ptsz : d.cuStreamSynchronize;
+  if (!sync) return CUDA_ERROR_NOT_SUPPORTED;
+  CUresult rc = copy(buf, src, size, on);
+  if (rc == CUDA_SUCCESS) rc = sync(on);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (s.begin_reply(size) == CUDA_SUCCESS) s.send_data(buf, size);
+  return kReplied;
+}
+
 // Copies out of device memory into the reply, which this handler writes
 // itself: every piece's copy into the staging buffer is queued first (so a
 // bad range fails before anything is sent), then each piece is sent as soon
@@ -104,6 +118,7 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
     return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* buf = s.staging().get(d);
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size <= kPiece) return small_to_host(s, buf, src, size, on, per_thread);
   PieceEvents events(d);
   CUresult rc = CUDA_SUCCESS;
   for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
