@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -79,22 +80,36 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   return true;
 }
 
+bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
+  for (;;) {
+    uint8_t header[protocol::kHeaderSize];
+    std::string why;
+    if (!socket_.read_exact(header, sizeof header)) {
+      *result = lost("the server closed the connection");
+      return false;
+    }
+    if (!protocol::decode_header(header, h, &why)) {
+      *result = lost(why);
+      return false;
+    }
+    if (!(h->flags & protocol::kOutput)) return true;
+    std::string text(h->length, '\0');
+    if (!socket_.read_exact(text.data(), text.size())) {
+      *result = lost("the server closed the connection");
+      return false;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
 bool Connection::reply_head(uint64_t id, CUresult* result, size_t* rest) {
   if (broken_) {
     *result = CUDA_ERROR_DEVICE_UNAVAILABLE;
     return false;
   }
-  uint8_t header[protocol::kHeaderSize];
   protocol::FrameHeader h;
-  std::string why;
-  if (!socket_.read_exact(header, sizeof header)) {
-    *result = lost("the server closed the connection");
-    return false;
-  }
-  if (!protocol::decode_header(header, &h, &why)) {
-    *result = lost(why);
-    return false;
-  }
+  if (!next_header(&h, result)) return false;
   if (h.flags & protocol::kError) {
     std::string message(h.length, '\0');
     socket_.read_exact(message.data(), message.size());

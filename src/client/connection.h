@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/socket.h"
+#include "protocol/frame.h"
 #include "protocol/handshake.h"
 
 namespace scuda::client {
@@ -73,6 +74,9 @@ class Connection {
   // Reads the reply's header and result word; false (and *result says why)
   // once the connection is lost. *rest is the payload left to read.
   bool reply_head(uint64_t id, CUresult* result, size_t* rest);
+  // Reads the next frame's header, first writing the session's output
+  // frames (kernels' printf) to this process's stdout.
+  bool next_header(protocol::FrameHeader* h, CUresult* result);
   void count_reply(size_t rest, std::chrono::steady_clock::time_point start);
   CUresult lost(const std::string& why);
 

@@ -21,6 +21,7 @@ enum FrameFlags : uint16_t {
   kReply = 1 << 1,   // this frame answers request_id
   kError = 1 << 2,   // reply: payload is a protocol error message; the session ends
   kSynchronizing = 1 << 3,  // request: also report the first error of earlier one-way requests
+  kOutput = 1 << 4,  // server to client, answering nothing: the session's standard output
 };
 
 struct FrameHeader {

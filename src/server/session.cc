@@ -24,6 +24,7 @@ Session::Session(Socket socket, SessionOptions options)
 
 int Session::run() {
   if (!handshake()) return 1;
+  if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
   Frame frame;
   std::string error;
   for (;;) {
@@ -127,6 +128,7 @@ bool Session::serve_one(const Frame& request) {
   }
   uint32_t result = settle(rc);
   if (result != rc) out.clear();
+  if (!relay_output()) return false;
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = rh.op;
@@ -145,8 +147,20 @@ void Session::latch(CUresult rc) {
   if (latched_ == CUDA_SUCCESS) latched_ = rc;
 }
 
+bool Session::relay_output() {
+  const std::string text = output_.take();
+  FrameHeader h;
+  h.flags = protocol::kOutput;
+  for (size_t at = 0; at < text.size(); at += protocol::kMaxPayload) {
+    const size_t n = std::min<size_t>(protocol::kMaxPayload, text.size() - at);
+    if (!protocol::write_frame(socket_, h, text.data() + at, n)) return false;
+  }
+  return true;
+}
+
 CUresult Session::begin_reply(size_t size) {
   const CUresult rc = settle(CUDA_SUCCESS);
+  if (!relay_output()) lost_ = true;
   const uint32_t result = rc;
   FrameHeader h;
   h.flags = protocol::kReply;

@@ -9,6 +9,7 @@
 #include "protocol/frame.h"
 #include "server/handler.h"
 #include "server/handles.h"
+#include "server/session_output.h"
 #include "server/staging.h"
 
 namespace scuda::server {
@@ -47,6 +48,8 @@ class Session {
   bool serve_one(const protocol::Frame& request);
   // The result to reply with, after the latched error rules.
   CUresult settle(CUresult rc);
+  // Sends what the session printed (kernels' printf) ahead of a reply.
+  bool relay_output();
   void refuse(uint64_t request_id, const std::string& message);
 
   Socket socket_;
@@ -59,6 +62,7 @@ class Session {
   protocol::FrameHeader request_;
   bool lost_ = false;  // a handler's own reply could not be written
   Staging staging_;
+  SessionOutput output_;
 };
 
 }  // namespace scuda::server

@@ -37,6 +37,7 @@ const char kModule[] =
     "scuda-double-module\n"
     "kernel vadd 8 8 8 4\n"
     "kernel fill 8 4 4\n"
+    "kernel say 4\n"
     "global counter 4\n";
 
 std::string read_file(const std::string& path) {
@@ -315,6 +316,20 @@ TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
   ASSERT_EQ(cuFuncSetCacheConfig(vadd_, CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS);
   EXPECT_EQ(ask(256, 0), 1u);
   EXPECT_EQ(ask(256, 0), 0u);
+}
+
+// What kernels print on the server reaches the program's stdout, in order,
+// by the time a synchronizing call returns.
+TEST_F(LaunchTest, KernelOutputReachesTheProgramsStdout) {
+  CUfunction say = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&say, mod_, "say"), CUDA_SUCCESS);
+  testing::internal::CaptureStdout();
+  for (int n : {1, 2, 3}) {
+    void* params[] = {&n};
+    ASSERT_EQ(cuLaunchKernel(say, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  }
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "say 1\nsay 2\nsay 3\n");
 }
 
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {

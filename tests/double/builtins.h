@@ -3,6 +3,7 @@
 //   vadd(const float* a, const float* b, float* c, int n)  c[i] = a[i] + b[i]
 //   fill(unsigned* p, unsigned v, int n)                    p[i] = v
 //   scale(float* p, float s, int n)                         p[i] *= s
+//   say(int n)                                              prints "say n" on stdout
 // for every i < n, whatever the grid. Other kernels do nothing.
 #pragma once
 
