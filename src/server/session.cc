@@ -147,7 +147,10 @@ void Session::latch(CUresult rc) {
   if (latched_ == CUDA_SUCCESS) latched_ = rc;
 }
 
+// Only synchronizing replies carry it: the driver prints kernels' output
+// when it synchronizes, and other replies are spared a system call.
 bool Session::relay_output() {
+  if (!(request_.flags & protocol::kSynchronizing)) return true;
   const std::string text = output_.take();
   FrameHeader h;
   h.flags = protocol::kOutput;
