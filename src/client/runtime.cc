@@ -62,9 +62,9 @@ void trace_entry(const char* name) {
 
 CUresult unsupported(const char* name) {
   static std::mutex mu;
-  static std::set<std::string> seen;
+  static auto* seen = new std::set<std::string>;  // never freed: may be used during exit
   std::lock_guard lock(mu);
-  if (seen.insert(name).second)
+  if (seen->insert(name).second)
     spdlog::warn("{} is not supported by scuda yet; it returns CUDA_ERROR_NOT_SUPPORTED", name);
   return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -268,6 +268,16 @@ TEST(Session, CallsFromExitHandlersAfterTheTeardownAreDeinitialized) {
       << o.out;
 }
 
+// A program's own exit handler, registered after its first driver call,
+// runs before the client's teardown but after this thread's thread-local
+// objects are destroyed: the context stack must still work.
+TEST(Session, ProgramExitHandlersStillHaveAContextStack) {
+  ServerProcess server;
+  Output o = client(server, "program-exit");
+  EXPECT_EQ(o.exit_code, 0) << tail(o.err);
+  EXPECT_NE(o.out.find("program exit handler: ok"), std::string::npos) << o.out;
+}
+
 TEST(Session, StoppedServerGivesAClearError) {
   ServerProcess server;
   const std::string address = server.address();
