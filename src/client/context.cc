@@ -39,7 +39,13 @@ Contexts& contexts() {
   return *c;
 }
 
-thread_local std::vector<uint64_t> t_stack;
+// Never destroyed: a program's exit handlers (and other thread-local
+// destructors) may push, pop and ask for the current context after this
+// thread's thread-local objects are gone. A thread's stack outlives it.
+std::vector<uint64_t>& context_stack() {
+  thread_local auto* stack = new std::vector<uint64_t>;
+  return *stack;
+}
 
 void remember(uint64_t id, CUdevice dev) {
   std::lock_guard lock(contexts().mu);
@@ -68,7 +74,10 @@ CUresult ask_primary(CUdevice dev, uint64_t* id) {
 
 }  // namespace
 
-uint64_t current_context_id() { return t_stack.empty() ? 0 : t_stack.back(); }
+uint64_t current_context_id() {
+  const std::vector<uint64_t>& stack = context_stack();
+  return stack.empty() ? 0 : stack.back();
+}
 
 bool valid_device(CUdevice dev) {
   return connection() && dev >= 0 && static_cast<size_t>(dev) < snapshot().devices.size();
@@ -90,10 +99,10 @@ CUcontext primary_context(CUdevice dev) {
 
 }  // namespace scuda::client
 
+using scuda::client::context_stack;
 using scuda::client::contexts;
 using scuda::client::handle_from_id;
 using scuda::client::handle_id;
-using scuda::client::t_stack;
 
 extern "C" {
 
@@ -110,12 +119,13 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   const uint64_t id = handle_id(ctx);
   if (id && !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (t_stack.empty()) {
-    if (id) t_stack.push_back(id);
+  std::vector<uint64_t>& stack = context_stack();
+  if (stack.empty()) {
+    if (id) stack.push_back(id);
   } else if (id) {
-    t_stack.back() = id;
+    stack.back() = id;
   } else {
-    t_stack.pop_back();
+    stack.pop_back();
   }
   return CUDA_SUCCESS;
 }
@@ -125,16 +135,17 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   const uint64_t id = handle_id(ctx);
   if (!id || !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
-  t_stack.push_back(id);
+  context_stack().push_back(id);
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   SCUDA_PASSTHROUGH(cuCtxPopCurrent_v2, pctx);
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (t_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (pctx) *pctx = handle_from_id<CUcontext>(t_stack.back());
-  t_stack.pop_back();
+  std::vector<uint64_t>& stack = context_stack();
+  if (stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) *pctx = handle_from_id<CUcontext>(stack.back());
+  stack.pop_back();
   return CUDA_SUCCESS;
 }
 
@@ -173,7 +184,7 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsi
   const uint64_t id = r.u64();
   if (!r.done()) return scuda::client::bad_reply("cuCtxCreate");
   scuda::client::remember(id, dev);
-  t_stack.push_back(id);
+  context_stack().push_back(id);
   *pctx = handle_from_id<CUcontext>(id);
   return CUDA_SUCCESS;
 }
@@ -182,7 +193,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
   SCUDA_PASSTHROUGH(cuCtxDestroy_v2, ctx);
   CUresult rc = scuda::client::forward::cuCtxDestroy_v2(ctx);
   if (rc != CUDA_SUCCESS) return rc;
-  std::erase(t_stack, handle_id(ctx));
+  std::erase(context_stack(), handle_id(ctx));
   std::lock_guard lock(contexts().mu);
   contexts().devices.erase(handle_id(ctx));
   return CUDA_SUCCESS;

@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/runtime.h"
+
 namespace scuda::client {
 namespace {
 
@@ -57,6 +59,7 @@ CUresult resolve_context(CUcontext* ctx) {
 
 CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
                                      ContextStorageDestructor destructor) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("context-local storage put ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();
@@ -68,6 +71,7 @@ CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
 // Does not run the destructor: callers free the value themselves after an
 // explicit delete (LUPINE, SveSop's relay; EXPORT-TABLES.md).
 CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("context-local storage delete ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();
@@ -77,6 +81,7 @@ CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
 }
 
 CUresult CUDAAPI context_storage_get(void** value, CUcontext ctx, void* key) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();

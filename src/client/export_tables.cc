@@ -72,6 +72,7 @@ CUresult CUDAAPI cudart_module_from_wrapper(CUmodule* module, const void* wrappe
 // Unlike cuDevicePrimaryCtxRetain, leaves the context's state alone (ZLUDA
 // test cudart_interface_fn2_creates_inactive_primary_ctx, run on NVIDIA's driver).
 CUresult CUDAAPI cudart_primary_context(CUcontext* pctx, CUdevice dev) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   CUcontext ctx = primary_context(dev);
   if (ctx == nullptr) return CUDA_ERROR_INVALID_DEVICE;
@@ -159,12 +160,14 @@ const Table<kContextLocalStorageWords>& context_storage_table() {
 // plain one, never "wrapped" (ZLUDA v3).
 
 CUresult CUDAAPI context_check1(CUcontext ctx, uint32_t*, void**) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::debug("CONTEXT_CHECKS slot 1 called for context {}: not supported", static_cast<void*>(ctx));
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 // out2 is left untouched, as ZLUDA v3 and LUPINE do for unwrapped contexts.
 CUresult CUDAAPI context_check2(CUcontext ctx, uint32_t* wrapped, void**) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("CONTEXT_CHECKS slot 2 called for context {}", static_cast<void*>(ctx));
   if (wrapped == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *wrapped = 0;
@@ -217,6 +220,7 @@ CUresult integrity_devices(std::vector<IntegrityDevice>* devices) {
 // The hashed addresses and ids must be this process's own: the answer cannot
 // be forwarded to the server (EXPORT-TABLES.md, "Integrity check").
 CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, uint8_t* out) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   spdlog::debug("INTEGRITY_CHECK asked by cudart {} ({})", version,
                 integrity_check_hashes_inputs(version) ? "hashed" : "fixed answer");
@@ -245,6 +249,7 @@ CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, u
 // function, so the log names the slot cuBLAS reached.
 
 CUresult CUDAAPI cublas_slot4(uint64_t a0, uint64_t* out) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("export table 21318c60 slot 4 ({:#x})", a0);
   if (out == nullptr) return CUDA_ERROR_UNKNOWN;
   *out = a0 != 0 ? 1 : 0;
@@ -252,6 +257,7 @@ CUresult CUDAAPI cublas_slot4(uint64_t a0, uint64_t* out) {
 }
 
 CUresult CUDAAPI cublas_slot39(uint64_t a0, uint64_t a1, uint64_t* out) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("export table 21318c60 slot 39 ({:#x}, {:#x})", a0, a1);
   if (a1 == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *out = 0;
@@ -261,6 +267,7 @@ CUresult CUDAAPI cublas_slot39(uint64_t a0, uint64_t a1, uint64_t* out) {
 alignas(16) uint8_t cublas_slot51_object[512];
 
 CUresult CUDAAPI cublas_slot51(uint64_t a0, uint64_t a1, void** out) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("export table 21318c60 slot 51 ({:#x}, {:#x})", a0, a1);
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (a1 == ~uint64_t{0}) return CUDA_ERROR_INVALID_HANDLE;
@@ -272,6 +279,7 @@ CUresult CUDAAPI cublas_slot51(uint64_t a0, uint64_t a1, void** out) {
 // the table (by its id's first word) and the slot a caller reached.
 template <uint32_t TableId, size_t Slot>
 CUresult CUDAAPI unknown_slot() {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
     spdlog::warn("export table {:08x} slot {} called: not supported", TableId, Slot);
@@ -372,6 +380,7 @@ CUresult get_local_export_table(const void** table, const CUuuid* id) {
 
 extern "C" CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
                                              const CUuuid* pExportTableId) {
+  if (scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (ppExportTable == nullptr || pExportTableId == nullptr) return CUDA_ERROR_INVALID_VALUE;
   CUresult rc;
   if (scuda::client::passthrough()) {

@@ -1,5 +1,8 @@
 // Kernel launches: arguments are packed in the kernel's layout
 // (kernel_arguments.h), so the server receives one parameter buffer.
+#include <utility>
+#include <vector>
+
 #include "client/attributes.h"
 #include "client/kernel_arguments.h"
 #include "client/runtime.h"
@@ -16,7 +19,8 @@ struct Limits {
 };
 
 const Limits& limits_of(CUdevice dev) {
-  static const std::vector<Limits> all = [] {
+  // Never freed: a program's exit handlers may still launch.
+  static const std::vector<Limits>& all = *[] {
     const CUdevice_attribute attrs[] = {
         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
@@ -34,7 +38,7 @@ const Limits& limits_of(CUdevice dev) {
       cuDeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d);
       v[d].threads = static_cast<uint64_t>(threads);
     }
-    return v;
+    return new std::vector<Limits>(std::move(v));
   }();
   static const Limits none{};
   return dev >= 0 && static_cast<size_t>(dev) < all.size() ? all[dev] : none;

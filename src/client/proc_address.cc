@@ -43,6 +43,7 @@ extern "C" {
 
 CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+  if (scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED;
   CUresult rc;
   // Traced pass-through hands out scuda's own entry points (which forward to
   // the local driver) so that every call shows in the trace.

@@ -1,6 +1,7 @@
 #include "client/runtime.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string>
@@ -35,9 +36,22 @@ LocalDriver& local() {
   return *d;
 }
 
+std::atomic<bool> g_exiting{false};
+
 }  // namespace
 
 bool passthrough() { return pass_through(); }
+
+// The mark is registered after logging is set up, so at exit it is set
+// before spdlog's registry (and anything constructed earlier) is destroyed.
+bool exiting() {
+  static const bool watching = [] {
+    pass_through();
+    std::atexit([] { g_exiting.store(true, std::memory_order_release); });
+    return true;
+  }();
+  return watching && g_exiting.load(std::memory_order_acquire);
+}
 
 const DriverTable& local_driver() { return local().table; }
 
@@ -48,9 +62,9 @@ void trace_entry(const char* name) {
 
 CUresult unsupported(const char* name) {
   static std::mutex mu;
-  static std::set<std::string> seen;
+  static auto* seen = new std::set<std::string>;  // never freed: may be used during exit
   std::lock_guard lock(mu);
-  if (seen.insert(name).second)
+  if (seen->insert(name).second)
     spdlog::warn("{} is not supported by scuda yet; it returns CUDA_ERROR_NOT_SUPPORTED", name);
   return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -17,6 +17,13 @@ bool passthrough();
 // The local driver, for pass-through mode.
 const DriverTable& local_driver();
 
+// True once the process has begun to exit past the client's teardown (its
+// statics, spdlog's registry among them, may be destroyed). cudart and
+// cuBLAS still call in from exit handlers registered before the driver was
+// loaded; entry points then answer CUDA_ERROR_DEINITIALIZED and touch
+// nothing, as NVIDIA's driver does once it has shut down.
+bool exiting();
+
 // Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace).
 void trace_entry(const char* name);
 
@@ -52,10 +59,12 @@ CUresult post(uint32_t op, const protocol::Writer& request);
 
 }  // namespace scuda::client
 
-// Every entry point starts here: traced, and in pass-through mode answered
-// by the local driver's `name(args...)`.
+// Every entry point starts here: refused during exit (see exiting()),
+// traced, and in pass-through mode answered by the local driver's
+// `name(args...)`.
 #define SCUDA_PASSTHROUGH(name, ...)                                   \
   do {                                                                 \
+    if (::scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED;   \
     ::scuda::client::trace_entry(#name);                               \
     if (::scuda::client::passthrough()) {                              \
       auto fn_ = ::scuda::client::local_driver().name;                 \

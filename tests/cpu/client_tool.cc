@@ -3,9 +3,13 @@
 //   client_tool init        cuInit, then exit 0 on success
 //   client_tool copy-loop   copy 64 MiB to the device until killed
 //   client_tool submit      attribute queries, launches and a synchronize
+//   client_tool runtime-exit  managed memory, then driver calls from an exit
+//                             handler registered before cuInit (as cudart's)
+//   client_tool program-exit  the same, from one registered after it
 #include <cuda.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -58,11 +62,65 @@ int submit() {
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
+// Exit handlers that call the driver, as cudart's and cuBLAS's do. cudart
+// registers its handler before the driver is loaded, so it runs after the
+// driver's own teardown; a program's handler registered later runs before.
+CUdevice g_dev;
+CUcontext g_ctx;
+
+using StorageDelete = CUresult(CUDAAPI*)(CUcontext, void*);
+StorageDelete g_storage_delete = nullptr;  // context-local storage, slot 1
+
+void runtime_exit_handler() {
+  if (!g_storage_delete) return;
+  std::printf("runtime exit handler: %d %d\n", g_storage_delete(g_ctx, &g_dev),
+              cuDevicePrimaryCtxRelease(g_dev));
+}
+
+void program_exit_handler() {
+  CUcontext popped = nullptr;
+  const bool ok = cuCtxPushCurrent(g_ctx) == CUDA_SUCCESS &&
+                  cuCtxPopCurrent(&popped) == CUDA_SUCCESS && popped == g_ctx;
+  std::printf("program exit handler: %s\n", ok ? "ok" : "failed");
+}
+
+// The shape of the GPU sample cublas_batched_managed: managed buffers the
+// host writes, a kernel, host reads, frees, then exit.
+int managed_then_exit(bool program_handler) {
+  CUmodule mod;
+  CUfunction fill;
+  CUdeviceptr p;
+  const int n = 4096;
+  const char image[] = "scuda-double-module\nkernel fill 8 4 4\n";
+  if (cuDeviceGet(&g_dev, 0) || cuDevicePrimaryCtxRetain(&g_ctx, g_dev) || cuCtxSetCurrent(g_ctx) ||
+      cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fill, mod, "fill") ||
+      cuMemAllocManaged(&p, n * sizeof(unsigned), CU_MEM_ATTACH_GLOBAL))
+    return 1;
+  const CUuuid storage = {{'\xc6', '\x93', '\x33', '\x6e', '\x11', '\x21', '\xdf', '\x11',
+                           '\xa8', '\xc3', '\x68', '\xf3', '\x55', '\xd8', '\x95', '\x93'}};
+  const void* table = nullptr;
+  if (cuGetExportTable(&table, &storage)) return 1;
+  g_storage_delete = reinterpret_cast<const StorageDelete*>(table)[1];
+  auto* host = reinterpret_cast<unsigned*>(p);
+  host[0] = 1;
+  unsigned value = 7;
+  int count = n;
+  void* params[] = {&p, &value, &count};
+  if (cuLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr) || cuCtxSynchronize() ||
+      host[n - 1] != 7 || cuMemFree(p))
+    return 1;
+  if (program_handler) std::atexit(program_exit_handler);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
+  if (std::strcmp(argv[1], "runtime-exit") == 0) std::atexit(runtime_exit_handler);
   if (CUresult rc = cuInit(0)) return report("cuInit", rc);
+  if (std::strcmp(argv[1], "runtime-exit") == 0) return managed_then_exit(false);
+  if (std::strcmp(argv[1], "program-exit") == 0) return managed_then_exit(true);
   if (std::strcmp(argv[1], "init") == 0) return report("cuInit", CUDA_SUCCESS);
   if (std::strcmp(argv[1], "copy-loop") == 0) return copy_loop();
   if (std::strcmp(argv[1], "submit") == 0) return submit();

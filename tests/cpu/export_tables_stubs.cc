@@ -6,6 +6,7 @@
 
 namespace scuda::client {
 bool passthrough() { return false; }
+bool exiting() { return false; }
 const DriverTable& local_driver() {
   static DriverTable table;
   return table;

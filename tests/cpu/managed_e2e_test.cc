@@ -238,6 +238,29 @@ TEST_F(ManagedTest, SmallAllocationsShareAndOutliveEachOthersPages) {
   }
 }
 
+// The GPU sample cublas_batched_managed's shape: three large buffers and
+// three small pointer arrays sharing a page, freed in allocation order while
+// their pages are in every state; the process's other memory stays intact.
+TEST_F(ManagedTest, FreeingPagesInEveryStateLeavesOtherMemoryAlone) {
+  const int n = 32 * 64 * 64, batch = 32;
+  float *a = managed<float>(n), *b = managed<float>(n), *c = managed<float>(n);
+  float **pa = managed<float*>(batch), **pb = managed<float*>(batch), **pc = managed<float*>(batch);
+  for (int i = 0; i < n; ++i) a[i] = i % 17, b[i] = i % 13, c[i] = 0;
+  for (int k = 0; k < batch; ++k) pa[k] = a + k * 4096, pb[k] = b + k * 4096, pc[k] = c + k * 4096;
+  for (int k = 0; k < batch; ++k) vadd(pa[k], pb[k], pc[k], 4096);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  a[1] = 5;      // dirty, with a twin
+  (void)b[0];    // clean; most of b stays invalid
+  pa[0] = c;     // the shared page dirty
+  std::vector<char> heap(1 << 20, 1);
+  for (CUdeviceptr p : owned_) ASSERT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  owned_.clear();
+  std::vector<char> more(1 << 20, 2);
+  EXPECT_EQ(heap[12345] + more[54321], 3);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
 TEST_F(ManagedTest, MappedHostMemoryIsDeviceMemoryAtTheSameAddress) {
   const int n = 3000;
   void* block = nullptr;

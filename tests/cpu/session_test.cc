@@ -252,6 +252,32 @@ TEST(Session, StatsShowOneWayLaunchesAndCachedAttributes) {
             std::string::npos) << stats;
 }
 
+std::string tail(const std::string& s) { return s.substr(s.size() - std::min<size_t>(s.size(), 2000)); }
+
+// cudart and cuBLAS call the driver from exit handlers registered before it
+// was loaded, so they run after the client's statics are destroyed (spdlog's
+// registry among them): such calls get CUDA_ERROR_DEINITIALIZED, as NVIDIA's
+// driver answers once shut down, and touch nothing. (The GPU sample
+// cublas_batched_managed died so, with SIGSEGV after its last cudaFree.)
+TEST(Session, CallsFromExitHandlersAfterTheTeardownAreDeinitialized) {
+  ServerProcess server;
+  Output o = client(server, "runtime-exit", {"SCUDA_LOG_LEVEL=trace"});
+  EXPECT_EQ(o.exit_code, 0) << tail(o.err);
+  const std::string deinit = std::to_string(CUDA_ERROR_DEINITIALIZED);
+  EXPECT_NE(o.out.find("runtime exit handler: " + deinit + " " + deinit), std::string::npos)
+      << o.out;
+}
+
+// A program's own exit handler, registered after its first driver call,
+// runs before the client's teardown but after this thread's thread-local
+// objects are destroyed: the context stack must still work.
+TEST(Session, ProgramExitHandlersStillHaveAContextStack) {
+  ServerProcess server;
+  Output o = client(server, "program-exit");
+  EXPECT_EQ(o.exit_code, 0) << tail(o.err);
+  EXPECT_NE(o.out.find("program exit handler: ok"), std::string::npos) << o.out;
+}
+
 TEST(Session, StoppedServerGivesAClearError) {
   ServerProcess server;
   const std::string address = server.address();
