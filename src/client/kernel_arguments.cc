@@ -40,7 +40,7 @@ CUresult pack_extra(void** extra, protocol::Writer& w) {
 }  // namespace
 
 CUresult pack_arguments(uint64_t fn_id, void** params, void** extra, protocol::Writer& w) {
-  const auto layout = find_layout(fn_id);
+  const auto layout = fetch_layout(fn_id);
   if (!layout) return CUDA_ERROR_INVALID_HANDLE;
   if (params) return pack_kernel_params(*layout, params, w);
   if (extra) return pack_extra(extra, w);

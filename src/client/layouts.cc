@@ -44,12 +44,29 @@ std::shared_ptr<const Layout> find_layout(uint64_t id) {
   return it == layouts().by_id.end() ? nullptr : it->second;
 }
 
-bool read_layout(protocol::Reader& r, Layout* layout) {
+bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
   const uint32_t n = r.u32();
+  if (known) *known = n != protocol::kUnknownLayout;
+  if (known && !*known) return r.ok();
   if (n > kMaxParams) return false;
   layout->resize(n);
   for (protocol::ParamSlot& slot : *layout) slot = r.get<protocol::ParamSlot>();
   return r.ok();
+}
+
+std::shared_ptr<const Layout> fetch_layout(uint64_t id) {
+  if (auto known = find_layout(id)) return known;
+  protocol::Writer w;
+  w.u64(id);
+  std::vector<uint8_t> reply;
+  if (call(protocol::kOpParamLayout, w, &reply) != CUDA_SUCCESS) return nullptr;
+  protocol::Reader r(reply);
+  Layout layout;
+  bool known = false;
+  if (!read_layout(r, &layout, &known) || !r.done() || !known) return nullptr;
+  auto shared = std::make_shared<const Layout>(std::move(layout));
+  note_layout(id, shared);
+  return shared;
 }
 
 }  // namespace scuda::client

@@ -16,7 +16,11 @@ using Layout = std::vector<protocol::ParamSlot>;
 void note_layout(uint64_t id, std::shared_ptr<const Layout> layout);
 // nullptr when `id` names no function or kernel the client knows.
 std::shared_ptr<const Layout> find_layout(uint64_t id);
-// Decodes a layout as the server sends it; false if malformed.
-bool read_layout(protocol::Reader& r, Layout* layout);
+// Decodes a layout as the server sends it; false if malformed. With
+// `known`, a layout the server could not tell is accepted, and says so.
+bool read_layout(protocol::Reader& r, Layout* layout, bool* known = nullptr);
+// The layout of `id`, asked of the server when the client has none (a
+// kernel looked up before any context); nullptr if the server cannot tell.
+std::shared_ptr<const Layout> fetch_layout(uint64_t id);
 
 }  // namespace scuda::client

@@ -139,9 +139,10 @@ CUresult get_entry(uint32_t op, H* out, P parent, const char* name) {
   protocol::Reader r(reply);
   const uint64_t id = r.u64();
   Layout layout;
-  if (!read_layout(r, &layout) || !read_attributes(r, id) || !r.done())
+  bool known = false;
+  if (!read_layout(r, &layout, &known) || !read_attributes(r, id) || !r.done())
     return bad_reply("function lookup");
-  note_layout(id, std::make_shared<const Layout>(std::move(layout)));
+  if (known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
   *out = handle_from_id<H>(id);
   return CUDA_SUCCESS;
 }
@@ -169,8 +170,6 @@ CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
       return CUDA_SUCCESS;
     }
   }
-  auto layout = find_layout(kernel);
-  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
   protocol::Writer w;
   w.u64(new_handle_id());
   w.u64(kernel);
@@ -180,7 +179,7 @@ CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
   protocol::Reader r(reply);
   *fn = r.u64();
   if (!r.done()) return bad_reply("cuKernelGetFunction");
-  note_layout(*fn, std::move(layout));
+  if (auto layout = fetch_layout(kernel)) note_layout(*fn, std::move(layout));
   note_kernel_function(kernel, *fn);
   std::lock_guard lock(mu);
   (*known)[key] = *fn;

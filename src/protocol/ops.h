@@ -26,6 +26,7 @@ enum Op : uint32_t {
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
+  kOpParamLayout,        // a function's or kernel's layout, when its lookup could not tell
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
@@ -78,6 +79,10 @@ enum ImageSource : uint8_t {
 // The result of a hash-only load the server has no image for; the client then
 // sends the image.
 constexpr uint32_t kImageNotHeld = 301;  // CUDA_ERROR_FILE_NOT_FOUND
+
+// A layout's count when the driver could not tell it (a kernel looked up
+// before any context was current): the client asks again at first launch.
+constexpr uint32_t kUnknownLayout = 0xFFFFFFFFu;
 
 // A kernel's parameters: (offset, size) of each, in order.
 struct ParamSlot {

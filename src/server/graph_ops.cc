@@ -120,7 +120,8 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   if (!d.cuGraphKernelNodeGetParams_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_KERNEL_NODE_PARAMS k{};
   if (CUresult rc = d.cuGraphKernelNodeGetParams_v2(node, &k); rc != CUDA_SUCCESS) return rc;
-  const ParamLayout layout = k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern);
+  const ParamLayout layout =
+      (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{});
   const std::string args = packed_arguments(k, layout);
   CUDA_KERNEL_NODE_PARAMS wire = k;
   wire.func = reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));

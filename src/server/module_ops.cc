@@ -175,6 +175,22 @@ CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 function or kernel id: its layout, asked at the first launch of a
+// kernel whose lookup came before any context.
+CUresult param_layout(Session& s, Reader& in, Writer& out) {
+  const uint64_t id = in.u64();
+  if (!in.done()) return kMalformed;
+  const DriverTable& d = s.driver();
+  void* h = nullptr;
+  if (s.handles().resolve(id, HandleKind::CUkernel, &h) && h)
+    write_layout(kernel_layout(d, static_cast<CUkernel>(h)), out);
+  else if (s.handles().resolve(id, HandleKind::CUfunction, &h) && h)
+    write_layout(function_layout(d, static_cast<CUfunction>(h)), out);
+  else
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
 CUresult kernel_get_function(Session& s, Reader& in, Writer& out) {
   const uint64_t proposed = in.u64();
   const uint64_t kernel_id = in.u64();
@@ -196,6 +212,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpModuleGetFunction, module_get_function, "module-get-function"},
     {protocol::kOpLibraryGetKernel, library_get_kernel, "library-get-kernel"},
     {protocol::kOpKernelGetFunction, kernel_get_function, "kernel-get-function"},
+    {protocol::kOpParamLayout, param_layout, "param-layout"},
 };
 
 }  // namespace

@@ -8,12 +8,16 @@ namespace {
 // parameters, so at most 32768 one-byte ones).
 constexpr size_t kMaxParams = 32768;
 
+// The driver answers an index past the last parameter with
+// CUDA_ERROR_INVALID_VALUE; any other failure means it cannot tell.
 template <class H>
-ParamLayout layout(CUresult (*get_info)(H, size_t, size_t*, size_t*), H handle) {
+std::optional<ParamLayout> layout(CUresult (*get_info)(H, size_t, size_t*, size_t*), H handle) {
   ParamLayout slots;
   for (size_t i = 0; get_info && i < kMaxParams; ++i) {
     size_t offset = 0, size = 0;
-    if (get_info(handle, i, &offset, &size) != CUDA_SUCCESS) break;
+    const CUresult rc = get_info(handle, i, &offset, &size);
+    if (rc == CUDA_ERROR_INVALID_VALUE) break;
+    if (rc != CUDA_SUCCESS) return std::nullopt;
     slots.push_back({offset, size});
   }
   return slots;
@@ -21,17 +25,21 @@ ParamLayout layout(CUresult (*get_info)(H, size_t, size_t*, size_t*), H handle) 
 
 }  // namespace
 
-ParamLayout function_layout(const DriverTable& d, CUfunction fn) {
+std::optional<ParamLayout> function_layout(const DriverTable& d, CUfunction fn) {
   return layout(d.cuFuncGetParamInfo, fn);
 }
 
-ParamLayout kernel_layout(const DriverTable& d, CUkernel kernel) {
+std::optional<ParamLayout> kernel_layout(const DriverTable& d, CUkernel kernel) {
   return layout(d.cuKernelGetParamInfo, kernel);
 }
 
-void write_layout(const ParamLayout& layout, protocol::Writer& out) {
-  out.u32(static_cast<uint32_t>(layout.size()));
-  for (const protocol::ParamSlot& slot : layout) out.put(slot);
+void write_layout(const std::optional<ParamLayout>& layout, protocol::Writer& out) {
+  if (!layout) {
+    out.u32(protocol::kUnknownLayout);
+    return;
+  }
+  out.u32(static_cast<uint32_t>(layout->size()));
+  for (const protocol::ParamSlot& slot : *layout) out.put(slot);
 }
 
 }  // namespace scuda::server

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <optional>
 #include <vector>
 
 #include "common/driver_table.h"
@@ -15,9 +16,10 @@ namespace scuda::server {
 
 using ParamLayout = std::vector<protocol::ParamSlot>;
 
-ParamLayout function_layout(const DriverTable& d, CUfunction fn);
-ParamLayout kernel_layout(const DriverTable& d, CUkernel kernel);
-// A u32 count, then each slot.
-void write_layout(const ParamLayout& layout, protocol::Writer& out);
+// nullopt when the driver cannot tell, as for a kernel with no current context.
+std::optional<ParamLayout> function_layout(const DriverTable& d, CUfunction fn);
+std::optional<ParamLayout> kernel_layout(const DriverTable& d, CUkernel kernel);
+// A u32 count, then each slot; protocol::kUnknownLayout alone if unknown.
+void write_layout(const std::optional<ParamLayout>& layout, protocol::Writer& out);
 
 }  // namespace scuda::server
