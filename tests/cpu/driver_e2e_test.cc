@@ -399,6 +399,27 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
 }
 
+// cudart looks a kernel up before any context is current, when the driver
+// cannot tell its parameters; the client asks again at its first launch.
+TEST_F(LaunchTest, KernelLookedUpBeforeAnyContextLaunches) {
+  CUlibrary lib;
+  CUkernel kernel;
+  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_SUCCESS);
+  expect_sums();
+  size_t offset = 0, size = 0;
+  EXPECT_EQ(cuKernelGetParamInfo(kernel, 3, &offset, &size), CUDA_SUCCESS);
+  EXPECT_EQ(size, 4u);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
 TEST_F(LaunchTest, ErrorsCarryTheDriversCodes) {
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};

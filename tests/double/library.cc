@@ -75,9 +75,11 @@ CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
   return CUDA_SUCCESS;
 }
 
+// Like the H100's driver, which cannot tell a kernel's parameters before a
+// context is current (cudart looks kernels up before it retains one).
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset,
                               size_t* paramSize) {
-  Call call = begin();
+  Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   const Kernel* k = state().kernels.find(kernel);
   return param_info(k == nullptr ? nullptr : k->desc, paramIndex, paramOffset, paramSize);
