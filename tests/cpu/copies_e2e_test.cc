@@ -11,24 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "server_process.h"
+#include "shared_server.h"
 
 extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
-
-scuda::test::ServerProcess* g_server = nullptr;
-
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_server = new scuda::test::ServerProcess();
-    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
-  }
-  void TearDown() override { delete g_server; }
-};
-
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
 
 uint8_t pattern(size_t i) { return static_cast<uint8_t>(i * 131 + 17); }
 
@@ -468,7 +455,7 @@ TEST_F(CopiesTest, CooperativeLaunchesCarryTheCooperativeAttribute) {
   std::vector<unsigned> got(64);
   ASSERT_EQ(cuMemcpyDtoH(got.data(), d, 64 * sizeof(unsigned)), CUDA_SUCCESS);
   EXPECT_EQ(got, std::vector<unsigned>(64, 0x600d));
-  const std::string log = read_file(g_server->launch_log());
+  const std::string log = read_file(scuda::test::shared_server().launch_log());
   EXPECT_NE(log.find("launch fill grid=3,1,1 block=32,1,1 shmem=0 params="), std::string::npos);
   EXPECT_NE(log.find(" cooperative\n"), std::string::npos) << log;
   CUDA_LAUNCH_PARAMS multi{};

@@ -14,24 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "server_process.h"
+#include "shared_server.h"
 
 extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
-
-scuda::test::ServerProcess* g_server = nullptr;
-
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_server = new scuda::test::ServerProcess();
-    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
-  }
-  void TearDown() override { delete g_server; }
-};
-
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
 
 const char kModule[] =
     "scuda-double-module\n"
@@ -353,7 +340,7 @@ TEST_F(LaunchTest, KernelParamsArriveByteExact) {
   std::memcpy(packed + 24, &n, 4);
   std::string hex;
   for (uint8_t byte : packed) hex += "0123456789abcdef"[byte >> 4], hex += "0123456789abcdef"[byte & 15];
-  const std::string log = read_file(g_server->launch_log());
+  const std::string log = read_file(scuda::test::shared_server().launch_log());
   EXPECT_NE(log.find("launch vadd grid=4,1,1 block=256,1,1 shmem=0 params=" + hex), std::string::npos)
       << log;
 }

@@ -12,24 +12,11 @@
 #include <cstring>
 #include <vector>
 
-#include "server_process.h"
+#include "shared_server.h"
 
 extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
-
-scuda::test::ServerProcess* g_server = nullptr;
-
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_server = new scuda::test::ServerProcess();
-    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
-  }
-  void TearDown() override { delete g_server; }
-};
-
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
 
 // The double's built-ins: vadd(a, b, c, n), fill(p, v, n), scale(p, s, n).
 const char kModule[] =

@@ -9,24 +9,11 @@
 #include <cstdlib>
 #include <vector>
 
-#include "server_process.h"
+#include "shared_server.h"
 
 extern "C" void scuda_page_traffic(uint64_t* pushed, uint64_t* pulled);
 
 namespace {
-
-scuda::test::ServerProcess* g_server = nullptr;
-
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_server = new scuda::test::ServerProcess();
-    setenv("SCUDA_SERVER", g_server->address().c_str(), 1);
-  }
-  void TearDown() override { delete g_server; }
-};
-
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
 
 const char kModule[] =
     "scuda-double-module\n"
