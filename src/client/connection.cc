@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "client/host_callbacks.h"
 #include "client/stats.h"
 #include "common/config.h"
 #include "protocol/frame_io.h"
@@ -97,6 +98,11 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
     if (!socket_.read_exact(text.data(), text.size())) {
       *result = lost("the server closed the connection");
       return false;
+    }
+    if (h->op == protocol::kOpHostCallback) {
+      protocol::Reader r(text.data(), text.size());
+      while (r.ok() && !r.done()) callback_reached(r.u64());
+      continue;
     }
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

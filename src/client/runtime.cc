@@ -10,6 +10,7 @@
 
 #include "client/coherent_pages.h"
 #include "client/context.h"
+#include "client/host_callbacks.h"
 #include "client/session.h"
 #include "client/stats.h"
 #include "common/config.h"
@@ -114,10 +115,9 @@ bool whole_context_sync(uint32_t op) {
   return op == protocol::kOp_cuCtxSynchronize || op == protocol::kOp_cuCtxSynchronize_v2;
 }
 
-}  // namespace
-
-CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
-              bool synchronizing) {
+// call(), with the connection's lock held for the request and its reply.
+CUresult call_locked(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
+                     bool synchronizing) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
@@ -130,6 +130,15 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   if (synchronizing && rc == CUDA_SUCCESS) rc = conn->take_deferred_error();
   if (rc != CUDA_SUCCESS)
     spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
+  return rc;
+}
+
+}  // namespace
+
+CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
+              bool synchronizing) {
+  const CUresult rc = call_locked(op, request, reply, synchronizing);
+  if (synchronizing) run_reached_callbacks();
   return rc;
 }
 

@@ -25,6 +25,7 @@ const char* op_name(uint32_t op) {
     case kOpOccupancyClusters: return "occupancy-clusters";
     case kOpPointerAttributes: return "pointer-attributes";
     case kOpParamLayout: return "param-layout";
+    case kOpHostCallback: return "host-callback";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

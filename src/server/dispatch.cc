@@ -16,6 +16,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(memory_handlers());
   add(module_handlers());
   add(launch_handlers());
+  add(host_callback_handlers());
   add(pointer_handlers());
   add(page_handlers());
   add(graph_handlers());

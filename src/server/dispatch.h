@@ -13,6 +13,7 @@ std::span<const HandlerEntry> context_handlers();
 std::span<const HandlerEntry> memory_handlers();
 std::span<const HandlerEntry> module_handlers();
 std::span<const HandlerEntry> launch_handlers();
+std::span<const HandlerEntry> host_callback_handlers();
 std::span<const HandlerEntry> pointer_handlers();
 std::span<const HandlerEntry> page_handlers();
 std::span<const HandlerEntry> graph_handlers();

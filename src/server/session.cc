@@ -149,11 +149,27 @@ void Session::latch(CUresult rc) {
 
 // Only synchronizing replies carry it: the driver prints kernels' output
 // when it synchronizes, and other replies are spared a system call.
+void Session::callback_reached(uint64_t id) {
+  std::lock_guard lock(reached_mu_);
+  reached_.push_back(id);
+}
+
 bool Session::relay_output() {
   if (!(request_.flags & protocol::kSynchronizing)) return true;
-  const std::string text = output_.take();
+  protocol::Writer ids;
+  {
+    std::lock_guard lock(reached_mu_);
+    for (uint64_t id : reached_) ids.u64(id);
+    reached_.clear();
+  }
   FrameHeader h;
   h.flags = protocol::kOutput;
+  if (ids.size()) {
+    h.op = protocol::kOpHostCallback;
+    if (!protocol::write_frame(socket_, h, ids.data().data(), ids.size())) return false;
+    h.op = 0;
+  }
+  const std::string text = output_.take();
   for (size_t at = 0; at < text.size(); at += protocol::kMaxPayload) {
     const size_t n = std::min<size_t>(protocol::kMaxPayload, text.size() - at);
     if (!protocol::write_frame(socket_, h, text.data() + at, n)) return false;

@@ -2,7 +2,9 @@
 // and the connection, and dispatches each request frame to its handler.
 #pragma once
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/driver_table.h"
 #include "common/socket.h"
@@ -42,6 +44,8 @@ class Session {
   // Keeps `rc` for the next synchronizing request, as a failed one-way
   // request's error is kept.
   void latch(CUresult rc);
+  // From a driver thread: host callback `id` was reached by its stream.
+  void callback_reached(uint64_t id);
 
  private:
   bool handshake();
@@ -63,6 +67,8 @@ class Session {
   bool lost_ = false;  // a handler's own reply could not be written
   Staging staging_;
   SessionOutput output_;
+  std::mutex reached_mu_;
+  std::vector<uint64_t> reached_;  // host callbacks reached, not yet relayed
 };
 
 }  // namespace scuda::server

@@ -319,6 +319,30 @@ TEST_F(LaunchTest, KernelOutputReachesTheProgramsStdout) {
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "say 1\nsay 2\nsay 3\n");
 }
 
+void append_to(void* log) { static_cast<std::vector<int>*>(log)->push_back(7); }
+
+// Host callbacks run on the client, in stream order, by the time the
+// stream's synchronize returns.
+TEST_F(LaunchTest, HostCallbacksRunInStreamOrderBySynchronize) {
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+  std::vector<int> log;
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchHostFunc(s, append_to, &log), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, s, params, nullptr), CUDA_SUCCESS);
+  auto callback = [](CUstream, CUresult status, void* p) {
+    static_cast<std::vector<int>*>(p)->push_back(status == CUDA_SUCCESS ? 8 : -1);
+  };
+  ASSERT_EQ(cuStreamAddCallback(s, callback, &log, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(s, append_to, &log), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamAddCallback(s, callback, &log, 1), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(log, (std::vector<int>{7, 8, 7}));
+  expect_sums();
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 TEST_F(LaunchTest, ParameterLayoutComesWithTheFunction) {
   size_t offset = 0, size = 0;
   ASSERT_EQ(cuFuncGetParamInfo(vadd_, 3, &offset, &size), CUDA_SUCCESS);
@@ -456,7 +480,10 @@ TEST_F(DriverTest, OneWayCreatesHandOutWorkingHandles) {
 }
 
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
-  EXPECT_EQ(cuLaunchHostFunc(nullptr, [](void*) {}, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  int grid = 0, block = 0;
+  EXPECT_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, nullptr, [](int) { return size_t{0}; },
+                                             0, 0),
+            CUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {

@@ -127,3 +127,18 @@ CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEn
 }
 
 }  // extern "C"
+
+extern "C" {
+
+// The double's streams have finished all earlier work by now: run it at once.
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  {
+    Call call = begin_on_stream(hStream);
+    if (call.status != CUDA_SUCCESS) return call.status;
+    if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  }
+  fn(userData);
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

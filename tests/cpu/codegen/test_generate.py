@@ -79,11 +79,11 @@ def test_stream_destroy_forgets_the_handle(gen):
     assert "s.handles().forget(a_hStream_id);" in handler
 
 
-def test_launch_host_func_is_unsupported_for_its_function_pointer(gen):
-    row = coverage_row(gen, "cuLaunchHostFunc")
+def test_host_function_pointer_is_unsupported(gen):
+    row = coverage_row(gen, "cuOccupancyMaxPotentialBlockSize")
     assert "| unsupported |" in row
-    assert "`fn` (CUhostFn) is a host function pointer" in row
-    assert 'unsupported("cuLaunchHostFunc")' in (gen / "client_stubs.cc").read_text()
+    assert "`blockSizeToDynamicSMemSize` (CUoccupancyB2DSize) is a host function pointer" in row
+    assert 'unsupported("cuOccupancyMaxPotentialBlockSize")' in (gen / "client_stubs.cc").read_text()
 
 
 def test_per_thread_variant_is_in_the_proc_table(gen):
