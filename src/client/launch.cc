@@ -101,15 +101,7 @@ CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlau
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shmem, CUstream stream, void** params,
                        void** extra, bool per_thread) {
-  CUlaunchConfig c{};
-  c.gridDimX = gx;
-  c.gridDimY = gy;
-  c.gridDimZ = gz;
-  c.blockDimX = bx;
-  c.blockDimY = by;
-  c.blockDimZ = bz;
-  c.sharedMemBytes = shmem;
-  c.hStream = stream;
+  const CUlaunchConfig c{gx, gy, gz, bx, by, bz, shmem, stream, nullptr, 0};
   return launch(c, f, params, extra, per_thread);
 }
 

@@ -77,11 +77,12 @@ class PieceEvents {
   size_t count_ = 0;
 };
 
+using CopyToHost = CUresult (*)(void*, CUdeviceptr, size_t, CUstream);
+
 // A copy of one piece needs no events: the stream's end is the copy's.
-CUresult small_to_host(Session& s, uint8_t* buf, CUdeviceptr src, size_t size, CUstream on,
-                       bool per_thread) {
+CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr src, size_t size,
+                       CUstream on, bool per_thread) {
   const DriverTable& d = s.driver();
-  auto copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
   auto sync = per_thread ? d.cuStreamSynchronize_ptsz : d.cuStreamSynchronize;
   if (!sync) return CUDA_ERROR_NOT_SUPPORTED;
   CUresult rc = copy(buf, src, size, on);
@@ -112,20 +113,20 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
     if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   // A synchronous copy runs on the default stream, with its ordering.
   CUstream on = mode & protocol::kCopyAsync ? static_cast<CUstream>(stream) : nullptr;
-  auto copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
+  CopyToHost copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
   if (!copy || !d.cuEventCreate || !d.cuEventRecord || !d.cuEventSynchronize ||
       !d.cuEventDestroy_v2)
     return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* buf = s.staging().get(d);
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (size <= kPiece) return small_to_host(s, buf, src, size, on, per_thread);
+  if (size <= kPiece) return small_to_host(s, copy, buf, src, size, on, per_thread);
   PieceEvents events(d);
   CUresult rc = CUDA_SUCCESS;
   for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
     rc = copy(buf + at, src + at, std::min<size_t>(kPiece, size - at), on);
     if (rc == CUDA_SUCCESS) rc = events.add(on);
   }
-  if (rc == CUDA_SUCCESS && size) rc = events.wait(0);
+  if (rc == CUDA_SUCCESS) rc = events.wait(0);
   if (rc != CUDA_SUCCESS) {
     if (d.cuCtxSynchronize) d.cuCtxSynchronize();  // nothing may still write into buf
     return rc;
