@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/fault_handler.h"
+#include "client/registered_memory.h"
 #include "client/session.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -375,6 +376,7 @@ void unmap(uintptr_t base, size_t size) {
 }
 
 void before_request(Connection& conn, bool device_work) {
+  if (device_work) registered::before_device_work(conn);
   if (!g_any.load(std::memory_order_acquire)) return;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
@@ -385,6 +387,7 @@ void before_request(Connection& conn, bool device_work) {
 }
 
 void after_sync(Connection& conn, bool whole_context) {
+  registered::after_sync(conn, whole_context);
   if (!g_any.load(std::memory_order_acquire)) return;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
@@ -407,6 +410,11 @@ void device_wrote(uintptr_t address, size_t size) {
   for_pages(address, size, [](uintptr_t first, Span& s, size_t i, size_t count) {
     invalidate(s, first, i, count);
   });
+}
+
+void count_traffic(uint64_t pushed, uint64_t pulled) {
+  g_pushed += pushed;
+  g_pulled += pulled;
 }
 
 void want_on_host(uintptr_t address, size_t size) {

@@ -23,7 +23,8 @@ void unmap(uintptr_t base, size_t size);
 
 // With the connection's lock held, before any request: pushes dirty bytes
 // (one-way frames, ahead of the request) and, for a request that may start
-// device work, notes that the device may change managed memory.
+// device work, notes that the device may change managed memory. Registered
+// host memory (registered_memory.h) is pushed and pulled from here too.
 void before_request(Connection& conn, bool device_work);
 // With the connection's lock held, after a synchronizing call returned:
 // invalidates what the device may have changed and pulls the ranges
@@ -33,6 +34,8 @@ void after_sync(Connection& conn, bool whole_context);
 // Without the connection's lock: the device wrote [address, address + size)
 // (a copy into managed memory), so the host's pages there are stale now.
 void device_wrote(uintptr_t address, size_t size);
+// Counts coherence bytes moved for registered memory, with managed memory's.
+void count_traffic(uint64_t pushed, uint64_t pulled);
 // Without the connection's lock: cuMemPrefetchAsync to the host; the range
 // is pulled in bulk at the next synchronizing call.
 void want_on_host(uintptr_t address, size_t size);

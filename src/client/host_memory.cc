@@ -13,6 +13,7 @@
 
 #include "client/host_memory.h"
 #include "client/memory.h"
+#include "client/registered_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 
@@ -119,6 +120,8 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
 CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
   SCUDA_PASSTHROUGH(cuMemHostGetFlags, flags, p);
   if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr device = 0;
+  if (scuda::client::registered::find(p, flags, &device)) return CUDA_SUCCESS;
   std::lock_guard lock(host_memory().mu);
   const scuda::client::HostBlock* block = scuda::client::find_block(p);
   if (!block) return CUDA_ERROR_INVALID_VALUE;
@@ -128,9 +131,12 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
 
 // Mapped blocks are device memory at their host address; other page-locked
 // blocks have no device address (the driver's answer for unmapped memory).
+// Registered memory is mirrored in the session, usually at its own address.
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
   SCUDA_PASSTHROUGH(cuMemHostGetDevicePointer_v2, pdptr, p, flags);
   if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  unsigned registered_flags = 0;
+  if (scuda::client::registered::find(p, &registered_flags, pdptr)) return CUDA_SUCCESS;
   std::lock_guard lock(host_memory().mu);
   const scuda::client::HostBlock* block = scuda::client::find_block(p);
   if (!block) return CUDA_ERROR_INVALID_VALUE;

@@ -106,6 +106,8 @@ bool may_start_device_work(uint32_t op) {
     case protocol::kOpLibraryGetKernel:
     case protocol::kOpKernelGetFunction:
     case protocol::kOpPointerAttributes:
+    case protocol::kOpHostRegister:
+    case protocol::kOpHostUnregister:
       return false;
   }
   return true;

@@ -35,6 +35,10 @@ const char* op_name(uint32_t op) {
     case kOpStreamCaptureInfo: return "stream-capture-info";
     case kOpPagePush: return "page-push";
     case kOpPagePull: return "page-pull";
+    case kOpHostRegister: return "host-register";
+    case kOpHostUnregister: return "host-unregister";
+    case kOpMirrorPush: return "mirror-push";
+    case kOpMirrorPull: return "mirror-pull";
     case kOpMemcpy3D: return "memcpy-3d";
     case kOpTexObjectCreate: return "tex-object-create";
     case kOpSurfObjectCreate: return "surf-object-create";

@@ -19,6 +19,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(host_callback_handlers());
   add(pointer_handlers());
   add(page_handlers());
+  add(host_register_handlers());
   add(graph_handlers());
   add(graph_exec_handlers());
   add(copy3d_handlers());

@@ -16,6 +16,7 @@ std::span<const HandlerEntry> launch_handlers();
 std::span<const HandlerEntry> host_callback_handlers();
 std::span<const HandlerEntry> pointer_handlers();
 std::span<const HandlerEntry> page_handlers();
+std::span<const HandlerEntry> host_register_handlers();
 std::span<const HandlerEntry> graph_handlers();
 std::span<const HandlerEntry> graph_exec_handlers();
 std::span<const HandlerEntry> copy3d_handlers();

@@ -11,6 +11,7 @@
 #include "protocol/frame.h"
 #include "server/handler.h"
 #include "server/handles.h"
+#include "server/host_mirrors.h"
 #include "server/session_output.h"
 #include "server/staging.h"
 
@@ -32,6 +33,7 @@ class Session {
   const DriverTable& driver() const { return driver_; }
   HandleTable& handles() { return handles_; }
   Staging& staging() { return staging_; }
+  HostMirrors& mirrors() { return mirrors_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
   // the request being served, the reply's head for `size` bytes of data,
@@ -66,6 +68,7 @@ class Session {
   protocol::FrameHeader request_;
   bool lost_ = false;  // a handler's own reply could not be written
   Staging staging_;
+  HostMirrors mirrors_;
   SessionOutput output_;
   std::mutex reached_mu_;
   std::vector<uint64_t> reached_;  // host callbacks reached, not yet relayed

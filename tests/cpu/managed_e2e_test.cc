@@ -271,6 +271,73 @@ TEST_F(ManagedTest, MappedHostMemoryIsDeviceMemoryAtTheSameAddress) {
   EXPECT_EQ(cuMemFreeHost(unmapped), CUDA_SUCCESS);
 }
 
+// Registered memory stays the program's own (here, a vector's heap block);
+// the session mirrors it and the changed bytes travel each way.
+TEST_F(ManagedTest, RegisteredHostMemoryIsSeenByKernelsBothWays) {
+  const int n = 5000;
+  std::vector<float> h(n);
+  for (int i = 0; i < n; ++i) h[i] = i;
+  ASSERT_EQ(cuMemHostRegister(h.data(), n * sizeof(float), 0), CUDA_SUCCESS);
+  CUdeviceptr dptr = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&dptr, h.data() + 1, 0), CUDA_SUCCESS);
+  EXPECT_EQ(dptr, reinterpret_cast<CUdeviceptr>(h.data() + 1));
+  scale(h.data(), 2.0f, n);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(h[i], 2.0f * i) << i;
+  h[7] = 100.0f;
+  scale(h.data(), 2.0f, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(h[7], 200.0f);
+  for (int i = 8; i < n; ++i) ASSERT_EQ(h[i], 4.0f * i) << i;
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
+TEST_F(ManagedTest, RegisteredMemoryMovesOnlyTheBytesThatChanged) {
+  const size_t n = (16u << 20) / sizeof(unsigned);
+  std::vector<unsigned> h(n);
+  unsigned* other = managed<unsigned>(16);
+  ASSERT_EQ(cuMemHostRegister(h.data(), n * sizeof(unsigned), 0), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  h[n / 2] = 0x05050505;  // changes travel byte by byte: all four differ
+  fill(other, 1, 16);  // device work: the host's change goes ahead of it
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  Traffic after = traffic();
+  EXPECT_EQ(after.pushed - before.pushed, sizeof(unsigned));
+  EXPECT_EQ(after.pulled - before.pulled, 0u);
+  fill(h.data() + 1000, 0x09090909, 10);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 1000; i < 1010; ++i) ASSERT_EQ(h[i], 0x09090909u) << i;
+  EXPECT_EQ(h[n / 2], 0x05050505u);
+  EXPECT_EQ(traffic().pulled - after.pulled, 10 * sizeof(unsigned));
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
+TEST_F(ManagedTest, UnregisteringKeepsTheDevicesLastWrites) {
+  std::vector<unsigned> h(64);
+  ASSERT_EQ(cuMemHostRegister(h.data(), h.size() * sizeof(unsigned), CU_MEMHOSTREGISTER_DEVICEMAP),
+            CUDA_SUCCESS);
+  unsigned flags = 0;
+  ASSERT_EQ(cuMemHostGetFlags(&flags, h.data() + 3), CUDA_SUCCESS);
+  EXPECT_EQ(flags, unsigned{CU_MEMHOSTREGISTER_DEVICEMAP});
+  fill(h.data(), 4, 64);
+  ASSERT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+  for (unsigned v : h) ASSERT_EQ(v, 4u);
+  CUdeviceptr dptr = 0;
+  EXPECT_EQ(cuMemHostGetDevicePointer(&dptr, h.data(), 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_F(ManagedTest, RegistrationErrorsAreTheDrivers) {
+  std::vector<char> h(8192);
+  ASSERT_EQ(cuMemHostRegister(h.data(), h.size(), 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostRegister(h.data() + 100, 10, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  EXPECT_EQ(cuMemHostUnregister(h.data() + 100), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  EXPECT_EQ(cuMemHostRegister(h.data(), h.size(), CU_MEMHOSTREGISTER_IOMEMORY),
+            CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuMemHostRegister(h.data(), 0, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_F(ManagedTest, FaultsOutsideManagedMemoryStillKillTheProgram) {
   managed<int>(16);  // the handler is installed by now
   GTEST_FLAG_SET(death_test_style, "fast");

@@ -81,8 +81,9 @@ void release(uintptr_t base) {
   auto it = s.allocations.find(base);
   if (it == s.allocations.end()) return;
   const Allocation a = it->second;
-  s.used -= a.size;
   s.allocations.erase(it);
+  if (a.registered) return;
+  s.used -= a.size;
   if (!a.managed) std::free(reinterpret_cast<void*>(base));
   else if (a.size > kSmallManaged) munmap(reinterpret_cast<void*>(base), a.size);
 }

@@ -30,6 +30,7 @@ struct Allocation {
   uintptr_t ctx = 0;
   uintptr_t module = 0;  // non-zero for a module global
   bool managed = false;  // cuMemAllocManaged: its own mapping (managed.cc)
+  bool registered = false;  // cuMemHostRegister: the caller's memory (host_register.cc)
 };
 
 struct Stream {

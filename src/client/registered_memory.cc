@@ -1,0 +1,237 @@
+// Registered host memory stays the program's, where it is: nothing here may
+// protect it, since it shares pages with the heap and a system call writing
+// into a protected page fails instead of faulting. So the session mirrors it
+// (server/host_mirrors.h), and a twin here, of the bytes the mirror holds,
+// tells which bytes the host changed: they are pushed before every request
+// that may start device work. The session keeps the same kind of twin, and
+// after a synchronizing call the bytes the device changed come back.
+// The cost is a comparison of all registered memory at each launch
+// (docs/managed-memory.md, "Registered host memory").
+#include "client/registered_memory.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "client/coherent_pages.h"
+#include "client/host_memory.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "common/changed_runs.h"
+#include "protocol/frame.h"
+#include "protocol/ops.h"
+
+namespace scuda::client::registered {
+
+namespace {
+
+using protocol::kChunkSize;
+
+struct Range {
+  size_t size;
+  unsigned flags;
+  CUdeviceptr device;
+  uint8_t* twin;  // zeros at first, as the session's new mirror
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<uintptr_t, Range> ranges;  // by address
+  bool outstanding = false;           // device work sent since all streams were idle
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never freed: used until exit
+  return *r;
+}
+
+std::atomic<bool> g_any{false};
+
+// With the registry's lock held: the range holding `p`, or end().
+std::map<uintptr_t, Range>::iterator find_range(const void* p) {
+  auto& ranges = registry().ranges;
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  auto it = ranges.upper_bound(address);
+  if (it == ranges.begin()) return ranges.end();
+  --it;
+  return address - it->first < it->second.size ? it : ranges.end();
+}
+
+bool overlaps(uintptr_t address, size_t size) {
+  auto& ranges = registry().ranges;
+  auto it = ranges.lower_bound(address + size);
+  if (it == ranges.begin()) return false;
+  --it;
+  return it->first + it->second.size > address;
+}
+
+void push(Connection& conn, uintptr_t base, Range& r) {
+  const auto* now = reinterpret_cast<const uint8_t*>(base);
+  for_each_changed_run(now, r.twin, r.size, [&](size_t at, size_t n) {
+    std::memcpy(r.twin + at, now + at, n);  // what is sent, even if the host writes on
+    for (size_t off = 0; off < n; off += kChunkSize) {
+      const size_t k = std::min(kChunkSize, n - off);
+      protocol::Writer w;
+      w.u64(base + at + off);
+      w.u64(k);
+      conn.send(protocol::kOpMirrorPush, protocol::kOneWay, w.data().data(), w.size(),
+                r.twin + at + off, k);
+      coherence::count_traffic(k, 0);
+    }
+  });
+}
+
+// Writes the runs of a mirror-pull reply into the range and its twin.
+bool apply(uintptr_t base, Range& r, const std::vector<uint8_t>& reply) {
+  protocol::Reader in(reply);
+  while (in.ok() && !in.done()) {
+    const uint64_t address = in.u64();
+    const std::string_view bytes = in.blob();
+    if (!in.ok() || address < base || address - base > r.size ||
+        bytes.size() > r.size - (address - base))
+      return false;
+    std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+    std::memcpy(r.twin + (address - base), bytes.data(), bytes.size());
+    coherence::count_traffic(0, bytes.size());
+  }
+  return in.ok();
+}
+
+// Pipelined: every window is asked for before the first reply is read.
+void pull(Connection& conn, uintptr_t base, Range& r) {
+  if (r.flags & CU_MEMHOSTREGISTER_READ_ONLY) return;
+  std::vector<uint64_t> asked;
+  for (size_t off = 0; off < r.size; off += kChunkSize) {
+    protocol::Writer w;
+    w.u64(base + off);
+    w.u64(std::min(kChunkSize, r.size - off));
+    uint64_t id = 0;
+    if (!conn.send(protocol::kOpMirrorPull, 0, w.data().data(), w.size(), nullptr, 0, &id)) return;
+    asked.push_back(id);
+  }
+  for (uint64_t id : asked) {
+    std::vector<uint8_t> reply;
+    const CUresult rc = conn.receive(id, &reply);
+    if (rc != CUDA_SUCCESS)
+      spdlog::error("registered memory at {:#x}: pulling the device's changes failed ({}); the "
+                    "host sees stale data", base, static_cast<int>(rc));
+    else if (!apply(base, r, reply))
+      bad_reply("mirror-pull");
+  }
+}
+
+void warn_other_address() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    spdlog::warn("cuMemHostRegister: the session could not mirror the memory at its own address; "
+                 "kernels must be given the address from cuMemHostGetDevicePointer");
+  });
+}
+
+constexpr unsigned kKnownFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                                 CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+
+CUresult register_range(void* p, size_t size, unsigned flags) {
+  if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!p || size == 0 || (flags & ~kKnownFlags)) return CUDA_ERROR_INVALID_VALUE;
+  if (flags & CU_MEMHOSTREGISTER_IOMEMORY) {
+    spdlog::error("cuMemHostRegister: I/O memory of this machine cannot be mapped by a GPU on "
+                  "another machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  {
+    std::lock_guard lock(registry().mu);
+    if (overlaps(address, size) || is_host_block(p)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  void* twin = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (twin == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  protocol::Writer w;
+  w.u64(address);
+  w.u64(size);
+  w.u32(flags);
+  std::vector<uint8_t> reply;
+  CUresult rc = call(protocol::kOpHostRegister, w, &reply);
+  protocol::Reader r(reply);
+  const CUdeviceptr device = r.u64();
+  if (rc == CUDA_SUCCESS && !r.done()) rc = bad_reply("cuMemHostRegister");
+  if (rc != CUDA_SUCCESS) {
+    munmap(twin, size);
+    return rc;
+  }
+  if (device != address) warn_other_address();
+  std::lock_guard lock(registry().mu);
+  registry().ranges[address] = Range{size, flags, device, static_cast<uint8_t*>(twin)};
+  g_any.store(true, std::memory_order_release);
+  return CUDA_SUCCESS;
+}
+
+// Bytes the device wrote since the last synchronization are pulled first:
+// afterwards the memory is the program's alone.
+CUresult unregister_range(void* p) {
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  {
+    std::lock_guard conn_lock(conn->mutex());
+    std::lock_guard lock(registry().mu);
+    auto& ranges = registry().ranges;
+    auto it = ranges.find(reinterpret_cast<uintptr_t>(p));
+    if (it == ranges.end()) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (registry().outstanding) pull(*conn, it->first, it->second);
+    munmap(it->second.twin, it->second.size);
+    ranges.erase(it);
+    g_any.store(!ranges.empty(), std::memory_order_release);
+  }
+  protocol::Writer w;
+  w.u64(reinterpret_cast<uintptr_t>(p));
+  std::vector<uint8_t> reply;
+  return call(protocol::kOpHostUnregister, w, &reply);
+}
+
+}  // namespace
+
+bool find(const void* p, unsigned* flags, CUdeviceptr* device) {
+  if (!g_any.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(registry().mu);
+  auto it = find_range(p);
+  if (it == registry().ranges.end()) return false;
+  *flags = it->second.flags;
+  *device = it->second.device + (reinterpret_cast<uintptr_t>(p) - it->first);
+  return true;
+}
+
+void before_device_work(Connection& conn) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(registry().mu);
+  for (auto& [base, r] : registry().ranges) push(conn, base, r);
+  registry().outstanding = true;
+}
+
+void after_sync(Connection& conn, bool whole_context) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(registry().mu);
+  if (!registry().outstanding) return;
+  for (auto& [base, r] : registry().ranges) pull(conn, base, r);
+  if (whole_context) registry().outstanding = false;
+}
+
+}  // namespace scuda::client::registered
+
+extern "C" {
+
+CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t size, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuMemHostRegister_v2, p, size, flags);
+  return scuda::client::registered::register_range(p, size, flags);
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void* p) {
+  SCUDA_PASSTHROUGH(cuMemHostUnregister, p);
+  return scuda::client::registered::unregister_range(p);
+}
+
+}  // extern "C"

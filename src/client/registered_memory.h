@@ -1,0 +1,23 @@
+// Host memory the program registers (cuMemHostRegister), mirrored in the
+// session so that kernels can use it (registered_memory.cc).
+#pragma once
+
+#include <cuda.h>
+
+#include "client/connection.h"
+
+namespace scuda::client::registered {
+
+// True when `p` lies inside a registered range; then *flags are its
+// registration flags and *device the device address of `p`.
+bool find(const void* p, unsigned* flags, CUdeviceptr* device);
+
+// With the connection's lock held, before a request that may start device
+// work: pushes the bytes the host changed (one-way, ahead of the request).
+void before_device_work(Connection& conn);
+// With the connection's lock held, after a synchronizing call returned:
+// pulls the bytes the device changed, if device work was sent since every
+// stream was last idle. `whole_context`: every stream is idle now.
+void after_sync(Connection& conn, bool whole_context);
+
+}  // namespace scuda::client::registered

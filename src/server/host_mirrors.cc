@@ -1,0 +1,112 @@
+#include "server/host_mirrors.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "common/changed_runs.h"
+
+namespace scuda::server {
+
+namespace {
+
+void* map_anonymous(void* at, size_t size) {
+  const int fixed = at ? MAP_FIXED_NOREPLACE : 0;
+  void* p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (at && p != at) {  // kernels before 4.17 take the flag as a hint
+    munmap(p, size);
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
+CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size, unsigned flags,
+                          CUdeviceptr* device) {
+  if (!d.cuMemHostRegister_v2 || !d.cuMemHostGetDevicePointer_v2) return CUDA_ERROR_NOT_SUPPORTED;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t base = address & ~(page - 1);
+  if (size == 0 || address + size < address) return CUDA_ERROR_INVALID_VALUE;
+  if (overlaps(address, size)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  const size_t map_size = (address - base + size + page - 1) & ~(page - 1);
+  void* map = map_anonymous(reinterpret_cast<void*>(base), map_size);
+  if (!map) {
+    spdlog::warn("registered host memory at {:#x} is taken in the session; the device sees it "
+                 "at another address (programs must use cuMemHostGetDevicePointer)", address);
+    map = map_anonymous(nullptr, map_size);
+  }
+  void* twin_map = map ? map_anonymous(nullptr, map_size) : nullptr;
+  if (!twin_map) {
+    if (map) munmap(map, map_size);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  flags |= CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE;
+  uint8_t* host = static_cast<uint8_t*>(map) + (address - base);
+  CUresult rc = d.cuMemHostRegister_v2(map, map_size, flags);
+  if (rc == CUDA_SUCCESS) rc = d.cuMemHostGetDevicePointer_v2(device, host, 0);
+  if (rc != CUDA_SUCCESS) {
+    if (d.cuMemHostUnregister) d.cuMemHostUnregister(map);
+    munmap(map, map_size);
+    munmap(twin_map, map_size);
+    return rc;
+  }
+  uint8_t* twin = static_cast<uint8_t*>(twin_map) + (address - base);
+  mirrors_[address] = Mirror{size, host, twin, map, twin_map, map_size};
+  return CUDA_SUCCESS;
+}
+
+CUresult HostMirrors::remove(const DriverTable& d, uint64_t address) {
+  auto it = mirrors_.find(address);
+  if (it == mirrors_.end()) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  const Mirror m = it->second;
+  mirrors_.erase(it);
+  const CUresult rc = d.cuMemHostUnregister ? d.cuMemHostUnregister(m.map) : CUDA_ERROR_NOT_SUPPORTED;
+  munmap(m.map, m.map_size);
+  munmap(m.twin_map, m.map_size);
+  return rc;
+}
+
+HostMirrors::Mirror* HostMirrors::find(uint64_t address, uint64_t size, uint64_t* offset) {
+  auto it = mirrors_.upper_bound(address);
+  if (it == mirrors_.begin()) return nullptr;
+  --it;
+  *offset = address - it->first;
+  return *offset < it->second.size && size <= it->second.size - *offset ? &it->second : nullptr;
+}
+
+bool HostMirrors::overlaps(uint64_t address, uint64_t size) const {
+  auto it = mirrors_.lower_bound(address + size);
+  if (it == mirrors_.begin()) return false;
+  --it;
+  return it->first + it->second.size > address;
+}
+
+bool HostMirrors::write(uint64_t address, std::string_view bytes) {
+  uint64_t offset = 0;
+  Mirror* m = find(address, bytes.size(), &offset);
+  if (!m) return false;
+  std::memcpy(m->host + offset, bytes.data(), bytes.size());
+  std::memcpy(m->twin + offset, bytes.data(), bytes.size());
+  return true;
+}
+
+bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer& out) {
+  uint64_t offset = 0;
+  Mirror* m = find(address, size, &offset);
+  if (!m) return false;
+  const uint8_t* now = m->host + offset;
+  uint8_t* twin = m->twin + offset;
+  for_each_changed_run(now, twin, size, [&](size_t at, size_t n) {
+    std::memcpy(twin + at, now + at, n);
+    out.u64(address + at);
+    out.blob(twin + at, n);
+  });
+  return true;
+}
+
+}  // namespace scuda::server

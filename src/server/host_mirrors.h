@@ -1,0 +1,57 @@
+// Host memory the client registered (cuMemHostRegister), mirrored in the
+// session process: anonymous pages at the client's very addresses where they
+// are free here, registered with the driver so that kernels read and write
+// them. A twin of each mirror holds the bytes the client is known to have,
+// so that only what the device changed travels back (docs/managed-memory.md,
+// "Registered host memory").
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <string_view>
+
+#include "common/driver_table.h"
+#include "protocol/codec.h"
+
+namespace scuda::server {
+
+class HostMirrors {
+ public:
+  HostMirrors() = default;
+  HostMirrors(const HostMirrors&) = delete;
+  HostMirrors& operator=(const HostMirrors&) = delete;
+
+  // Mirrors the client's [address, address + size); *device is the device
+  // address of `address`.
+  CUresult add(const DriverTable& d, uint64_t address, uint64_t size, unsigned flags,
+               CUdeviceptr* device);
+  CUresult remove(const DriverTable& d, uint64_t address);
+  // The client's host changed `bytes` at `address`; false when they do not
+  // lie inside one mirror.
+  bool write(uint64_t address, std::string_view bytes);
+  // Appends the runs of the client's [address, address + size) that the
+  // device changed since the client last had them, each as (u64 address,
+  // blob), and notes that the client has them now. False when the range
+  // does not lie inside one mirror.
+  bool take_changes(uint64_t address, uint64_t size, protocol::Writer& out);
+
+ private:
+  struct Mirror {
+    uint64_t size;
+    uint8_t* host;   // the mirror of the client's first byte
+    uint8_t* twin;   // what the client has, as far as the device knows
+    void* map;       // the page-aligned mappings that hold them
+    void* twin_map;
+    size_t map_size;
+  };
+  // The mirror holding the client's [address, address + size), or nullptr;
+  // *offset is `address`'s offset in it.
+  Mirror* find(uint64_t address, uint64_t size, uint64_t* offset);
+  bool overlaps(uint64_t address, uint64_t size) const;
+
+  std::map<uint64_t, Mirror> mirrors_;  // by the client's address
+};
+
+}  // namespace scuda::server
