@@ -16,6 +16,7 @@
 
 #include "client/fault_handler.h"
 #include "client/registered_memory.h"
+#include "common/changed_runs.h"
 #include "client/session.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -29,8 +30,6 @@ namespace {
 // is pushed whole, with no twin.
 enum State : uint8_t { kFresh, kInvalid, kZeroed, kClean, kDirty };
 
-// Dirty bytes closer than this are pushed as one run.
-constexpr size_t kMergeGap = 32;
 // Readahead for faults in sequence, in pages.
 constexpr size_t kMaxWindow = 512;
 
@@ -134,18 +133,8 @@ void add_run(std::vector<Run>& runs, uintptr_t address, size_t size) {
 
 // The bytes of a dirty page that differ from its twin.
 void diff(uintptr_t page, const uint8_t* twin, std::vector<Run>& runs) {
-  const auto* now = reinterpret_cast<const uint8_t*>(page);
-  const size_t n = page_size();
-  for (size_t i = 0; i < n;) {
-    if (now[i] == twin[i]) {
-      ++i;
-      continue;
-    }
-    size_t j = i + 1;
-    while (j < n && now[j] != twin[j]) ++j;
-    add_run(runs, page + i, j - i);
-    i = j;
-  }
+  for_each_changed_run(reinterpret_cast<const uint8_t*>(page), twin, page_size(),
+                       [&](size_t at, size_t n) { add_run(runs, page + at, n); });
 }
 
 void push(Connection& conn, const Run& run) {

@@ -9,11 +9,12 @@
 
 namespace scuda {
 
-// Runs of changed bytes closer than this travel as one: a header costs more.
+// Runs of changed bytes at most this far apart travel as one: a header
+// costs more.
 inline constexpr size_t kMergeGap = 32;
 
 // Calls fn(offset, size) for each run of bytes where `now` differs from
-// `twin` in [0, n), runs closer than kMergeGap merged.
+// `twin` in [0, n), runs at most kMergeGap apart merged.
 template <class Fn>
 void for_each_changed_run(const uint8_t* now, const uint8_t* twin, size_t n, Fn fn) {
   constexpr size_t kBlock = 64;
@@ -29,7 +30,7 @@ void for_each_changed_run(const uint8_t* now, const uint8_t* twin, size_t n, Fn 
       continue;
     }
     size_t end = i + 1;
-    for (size_t j = end; j < n && j - end < kMergeGap; ++j)
+    for (size_t j = end; j < n && j - end <= kMergeGap; ++j)
       if (now[j] != twin[j]) end = j + 1;
     fn(i, end - i);
     i = end;
