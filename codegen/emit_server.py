@@ -1,6 +1,8 @@
 """server_handlers.cc: one request handler per forwarded function."""
 from __future__ import annotations
 
+import re
+
 from emit_tables import HEADER, forwarded
 from model import Plan
 
@@ -26,7 +28,7 @@ DECODE = {
     "inout": "  auto a_{name} = get_inout<{ctype}>(in);",
     "out_handle": "  auto a_{name} = get_out_handle<{handle}>(in);",
     "in_str": "  auto a_{name} = get_str(in);",
-    "in_buf": "  auto a_{name} = get_in_buf(in, pointee_size<{type}>());",
+    "in_buf": "  auto a_{name} = get_in_buf(in);",
     "out_buf": "  auto a_{name} = get_out_buf(in);",
     "in_handles": "  auto a_{name} = get_in_handles<{handle}>(in);",
     "in_items": "  auto a_{name} = get_in_items<{ctype}>(in);",
@@ -79,6 +81,7 @@ def handler(plan: Plan) -> str:
         f"static CUresult h_{plan.name}(Session& s, Reader& in, Writer&{out}) {{",
         *[fill(DECODE[k.kind], p, k) for p, k in pk],
         "  if (!in.done()) return kMalformed;",
+        *[check_size(plan, p, k) for p, k in pk if k.kind in BUFFERS],
         *[check(p, k) for kind in ("out_buf", *ARRAYS, "handle", "out_handle")
           for p, k in pk if k.kind == kind],
         *call(plan),
@@ -87,6 +90,22 @@ def handler(plan: Plan) -> str:
         "  return rc;",
         "}\n",
     ])
+
+
+def check_size(plan: Plan, p, k) -> str:
+    """A buffer must hold what the driver will read or write, by the
+    annotation's byte count evaluated on the server's own decoded values: a
+    client cannot make the driver go past it."""
+    expr = k.expr
+    for q, qk in plan.params_kinds():
+        value = {"scalar": f"a_{q.name}", "inout": f"a_{q.name}.ptr()"}.get(qk.kind)
+        if value:
+            expr = re.sub(rf"\b{q.name}\b", value, expr)
+    relation = "<" if k.kind == "in_buf" else "!="
+    return f"  if (a_{p.name}.present && a_{p.name}.size {relation} size_t({expr})) return kMalformed;"
+
+
+BUFFERS = ("in_buf", "out_buf", "inout_buf")
 
 
 def check(p, k) -> str:

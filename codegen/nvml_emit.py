@@ -162,6 +162,7 @@ def handler(plan: Plan) -> str:
         f"static CUresult h_{plan.name}(Session&{s}, Reader& in, Writer&{out}) {{",
         *[emit_server.fill(DECODE[k.kind], p, k) for p, k in pk],
         "  if (!in.done()) return kMalformed;",
+        *[emit_server.check_size(plan, p, k) for p, k in pk if k.kind in emit_server.BUFFERS],
         *[check(p, k) for kind in ("out_buf", "handle", "out_handle")
           for p, k in pk if k.kind == kind],
         "  const auto* nvml_ = scuda::server::session_nvml();",

@@ -95,31 +95,20 @@ bool resolve(Session& s, uint64_t id, HandleKind kind, H* out) {
 }
 
 // Word-aligned storage, since the driver may read the bytes as any type.
+// The handler checks `size` against the annotation's byte count.
 struct InBuf {
   bool present = false;
+  uint64_t size = 0;
   std::vector<uint64_t> words;
   void* ptr() { return present ? words.data() : nullptr; }
 };
 
-// The size of what a pointer parameter points to; 0 for void.
-template <class P>
-constexpr size_t pointee_size() {
-  using T = std::remove_cv_t<std::remove_pointer_t<P>>;
-  if constexpr (std::is_void_v<T>) {
-    return 0;
-  } else {
-    return sizeof(T);
-  }
-}
-
-// A buffer shorter than `min_size` (what the driver will read) fails the
-// request, so a client cannot make the driver read past it.
-inline InBuf get_in_buf(Reader& in, size_t min_size) {
+inline InBuf get_in_buf(Reader& in) {
   InBuf b;
   b.present = in.boolean();
   if (!b.present) return b;
   std::string_view bytes = in.blob();
-  if (bytes.size() < min_size) in.fail();
+  b.size = bytes.size();
   b.words.resize(bytes.size() / 8 + 1);
   if (!bytes.empty()) std::memcpy(b.words.data(), bytes.data(), bytes.size());
   return b;

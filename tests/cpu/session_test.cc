@@ -318,6 +318,25 @@ TEST(Session, ArrayCountsBeyondTheRoomSentAreMalformed) {
   EXPECT_NE(exchange(sock, req, w).find("malformed cuGraphGetNodes"), std::string::npos);
 }
 
+// The same for buffers whose size a parameter gives: the server checks the
+// buffer against its own reading of that parameter.
+TEST(Session, BufferSizesBeyondTheRoomSentAreMalformed) {
+  ServerProcess server;
+  Socket sock = raw_connect(server);
+  hello(sock, good_hello());
+  protocol::Writer w;
+  w.u8(1);          // data: present,
+  w.u64(8);         // 8 bytes of room
+  w.u64(1u << 20);  // dataSize: claiming 1 MiB
+  w.put<CUmem_range_attribute>(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY);
+  w.u64(0x1000);    // devPtr
+  w.u64(4);         // count
+  protocol::FrameHeader req;
+  req.op = protocol::kOp_cuMemRangeGetAttribute;
+  req.request_id = 1;
+  EXPECT_NE(exchange(sock, req, w).find("malformed cuMemRangeGetAttribute"), std::string::npos);
+}
+
 // A host node's function pointer would be called in the server's process.
 TEST(Session, TheServerRefusesHostNodesItself) {
   ServerProcess server;
