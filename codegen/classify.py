@@ -80,6 +80,8 @@ class Classifier:
         return self.value(p)
 
     def annotated(self, p: Param, note: str) -> Kind:
+        if note == "address":  # an address on the server (device memory): its value travels
+            return Kind("scalar", strip_const(p.spelling))
         if note == "inout":
             pointee = p.type.get_pointee()
             if not is_plain(pointee):

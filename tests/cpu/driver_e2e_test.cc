@@ -280,6 +280,35 @@ TEST_F(LaunchTest, ASetForgetsOnlyThatFunctionsAttributes) {
   EXPECT_EQ(scuda_replies_awaited(), before + 1);
 }
 
+// The block size found gives the most resident threads of any candidate a
+// warp apart, with the program's callback choosing the shared memory.
+TEST_F(LaunchTest, PotentialBlockSizeSearchesWithTheProgramsCallback) {
+  static int calls;
+  calls = 0;
+  auto smem_of = [](int block_size) {
+    ++calls;
+    return size_t(block_size) * 200;
+  };
+  int grid = 0, block = 0;
+  ASSERT_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, vadd_, smem_of, 0, 0), CUDA_SUCCESS);
+  EXPECT_GT(calls, 0);
+  auto threads = [&](int size) {
+    int blocks = 0;
+    EXPECT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, vadd_, size, size * 200),
+              CUDA_SUCCESS);
+    return size * blocks;
+  };
+  for (int size = 32; size <= 1024; size += 32) EXPECT_LE(threads(size), threads(block)) << size;
+  int blocks = 0, sms = 0;
+  ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, vadd_, block, block * 200),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0), CUDA_SUCCESS);
+  EXPECT_EQ(grid, blocks * sms);
+  ASSERT_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, vadd_, nullptr, 0, 100), CUDA_SUCCESS);
+  EXPECT_LE(block, 100);
+  EXPECT_GT(block, 0);
+}
+
 TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
   int blocks = 0;
   auto ask = [&](int block_size, size_t smem) {  // replies one query waited for
@@ -480,10 +509,8 @@ TEST_F(DriverTest, OneWayCreatesHandOutWorkingHandles) {
 }
 
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
-  int grid = 0, block = 0;
-  EXPECT_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, nullptr, [](int) { return size_t{0}; },
-                                             0, 0),
-            CUDA_ERROR_NOT_SUPPORTED);
+  CUlinkState link = nullptr;
+  EXPECT_EQ(cuLinkCreate(0, nullptr, nullptr, &link), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {

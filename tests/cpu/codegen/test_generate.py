@@ -79,11 +79,23 @@ def test_stream_destroy_forgets_the_handle(gen):
     assert "s.handles().forget(a_hStream_id);" in handler
 
 
-def test_host_function_pointer_is_unsupported(gen):
-    row = coverage_row(gen, "cuOccupancyMaxPotentialBlockSize")
+def test_host_function_pointer_is_unsupported_without_annotation(tmp_path):
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    assert generate(tmp_path, empty).returncode == 0
+    row = coverage_row(tmp_path, "cuOccupancyMaxPotentialBlockSize")
     assert "| unsupported |" in row
     assert "`blockSizeToDynamicSMemSize` (CUoccupancyB2DSize) is a host function pointer" in row
-    assert 'unsupported("cuOccupancyMaxPotentialBlockSize")' in (gen / "client_stubs.cc").read_text()
+    stubs = (tmp_path / "client_stubs.cc").read_text()
+    assert 'unsupported("cuOccupancyMaxPotentialBlockSize")' in stubs
+
+
+def test_every_unsupported_function_has_a_written_reason(gen):
+    automatic = ("needs a size annotation", "is a pointer to a pointer", "is an array of handles",
+                 "points to a struct holding", "is a host function pointer", "looks like an array")
+    rows = [line for line in (gen / "coverage.md").read_text().splitlines()
+            if "| unsupported |" in line and any(a in line for a in automatic)]
+    assert rows == []
 
 
 def test_per_thread_variant_is_in_the_proc_table(gen):
