@@ -1,5 +1,6 @@
 #include "client/connection.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,7 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "client/host_callbacks.h"
+#include "client/dial.h"
 #include "client/stats.h"
 #include "common/config.h"
 #include "protocol/frame_io.h"
@@ -27,33 +28,16 @@ std::string program_name() {
 
 }  // namespace
 
+protocol::Hello Connection::hello() const {
+  return {protocol::kApiHash, CUDA_VERSION, token_, program_name()};
+}
+
 bool Connection::open(const std::string& address, const std::string& token, std::string* error) {
   address_ = address.find(':') == std::string::npos ? address + ":" + kDefaultPort : address;
-  HostPort hp;
-  if (!parse_host_port(address_, &hp, error)) return false;
-  socket_ = connect_tcp(hp, error);
-  if (!socket_.valid()) return false;
-
-  protocol::Hello hello{protocol::kApiHash, CUDA_VERSION, token, program_name()};
-  protocol::Writer w;
-  protocol::encode(hello, w);
-  uint64_t id = 0;
-  if (!send(protocol::kOpHello, 0, w.data().data(), w.size(), nullptr, 0, &id)) {
-    *error = fmt::format("connection to {} failed during the handshake", address_);
-    return false;
-  }
+  token_ = token;
   protocol::Frame f;
-  std::string why;
-  if (protocol::read_frame(socket_, &f, &why) != protocol::ReadStatus::kOk) {
-    *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address_)
-                         : why;
-    return false;
-  }
-  if (f.header.flags & protocol::kError) {
-    *error = fmt::format("server {} refused the connection: {}", address_,
-                         std::string(f.payload.begin(), f.payload.end()));
-    return false;
-  }
+  socket_ = dial(address_, hello(), &f, error);
+  if (!socket_.valid()) return false;
   protocol::Reader r(f.payload);
   if (r.u32() != CUDA_SUCCESS || !protocol::decode(r, &welcome_)) {
     *error = fmt::format("server {} sent a malformed handshake reply", address_);
@@ -62,6 +46,22 @@ bool Connection::open(const std::string& address, const std::string& token, std:
   spdlog::debug("connected to {} (session {}, driver {}, {} devices)", address_,
                 welcome_.session_pid, welcome_.driver_version, welcome_.devices.size());
   return true;
+}
+
+Socket Connection::join(const std::string& name, const std::string& secret,
+                        std::string* error) const {
+  protocol::Hello h = hello();
+  h.join = name;
+  h.secret = secret;
+  protocol::Frame f;
+  Socket s = dial(address_, h, &f, error);
+  if (!s.valid()) return s;
+  protocol::Reader r(f.payload);
+  if (r.u32() != CUDA_SUCCESS || !r.done()) {
+    *error = fmt::format("server {} sent a malformed answer to the callback channel's join", address_);
+    return Socket();
+  }
+  return s;
 }
 
 bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
@@ -98,11 +98,6 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
     if (!socket_.read_exact(text.data(), text.size())) {
       *result = lost("the server closed the connection");
       return false;
-    }
-    if (h->op == protocol::kOpHostCallback) {
-      protocol::Reader r(text.data(), text.size());
-      while (r.ok() && !r.done()) callback_reached(r.u64());
-      continue;
     }
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
@@ -146,28 +141,66 @@ void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
 }
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
+  std::lock_guard lock(turn_mu_);
   deliveries_.push_back({id, dst, size, layout});
 }
 
 CUresult Connection::take_deferred_error() {
-  const CUresult rc = deferred_error_;
-  deferred_error_ = CUDA_SUCCESS;
-  return rc;
+  return deferred_error_.exchange(CUDA_SUCCESS);
+}
+
+Connection::ReadTurn::ReadTurn(Connection& c, uint64_t ahead_of) : c_(c) {
+  std::unique_lock lock(c_.turn_mu_);
+  auto settled = [&] { return ahead_of && !c_.owes_before(ahead_of); };
+  c_.turn_cv_.wait(lock, [&] { return !c_.reading_ || settled(); });
+  held_ = !settled();
+  if (held_) c_.reading_ = true;
+}
+
+Connection::ReadTurn::~ReadTurn() {
+  if (!held_) return;
+  {
+    std::lock_guard lock(c_.turn_mu_);
+    c_.reading_ = false;
+  }
+  c_.turn_cv_.notify_all();
+}
+
+bool Connection::owes_before(uint64_t id) const {
+  return !deliveries_.empty() && deliveries_.front().id < id;
 }
 
 CUresult Connection::deliver_before(uint64_t id) {
-  while (!deliveries_.empty() && deliveries_.front().id < id) {
-    const Delivery d = deliveries_.front();
-    deliveries_.pop_front();
+  for (;;) {
+    Delivery d;
+    {
+      std::lock_guard lock(turn_mu_);
+      if (!owes_before(id)) return CUDA_SUCCESS;
+      d = deliveries_.front();
+    }
     const CUresult rc = read_into(d.id, d.dst, d.size, d.layout);
+    {
+      std::lock_guard lock(turn_mu_);
+      deliveries_.pop_front();
+    }
+    turn_cv_.notify_all();
     if (broken_) return rc;
-    if (deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
+    CUresult none = CUDA_SUCCESS;
+    deferred_error_.compare_exchange_strong(none, rc);
   }
-  return CUDA_SUCCESS;
+}
+
+// Whoever reads replies now reads these on the way to its own, which comes
+// after them, or finishes with a reply from before them: either way the
+// wait ends without this thread taking the connection's lock.
+void Connection::deliver_ahead_of(uint64_t id) {
+  ReadTurn turn(*this, id);
+  if (turn.held()) deliver_before(id);
 }
 
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   awaited_.fetch_add(1, std::memory_order_relaxed);
+  ReadTurn turn(*this);
   if (CUresult rc = deliver_before(id); broken_) return rc;
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
@@ -185,6 +218,7 @@ CUresult Connection::receive_into(uint64_t id, void* dst, size_t size) {
 
 CUresult Connection::receive_into(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
   awaited_.fetch_add(1, std::memory_order_relaxed);
+  ReadTurn turn(*this);
   if (CUresult rc = deliver_before(id); broken_) return rc;
   return read_into(id, dst, size, layout);
 }
@@ -229,12 +263,13 @@ bool Connection::sync_context(uint64_t ctx_id) {
   return true;
 }
 
+// Shut down, not closed: another thread may be reading or writing the
+// socket, and a closed descriptor's number could be reused under it.
 CUresult Connection::lost(const std::string& why) {
-  if (!broken_)
+  if (!broken_.exchange(true))
     spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
                   address_, why);
-  broken_ = true;
-  socket_.close();
+  ::shutdown(socket_.fd(), SHUT_RDWR);
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
 

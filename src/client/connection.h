@@ -1,12 +1,15 @@
-// The client's one connection to its server session. Requests and replies
-// are strictly ordered; callers hold the lock across a request and its reply
-// (or across a pipelined batch of them).
+// The client's connection to its server session. Requests and replies are
+// strictly ordered; callers hold the lock across a request and its reply (or
+// across a pipelined batch of them). One thread more may read replies: the
+// callback channel's, which delivers what a host callback may read
+// (deliver_ahead_of) and never takes the lock.
 #pragma once
 
 #include <cuda.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -41,6 +44,10 @@ class Connection {
   // failure says why, in words meant for the user.
   bool open(const std::string& address, const std::string& token, std::string* error);
 
+  // Any thread, once open: a second connection that joins this session as
+  // its callback channel, with the name and secret the session gave out.
+  Socket join(const std::string& name, const std::string& secret, std::string* error) const;
+
   const protocol::Welcome& welcome() const { return welcome_; }
   std::mutex& mutex() { return mutex_; }
 
@@ -69,8 +76,34 @@ class Connection {
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
+  // Without the lock: returns once every reply owed to deliver_later ahead of
+  // request `id` has been read into place, reading them itself when no
+  // other thread is reading replies.
+  void deliver_ahead_of(uint64_t id);
 
  private:
+  struct Delivery {
+    uint64_t id;
+    void* dst;
+    size_t size;
+    HostLayout layout;
+  };
+  // One thread at a time reads replies: it holds a turn while it does.
+  class ReadTurn {
+   public:
+    // Waits for the turn. With `ahead_of` (a request id; they start at 1),
+    // stops waiting once no delivery ahead of that request is owed, and
+    // then holds none.
+    explicit ReadTurn(Connection& c, uint64_t ahead_of = 0);
+    ~ReadTurn();
+    bool held() const { return held_; }
+
+   private:
+    Connection& c_;
+    bool held_ = false;
+  };
+
+  protocol::Hello hello() const;
   // Reads the reply's header and result word; false (and *result says why)
   // once the connection is lost. *rest is the payload left to read.
   bool reply_head(uint64_t id, CUresult* result, size_t* rest);
@@ -79,25 +112,25 @@ class Connection {
   bool next_header(protocol::FrameHeader* h, CUresult* result);
   void count_reply(size_t rest, std::chrono::steady_clock::time_point start);
   CUresult lost(const std::string& why);
+  // With turn_mu_ held: whether a delivery ahead of request `id` is unread.
+  bool owes_before(uint64_t id) const;
+  // With a turn: reads every reply owed to deliver_later ahead of request `id`.
+  CUresult deliver_before(uint64_t id);
+  CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
 
   std::mutex mutex_;
   Socket socket_;
   std::string address_;
+  std::string token_;
   protocol::Welcome welcome_;
   uint64_t next_request_ = 1;
   uint64_t server_context_ = 0;
-  bool broken_ = false;
-  struct Delivery {
-    uint64_t id;
-    void* dst;
-    size_t size;
-    HostLayout layout;
-  };
+  std::atomic<bool> broken_{false};
+  std::mutex turn_mu_;  // guards reading_ and deliveries_
+  std::condition_variable turn_cv_;
+  bool reading_ = false;
   std::deque<Delivery> deliveries_;
-  CUresult deferred_error_ = CUDA_SUCCESS;
-  // Reads every reply owed to deliver_later ahead of request `id`.
-  CUresult deliver_before(uint64_t id);
-  CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
+  std::atomic<CUresult> deferred_error_{CUDA_SUCCESS};
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
   std::atomic<uint64_t> awaited_{0};
 };

@@ -100,7 +100,7 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
       w.put(p);  // plain values and handles (client ids) only
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_HOST:
-      return refuse("a host node (host callbacks are not run on the client yet)");
+      return refuse("a host node (not built yet; cuLaunchHostFunc on a stream works)");
     default:
       return refuse("external semaphore and batch memory operation nodes");
   }

@@ -1,25 +1,34 @@
-// Callbacks run after the connection's lock is released, so that one that
-// breaks CUDA's rule and calls the driver gets an answer, not a deadlock.
-// The stream does not wait for the client's callback to finish: work queued
-// after it may start first (docs/protocol.md, "Host callbacks").
+// A callback runs on the callback channel's thread while its stream waits
+// for it (callback_channel.h). Before it runs, the replies of async
+// device-to-host copies queued ahead of it are read into place, so that it
+// sees their data as it would natively.
 #include "client/host_callbacks.h"
 
-#include <deque>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 
+#include "client/callback_channel.h"
 #include "client/runtime.h"
+#include "client/session.h"
+#include "client/stream_capture.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
 namespace {
 
+struct Queued {
+  std::function<void()> fn;
+  uint64_t request = 0;  // the host-callback request's id, once it is sent
+  bool replays = false;  // queued once a capture had begun: a graph may run it again
+};
+
 struct Callbacks {
   std::mutex mu;
-  std::map<uint64_t, std::function<void()>> waiting;
-  std::deque<std::function<void()>> reached;
+  std::condition_variable sent;
+  std::map<uint64_t, Queued> queued;
 };
 
 Callbacks& callbacks() {
@@ -27,17 +36,32 @@ Callbacks& callbacks() {
   return *c;
 }
 
+// The callback is queued before its request is sent, since the stream may
+// reach it as soon as the server has the request.
 CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn) {
+  if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
+  Callbacks& c = callbacks();
   const uint64_t id = new_handle_id();
   {
-    std::lock_guard lock(callbacks().mu);
-    callbacks().waiting[id] = std::move(fn);
+    std::lock_guard lock(c.mu);
+    c.queued[id] = {std::move(fn), 0, capture_begun()};
   }
   protocol::Writer w;
   w.u64(handle_id(stream));
   w.u8(per_thread ? protocol::kCopyPerThread : 0);
   w.u64(id);
-  return post(protocol::kOpHostCallback, w);
+  uint64_t request = 0;
+  const CUresult rc = post(protocol::kOpHostCallback, w, &request);
+  {
+    std::lock_guard lock(c.mu);
+    if (rc == CUDA_SUCCESS)
+      c.queued[id].request = request;
+    else
+      c.queued.erase(id);
+  }
+  c.sent.notify_all();
+  return rc;
 }
 
 CUresult launch_host_func(CUstream stream, CUhostFn fn, void* data, bool per_thread) {
@@ -53,25 +77,27 @@ CUresult add_callback(CUstream stream, CUstreamCallback fn, void* data, unsigned
 
 }  // namespace
 
-void callback_reached(uint64_t id) {
-  std::lock_guard lock(callbacks().mu);
-  auto it = callbacks().waiting.find(id);
-  if (it == callbacks().waiting.end()) return;
-  callbacks().reached.push_back(std::move(it->second));
-  callbacks().waiting.erase(it);
-}
-
-void run_reached_callbacks() {
-  for (;;) {
-    std::function<void()> fn;
-    {
-      std::lock_guard lock(callbacks().mu);
-      if (callbacks().reached.empty()) return;
-      fn = std::move(callbacks().reached.front());
-      callbacks().reached.pop_front();
+bool run_host_callback(uint64_t id) {
+  Callbacks& c = callbacks();
+  std::function<void()> fn;
+  uint64_t request = 0;
+  {
+    std::unique_lock lock(c.mu);
+    auto it = c.queued.end();
+    // Reached means sent, but enqueue may not have noted the request's id yet.
+    c.sent.wait(lock, [&] { return (it = c.queued.find(id)) == c.queued.end() || it->second.request; });
+    if (it == c.queued.end()) return false;
+    request = it->second.request;
+    if (it->second.replays) {
+      fn = it->second.fn;
+    } else {
+      fn = std::move(it->second.fn);
+      c.queued.erase(it);
     }
-    fn();
   }
+  connection()->deliver_ahead_of(request);
+  fn();
+  return true;
 }
 
 }  // namespace scuda::client

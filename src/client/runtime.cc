@@ -10,7 +10,6 @@
 
 #include "client/coherent_pages.h"
 #include "client/context.h"
-#include "client/host_callbacks.h"
 #include "client/session.h"
 #include "client/stats.h"
 #include "common/config.h"
@@ -117,9 +116,10 @@ bool whole_context_sync(uint32_t op) {
   return op == protocol::kOp_cuCtxSynchronize || op == protocol::kOp_cuCtxSynchronize_v2;
 }
 
-// call(), with the connection's lock held for the request and its reply.
-CUresult call_locked(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
-                     bool synchronizing) {
+}  // namespace
+
+CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
+              bool synchronizing) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
@@ -135,21 +135,12 @@ CUresult call_locked(uint32_t op, const protocol::Writer& request, std::vector<u
   return rc;
 }
 
-}  // namespace
-
-CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
-              bool synchronizing) {
-  const CUresult rc = call_locked(op, request, reply, synchronizing);
-  if (synchronizing) run_reached_callbacks();
-  return rc;
-}
-
-CUresult post(uint32_t op, const protocol::Writer& request) {
+CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
   coherence::before_request(*conn, may_start_device_work(op));
-  return send_in_context(conn, op, protocol::kOneWay, request, nullptr)
+  return send_in_context(conn, op, protocol::kOneWay, request, id)
              ? CUDA_SUCCESS
              : CUDA_ERROR_DEVICE_UNAVAILABLE;
 }

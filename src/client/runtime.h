@@ -54,8 +54,8 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
               bool synchronizing = false);
 
 // Sends request `op` one-way: its error, if any, is returned by the next
-// synchronizing call.
-CUresult post(uint32_t op, const protocol::Writer& request);
+// synchronizing call. *id, when asked for, is the request's id.
+CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id = nullptr);
 
 }  // namespace scuda::client
 

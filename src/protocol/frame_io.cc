@@ -14,6 +14,13 @@ bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
   return s.writev_all(iov, tail_size ? 3 : 2);
 }
 
+bool write_error(Socket& s, uint64_t request_id, const std::string& message) {
+  FrameHeader h;
+  h.flags = kReply | kError;
+  h.request_id = request_id;
+  return write_frame(s, h, message.data(), message.size());
+}
+
 ReadStatus read_frame(Socket& s, Frame* f, std::string* error) {
   uint8_t header[kHeaderSize];
   if (!s.read_exact(header, kHeaderSize)) return ReadStatus::kClosed;

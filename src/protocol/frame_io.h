@@ -14,6 +14,9 @@ namespace scuda::protocol {
 bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
                  const void* tail = nullptr, size_t tail_size = 0);
 
+// Sends an ERROR frame: `message` tells the peer why its connection ends.
+bool write_error(Socket& s, uint64_t request_id, const std::string& message);
+
 enum class ReadStatus { kOk, kClosed, kBad };
 
 // Reads one frame. kClosed: the peer went away (cleanly or not) before a

@@ -50,6 +50,9 @@ void encode(const Hello& h, Writer& w) {
   w.put<int32_t>(h.cuda_version);
   w.str(h.token);
   w.str(h.program);
+  if (h.join.empty()) return;
+  w.str(h.join);
+  w.str(h.secret);
 }
 
 bool decode(Reader& r, Hello* h) {
@@ -57,6 +60,11 @@ bool decode(Reader& r, Hello* h) {
   h->cuda_version = r.get<int32_t>();
   read_bounded_string(r, &h->token);
   read_bounded_string(r, &h->program);
+  if (r.ok() && r.remaining() > 0) {
+    read_bounded_string(r, &h->join);
+    read_bounded_string(r, &h->secret);
+    if (h->join.empty()) r.fail();
+  }
   return r.done();
 }
 

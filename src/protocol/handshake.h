@@ -1,5 +1,6 @@
 // The handshake: the client's Hello and the server's Welcome, which carries
-// the snapshot of the devices that the client answers queries from.
+// the snapshot of the devices that the client answers queries from. A Hello
+// that names a session to join opens that session's callback channel.
 #pragma once
 
 #include <cuda.h>
@@ -17,6 +18,10 @@ struct Hello {
   int32_t cuda_version = 0;  // CUDA_VERSION of the headers the client was built with
   std::string token;
   std::string program;       // the client's program name, for the server's logs
+  // Only on a callback channel's handshake (docs/protocol.md, "Host
+  // callbacks"): the session to join, as it named itself, and its secret.
+  std::string join = {};
+  std::string secret = {};
 };
 
 struct DeviceInfo {

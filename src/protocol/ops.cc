@@ -26,6 +26,7 @@ const char* op_name(uint32_t op) {
     case kOpPointerAttributes: return "pointer-attributes";
     case kOpParamLayout: return "param-layout";
     case kOpHostCallback: return "host-callback";
+    case kOpCallbackChannel: return "callback-channel";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

@@ -27,7 +27,8 @@ enum Op : uint32_t {
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
   kOpParamLayout,        // a function's or kernel's layout, when its lookup could not tell
-  kOpHostCallback,       // one-way: a host callback's place in a stream; reached ids come back
+  kOpHostCallback,       // one-way: a host callback's place in a stream (and the callback channel's frames)
+  kOpCallbackChannel,    // the name and secret with which a callback channel joins the session
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets

@@ -1,7 +1,10 @@
-// Host callbacks: the stream gets a stand-in host function that notes the
-// callback's id; the session relays noted ids to the client ahead of its
-// next synchronizing reply (Session::relay_output), and the client runs them.
+// Host callbacks: the stream gets a stand-in host function that waits, on
+// the driver's thread, until the client has run the callback over the
+// callback channel (callback_channel.h).
+#include <spdlog/spdlog.h>
+
 #include "protocol/ops.h"
+#include "server/callback_channel.h"
 #include "server/dispatch.h"
 #include "server/session.h"
 
@@ -9,16 +12,9 @@ namespace scuda::server {
 
 namespace {
 
-struct Reached {
-  Session* session;
-  uint64_t id;
-};
-
-void CUDA_CB note_reached(void* p) {
-  const Reached* r = static_cast<Reached*>(p);
-  r->session->callback_reached(r->id);
-  delete r;
-}
+// The callback's id is the host function's data, so that a captured one
+// can run as often as its graph does.
+void CUDA_CB reached(void* id) { callback_channel().reached(reinterpret_cast<uintptr_t>(id)); }
 
 // u64 stream id, u8 mode, u64 callback id; one-way.
 CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
@@ -31,14 +27,26 @@ CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
   const DriverTable& d = s.driver();
   auto launch = per_thread ? d.cuLaunchHostFunc_ptsz : d.cuLaunchHostFunc;
   if (!launch) return CUDA_ERROR_NOT_SUPPORTED;
-  auto* reached = new Reached{&s, id};
-  const CUresult rc = launch(static_cast<CUstream>(stream), note_reached, reached);
-  if (rc != CUDA_SUCCESS) delete reached;
-  return rc;
+  return launch(static_cast<CUstream>(stream), reached, reinterpret_cast<void*>(uintptr_t{id}));
+}
+
+// No inputs; replies string name, string secret: what the client's join
+// of the callback channel must carry.
+CUresult open_channel(Session&, protocol::Reader& in, protocol::Writer& out) {
+  if (!in.done()) return kMalformed;
+  std::string name, secret, error;
+  if (!callback_channel().open(&name, &secret, &error)) {
+    spdlog::error("cannot open a callback channel: {}", error);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  out.str(name);
+  out.str(secret);
+  return CUDA_SUCCESS;
 }
 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpHostCallback, host_callback, "host-callback"},
+    {protocol::kOpCallbackChannel, open_channel, "callback-channel"},
 };
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <unordered_set>
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/frame_io.h"
@@ -31,13 +30,9 @@ void reap(std::unordered_set<pid_t>* sessions) {
   }
 }
 
-void refuse_busy(Socket& client, int max_sessions) {
-  const std::string message = fmt::format(
-      "the server is at its limit of {} sessions; try again later", max_sessions);
-  protocol::FrameHeader h;
-  h.flags = protocol::kReply | protocol::kError;
-  protocol::write_frame(client, h, message.data(), message.size());
-}
+// Connections past the limit get a process only to join a session's
+// callback channel, and only this many at once.
+constexpr int kJoinsPastTheLimit = 4;
 
 [[noreturn]] void run_session(Socket client, const SessionOptions& options) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -73,14 +68,18 @@ int serve(const ListenerOptions& options) {
     // Replies are small and latency-bound: never hold one back for Nagle.
     int one = 1;
     setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (options.max_sessions > 0 && static_cast<int>(sessions.size()) >= options.max_sessions) {
-      refuse_busy(client, options.max_sessions);
+    const int live = static_cast<int>(sessions.size());
+    if (options.max_sessions > 0 && live >= options.max_sessions + kJoinsPastTheLimit) {
+      protocol::write_error(client, 0, at_limit_message(options.max_sessions));
       continue;
     }
+    SessionOptions session = options.session;
+    if (options.max_sessions > 0 && live >= options.max_sessions)
+      session.full_at = options.max_sessions;
     pid_t pid = fork();
     if (pid == 0) {
       listener.close();
-      run_session(std::move(client), options.session);
+      run_session(std::move(client), session);
     }
     if (pid < 0) {
       spdlog::error("fork failed: {}", std::strerror(errno));

@@ -10,6 +10,7 @@
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
+#include "server/callback_channel.h"
 #include "server/dispatch.h"
 #include "server/snapshot.h"
 
@@ -19,11 +20,19 @@ using protocol::Frame;
 using protocol::FrameHeader;
 using protocol::ReadStatus;
 
+std::string at_limit_message(int max_sessions) {
+  return fmt::format("the server is at its limit of {} sessions; try again later", max_sessions);
+}
+
 Session::Session(Socket socket, SessionOptions options)
     : socket_(std::move(socket)), options_(std::move(options)) {}
 
 int Session::run() {
-  if (!handshake()) return 1;
+  protocol::Hello hello;
+  uint64_t hello_id = 0;
+  if (!read_hello(&hello, &hello_id)) return 1;
+  if (!hello.join.empty()) return join(hello, hello_id) ? 0 : 1;
+  if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
   Frame frame;
   std::string error;
@@ -44,50 +53,67 @@ int Session::run() {
 
 void Session::refuse(uint64_t request_id, const std::string& message) {
   spdlog::warn("refusing client: {}", message);
-  FrameHeader h;
-  h.flags = protocol::kReply | protocol::kError;
-  h.request_id = request_id;
-  protocol::write_frame(socket_, h, message.data(), message.size());
+  protocol::write_error(socket_, request_id, message);
 }
 
-bool Session::handshake() {
+// Checks what a session and a callback channel's join have in common.
+bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id) {
   Frame f;
   std::string error;
   ReadStatus status = protocol::read_frame(socket_, &f, &error);
   if (status == ReadStatus::kClosed) return false;
+  *request_id = f.header.request_id;
   if (status == ReadStatus::kBad || f.header.op != protocol::kOpHello) {
     refuse(f.header.request_id, status == ReadStatus::kBad ? error : "the first frame must be the handshake");
     return false;
   }
-  protocol::Hello hello;
   protocol::Reader r(f.payload);
-  if (!protocol::decode(r, &hello)) {
+  if (!protocol::decode(r, hello)) {
     refuse(f.header.request_id, "malformed handshake");
     return false;
   }
-  if (!options_.token.empty() && !protocol::tokens_equal(hello.token, options_.token)) {
+  if (!options_.token.empty() && !protocol::tokens_equal(hello->token, options_.token)) {
     refuse(f.header.request_id,
            "authentication failed: wrong or missing token (give the server's token with "
            "--token-file or SCUDA_TOKEN_FILE)");
     return false;
   }
-  if (hello.api_hash != protocol::kApiHash) {
+  if (hello->api_hash != protocol::kApiHash) {
     refuse(f.header.request_id,
            "client and server were built from different driver API tables: run the same "
            "scuda release on both machines");
     return false;
   }
+  if (options_.full_at > 0 && hello->join.empty()) {
+    refuse(f.header.request_id, at_limit_message(options_.full_at));
+    return false;
+  }
+  return true;
+}
+
+bool Session::join(const protocol::Hello& hello, uint64_t request_id) {
+  std::string error;
+  if (!hand_over(socket_, hello.join, hello.secret, &error)) {
+    refuse(request_id, error);
+    return false;
+  }
+  spdlog::info("handed a callback channel of '{}' to its session", hello.program);
+  return true;
+}
+
+bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
+  std::string error;
   if (!load_driver(options_.driver_path, &driver_, &error)) {
-    refuse(f.header.request_id, "server: " + error);
+    refuse(request_id, "server: " + error);
     return false;
   }
   protocol::Welcome welcome;
   if (!take_snapshot(driver_, &welcome, &error)) {
-    refuse(f.header.request_id, "server: " + error);
+    refuse(request_id, "server: " + error);
     return false;
   }
   if (welcome.driver_version / 1000 < hello.cuda_version / 1000) {
-    refuse(f.header.request_id,
+    refuse(request_id,
            fmt::format("the program was built for CUDA {}.{} but the server's driver supports "
                        "CUDA {}.{}: update the driver on the GPU host",
                        hello.cuda_version / 1000, hello.cuda_version % 1000 / 10,
@@ -102,7 +128,7 @@ bool Session::handshake() {
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = protocol::kOpHello;
-  h.request_id = f.header.request_id;
+  h.request_id = request_id;
   return protocol::write_frame(socket_, h, w.data().data(), w.size());
 }
 
@@ -149,26 +175,10 @@ void Session::latch(CUresult rc) {
 
 // Only synchronizing replies carry it: the driver prints kernels' output
 // when it synchronizes, and other replies are spared a system call.
-void Session::callback_reached(uint64_t id) {
-  std::lock_guard lock(reached_mu_);
-  reached_.push_back(id);
-}
-
 bool Session::relay_output() {
   if (!(request_.flags & protocol::kSynchronizing)) return true;
-  protocol::Writer ids;
-  {
-    std::lock_guard lock(reached_mu_);
-    for (uint64_t id : reached_) ids.u64(id);
-    reached_.clear();
-  }
   FrameHeader h;
   h.flags = protocol::kOutput;
-  if (ids.size()) {
-    h.op = protocol::kOpHostCallback;
-    if (!protocol::write_frame(socket_, h, ids.data().data(), ids.size())) return false;
-    h.op = 0;
-  }
   const std::string text = output_.take();
   for (size_t at = 0; at < text.size(); at += protocol::kMaxPayload) {
     const size_t n = std::min<size_t>(protocol::kMaxPayload, text.size() - at);

@@ -2,13 +2,12 @@
 // and the connection, and dispatches each request frame to its handler.
 #pragma once
 
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "common/driver_table.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
+#include "protocol/handshake.h"
 #include "server/handler.h"
 #include "server/handles.h"
 #include "server/host_mirrors.h"
@@ -20,7 +19,14 @@ namespace scuda::server {
 struct SessionOptions {
   std::string token;        // empty: no token required
   std::string driver_path;  // empty: search the usual places
+  // Set when the listener is at its limit of this many sessions: then only
+  // a callback channel's join is served (a brief process, for a session
+  // that already counts).
+  int full_at = 0;
 };
+
+// What a client is told when the server is at its limit of sessions.
+std::string at_limit_message(int max_sessions);
 
 class Session {
  public:
@@ -46,11 +52,14 @@ class Session {
   // Keeps `rc` for the next synchronizing request, as a failed one-way
   // request's error is kept.
   void latch(CUresult rc);
-  // From a driver thread: host callback `id` was reached by its stream.
-  void callback_reached(uint64_t id);
 
  private:
-  bool handshake();
+  // The handshake's first half: decodes and checks the Hello.
+  bool read_hello(protocol::Hello* hello, uint64_t* request_id);
+  // A session's handshake: loads the driver and sends the welcome.
+  bool welcome(const protocol::Hello& hello, uint64_t request_id);
+  // A callback channel's: hands the connection to the session it joins.
+  bool join(const protocol::Hello& hello, uint64_t request_id);
   bool serve_one(const protocol::Frame& request);
   // The result to reply with, after the latched error rules.
   CUresult settle(CUresult rc);
@@ -70,8 +79,6 @@ class Session {
   Staging staging_;
   HostMirrors mirrors_;
   SessionOutput output_;
-  std::mutex reached_mu_;
-  std::vector<uint64_t> reached_;  // host callbacks reached, not yet relayed
 };
 
 }  // namespace scuda::server

@@ -6,8 +6,11 @@
 //   client_tool runtime-exit  managed memory, then driver calls from an exit
 //                             handler registered before cuInit (as cudart's)
 //   client_tool program-exit  the same, from one registered after it
+//   client_tool callback-exit  a host callback that never returns, then exit
 #include <cuda.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -113,6 +116,26 @@ int managed_then_exit(bool program_handler) {
   return 0;
 }
 
+// Exits while its stream waits for a callback that never returns: neither
+// this process nor its session may hang on it.
+int callback_then_exit() {
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream stream;
+  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+      cuStreamCreate(&stream, 0))
+    return 1;
+  static std::atomic<bool> running{false};
+  auto forever = [](void*) {
+    running = true;
+    for (;;) pause();
+  };
+  if (CUresult rc = cuLaunchHostFunc(stream, forever, nullptr)) return report("cuLaunchHostFunc", rc);
+  while (!running) usleep(1000);
+  std::printf("callback running\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,5 +147,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "init") == 0) return report("cuInit", CUDA_SUCCESS);
   if (std::strcmp(argv[1], "copy-loop") == 0) return copy_loop();
   if (std::strcmp(argv[1], "submit") == 0) return submit();
+  if (std::strcmp(argv[1], "callback-exit") == 0) return callback_then_exit();
   return 2;
 }

@@ -18,6 +18,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   const std::string& address() const { return address_; }
+  pid_t pid() const { return pid_; }
   // The file the driver double appends its launch records to.
   const std::string& launch_log() const { return launch_log_; }
   void stop();

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +11,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/socket.h"
 #include "protocol/copy_desc.h"
@@ -355,6 +359,170 @@ TEST(Session, TheServerRefusesHostNodesItself) {
   req.op = protocol::kOpGraphAddNode;
   req.request_id = 1;
   EXPECT_EQ(result_of(exchange(sock, req, w)), uint32_t{CUDA_ERROR_NOT_SUPPORTED});
+}
+
+}  // namespace
+}  // namespace scuda
+
+namespace scuda {
+namespace {
+
+struct Channel {
+  std::string name;
+  std::string secret;
+};
+
+Channel ask_for_channel(Socket& sock, uint64_t request_id) {
+  protocol::FrameHeader req;
+  req.op = protocol::kOpCallbackChannel;
+  req.request_id = request_id;
+  const std::string reply = exchange(sock, req, protocol::Writer());
+  protocol::Reader r(reply.data(), reply.size());
+  EXPECT_EQ(r.u32(), uint32_t{CUDA_SUCCESS});
+  Channel c{r.str(), r.str()};
+  EXPECT_TRUE(r.done());
+  return c;
+}
+
+// The server's answer to a callback channel's join: its result word, or the
+// message it refused with.
+std::string join(Socket& sock, const std::string& token, const Channel& c) {
+  protocol::Hello h = good_hello();
+  h.token = token;
+  h.join = c.name;
+  h.secret = c.secret;
+  return hello(sock, h);
+}
+
+const std::string kJoined(sizeof(uint32_t), '\0');
+
+// Joins are checked like sessions (the server's token), then by the
+// session itself (its secret); refusals leave the session serving, and
+// waiting for the right join.
+TEST(Session, CallbackChannelJoinsNeedTheTokenAndTheSessionsSecret) {
+  ServerProcess server({"--token-file", write_token("join", "join-token")});
+  Socket main = raw_connect(server);
+  protocol::Hello h = good_hello();
+  h.token = "join-token";
+  ASSERT_EQ(result_of(hello(main, h)), uint32_t{CUDA_SUCCESS});
+  const Channel channel = ask_for_channel(main, 1);
+  EXPECT_EQ(channel.secret.size(), 32u);
+
+  Socket no_token = raw_connect(server);
+  EXPECT_NE(join(no_token, "", channel).find("authentication failed"), std::string::npos);
+  Channel wrong = channel;
+  wrong.secret[0] ^= 1;
+  Socket wrong_secret = raw_connect(server);
+  EXPECT_NE(join(wrong_secret, "join-token", wrong).find("wrong secret"), std::string::npos);
+  EXPECT_TRUE(closed_by_server(wrong_secret));
+  Socket unknown = raw_connect(server);
+  EXPECT_NE(join(unknown, "join-token", {"scuda-callbacks-1-00", channel.secret})
+                .find("no session is waiting"),
+            std::string::npos);
+
+  EXPECT_EQ(ask_for_channel(main, 2).name, channel.name);
+  Socket joined = raw_connect(server);
+  EXPECT_EQ(join(joined, "join-token", channel), kJoined);
+}
+
+// On the joined channel the session says when the stream reaches a
+// callback, and the stream waits for "done".
+TEST(Session, CallbackChannelCarriesReachedAndDone) {
+  ServerProcess server;
+  Socket main = raw_connect(server);
+  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
+  Socket channel = raw_connect(server);
+  ASSERT_EQ(join(channel, "", ask_for_channel(main, 1)), kJoined);
+  const timeval patience{10, 0};  // a failure below must not hang the test
+  setsockopt(channel.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  protocol::Writer ctx;
+  ctx.u64(0x5000);
+  ctx.u32(0);
+  ctx.put<int32_t>(0);
+  protocol::FrameHeader req;
+  req.op = protocol::kOpCtxCreate;
+  req.request_id = 2;
+  ASSERT_EQ(result_of(exchange(main, req, ctx)), uint32_t{CUDA_SUCCESS});
+  protocol::Writer current, callback;
+  current.u64(0x5000);
+  callback.u64(0);  // the NULL stream
+  callback.u8(0);
+  callback.u64(0x77);
+  req.flags = protocol::kOneWay;
+  for (auto [op, w] : {std::pair{protocol::kOpCtxSetCurrent, &current},
+                       std::pair{protocol::kOpHostCallback, &callback}}) {
+    req.op = op;
+    ++req.request_id;
+    protocol::write_frame(main, req, w->data().data(), w->size());
+  }
+  protocol::Frame reached;
+  std::string error;
+  ASSERT_EQ(protocol::read_frame(channel, &reached, &error), protocol::ReadStatus::kOk);
+  protocol::Reader r(reached.payload);
+  EXPECT_EQ(reached.header.op, uint32_t{protocol::kOpHostCallback});
+  EXPECT_EQ(r.u64(), 0x77u);
+  EXPECT_TRUE(r.done());
+  protocol::FrameHeader done;
+  done.op = protocol::kOpHostCallback;
+  done.flags = protocol::kReply;
+  ASSERT_TRUE(protocol::write_frame(channel, done, reached.payload.data(), reached.payload.size()));
+  ask_for_channel(main, 10);  // the session went on past the callback
+}
+
+// The session processes the listener forked, with their exit codes once
+// they have ended (zombies not yet reaped).
+struct Child {
+  pid_t pid;
+  bool ended;
+  int exit_code;
+};
+
+std::vector<Child> children_of(pid_t parent) {
+  std::vector<Child> out;
+  const std::string list = read_all("/proc/" + std::to_string(parent) + "/task/" +
+                                    std::to_string(parent) + "/children");
+  std::istringstream pids(list);
+  for (pid_t pid; pids >> pid;) {
+    const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;  // already reaped
+    const char state = stat[paren + 2];
+    const int code = std::stoi(stat.substr(stat.rfind(' ') + 1));
+    out.push_back({pid, state == 'Z', code});
+  }
+  return out;
+}
+
+bool all_ended(pid_t parent) {
+  for (const Child& c : children_of(parent))
+    if (!c.ended) return false;
+  return true;
+}
+
+// A program that exits while its stream waits for its callback: the program
+// does not hang, its session ends cleanly, and the server serves on.
+TEST(Session, ExitWithACallbackRunningEndsTheSessionCleanly) {
+  ServerProcess server;
+  Output o = client(server, "callback-exit");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out, "callback running\n");
+  for (int i = 0; i < 250 && !all_ended(server.pid()); ++i) usleep(20000);
+  const std::vector<Child> children = children_of(server.pid());
+  EXPECT_FALSE(children.empty());
+  for (const Child& c : children) {
+    EXPECT_TRUE(c.ended) << c.pid;
+    EXPECT_EQ(c.exit_code, 0) << c.pid;
+  }
+  EXPECT_EQ(client(server, "init").exit_code, 0);
+}
+
+// A server at its limit of sessions still lets a session's callback channel
+// join: it belongs to a session already counted.
+TEST(Session, CallbackChannelJoinsAServerAtItsLimit) {
+  ServerProcess server({"--max-sessions", "1"});
+  Output o = client(server, "callback-exit");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "callback running\n");
 }
 
 }  // namespace

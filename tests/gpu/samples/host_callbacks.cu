@@ -1,8 +1,11 @@
 // Host callbacks: cudaLaunchHostFunc and cudaStreamAddCallback on three
 // streams run in each stream's order, after the work queued before them
 // (a callback sees the result of the async copy queued just ahead of it,
-// each step copying into a slot of its own).
+// each step copying into a slot of its own), and before the work queued
+// after them (the next step's slot is still zero when the callback looks).
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,10 +26,17 @@ struct Step {
   const int* host;  // the copy queued before this callback
 };
 
+std::atomic<int> early{0};  // callbacks that saw the copy queued after them done
+
 void CUDART_CB host_func(void* p) {
   Step* s = static_cast<Step*>(p);
-  s->log->push_back("stream " + std::to_string(s->stream) + " step " + std::to_string(s->step) +
-                    " sees " + std::to_string(s->host[kN - 1]));
+  std::string line = "stream " + std::to_string(s->stream) + " step " + std::to_string(s->step) +
+                     " sees " + std::to_string(s->host[kN - 1]);
+  if (s->step + 1 < kSteps) {
+    line += ", next slot " + std::to_string(s->host[kN + kN - 1]);
+    early += s->host[kN + kN - 1] != 0;
+  }
+  s->log->push_back(line);
 }
 
 void CUDART_CB stream_callback(cudaStream_t, cudaError_t status, void* p) {
@@ -45,6 +55,7 @@ int main() {
     CK(cudaStreamCreate(&streams[s]));
     CK(cudaMalloc(&dev[s], kN * sizeof(int)));
     CK(cudaMallocHost(&host[s], kSteps * kN * sizeof(int)));
+    std::memset(host[s], 0, kSteps * kN * sizeof(int));
     CK(cudaMemsetAsync(dev[s], 0, kN * sizeof(int), streams[s]));
   }
   for (int k = 0; k < kSteps; ++k)
@@ -66,7 +77,7 @@ int main() {
     CK(cudaFree(dev[s]));
     CK(cudaStreamDestroy(streams[s]));
   }
-  const bool ok = total == 2 * kStreams * kSteps;
+  const bool ok = total == 2 * kStreams * kSteps && early == 0;
   printf("RESULT %s %s %d callbacks\n", NAME, ok ? "PASS" : "FAIL", total);
   return ok ? 0 : 1;
 }

@@ -1,0 +1,87 @@
+#include "client/callback_channel.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "client/host_callbacks.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "protocol/frame_io.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+std::atomic<bool> g_lost{false};
+
+void lose(const std::string& why) {
+  g_lost.store(true);
+  if (!exiting())
+    spdlog::error("lost the callback channel to the scuda server: {}; host callbacks fail from "
+                  "now on", why);
+}
+
+// Each frame from the server is "reached" (op host-callback, u64 id); each
+// answer is "done" (the same, flagged REPLY).
+void serve(Socket s) {
+  protocol::Frame f;
+  std::string why;
+  for (;;) {
+    switch (protocol::read_frame(s, &f, &why)) {
+      case protocol::ReadStatus::kClosed: return lose("the server closed it");
+      case protocol::ReadStatus::kBad: return lose(why);
+      case protocol::ReadStatus::kOk: break;
+    }
+    protocol::Reader r(f.payload);
+    const uint64_t id = r.u64();
+    if (f.header.op != protocol::kOpHostCallback || f.header.flags != 0 || !r.done())
+      return lose("the server sent a frame that is not a reached callback");
+    if (!run_host_callback(id))
+      return lose(fmt::format("the server named callback {}, which this process never queued", id));
+    protocol::FrameHeader done;
+    done.op = protocol::kOpHostCallback;
+    done.flags = protocol::kReply;
+    if (!protocol::write_frame(s, done, f.payload.data(), f.payload.size()))
+      return lose("the connection broke");
+  }
+}
+
+CUresult open_once() {
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpCallbackChannel, protocol::Writer(), &reply); rc != CUDA_SUCCESS) {
+    spdlog::error("host callbacks cannot run: the server could not open a callback channel "
+                  "(CUresult {}; its log says why)", static_cast<int>(rc));
+    return rc;
+  }
+  protocol::Reader r(reply);
+  const std::string name = r.str();
+  const std::string secret = r.str();
+  if (!r.done()) return bad_reply("callback-channel");
+  std::string error;
+  Socket s = connection()->join(name, secret, &error);
+  if (!s.valid()) {
+    spdlog::error("host callbacks cannot run: the callback channel did not open: {}", error);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  std::thread(serve, std::move(s)).detach();
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult open_callback_channel() {
+  static std::once_flag once;
+  static CUresult result = CUDA_ERROR_NOT_INITIALIZED;
+  std::call_once(once, [] { result = open_once(); });
+  if (result == CUDA_SUCCESS && g_lost.load()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  return result;
+}
+
+}  // namespace scuda::client

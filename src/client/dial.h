@@ -1,0 +1,19 @@
+// Opening a connection to a scuda server: connect, send the Hello, read the
+// answer. The session's connection and its callback channel both start so.
+#pragma once
+
+#include <string>
+
+#include "common/socket.h"
+#include "protocol/frame.h"
+#include "protocol/handshake.h"
+
+namespace scuda::client {
+
+// Connects to `address` (HOST:PORT) and sends `hello`; returns the socket
+// with the server's reply in *reply, or an invalid socket and says why, in
+// words meant for the user (a refusal carries the server's message).
+Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
+            std::string* error);
+
+}  // namespace scuda::client

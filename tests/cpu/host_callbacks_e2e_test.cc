@@ -1,0 +1,150 @@
+// Host callbacks end to end: a callback runs on this process's callback
+// channel as soon as the server's stream reaches it, sees the copies queued
+// ahead of it, and the stream's later work waits until it returns.
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "shared_server.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Something a callback raises and a test (or another callback) waits for.
+class Flag {
+ public:
+  void raise() {
+    {
+      std::lock_guard lock(mu_);
+      raised_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool wait(std::chrono::milliseconds timeout = 10s) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return raised_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool raised_ = false;
+};
+
+class HostCallbackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamCreate(&stream_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemAlloc(&word_, sizeof(uint32_t)), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemsetD32(word_, 1, 1), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    cuMemFree(word_);
+    cuStreamDestroy(stream_);
+    cuDevicePrimaryCtxRelease(dev_);
+  }
+
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUdeviceptr word_ = 0;  // one uint32_t of device memory, 1 to start with
+};
+
+// What a callback saw of a host word, and that it ran.
+struct Look {
+  const uint32_t* host;
+  uint32_t seen = 0;
+  std::chrono::milliseconds delay{0};
+  Flag ran{};
+};
+
+void look(void* p) {
+  Look* l = static_cast<Look*>(p);
+  std::this_thread::sleep_for(l->delay);
+  l->seen = *l->host;
+  l->ran.raise();
+}
+
+// A program may wait for its callback on a flag of its own, with no CUDA
+// call to give the client a chance to run it.
+TEST_F(HostCallbackTest, RunsWithoutAnySynchronizingCall) {
+  Flag ran{};
+  ASSERT_EQ(cuLaunchHostFunc(stream_, [](void* p) { static_cast<Flag*>(p)->raise(); }, &ran),
+            CUDA_SUCCESS);
+  EXPECT_TRUE(ran.wait());
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+}
+
+// The copy queued ahead of a callback has landed when it runs, though the
+// program is not reading replies meanwhile.
+TEST_F(HostCallbackTest, SeesTheCopyQueuedAheadOfIt) {
+  uint32_t host = 0;
+  Look l{&host};
+  ASSERT_EQ(cuMemsetD32Async(word_, 7, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(&host, word_, sizeof host, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(stream_, look, &l), CUDA_SUCCESS);
+  ASSERT_TRUE(l.ran.wait());
+  EXPECT_EQ(l.seen, 7u);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+}
+
+// The work queued after a callback waits for it: the callback, slow to look,
+// still sees the host word as it was, while the program has already asked
+// to synchronize the stream.
+TEST_F(HostCallbackTest, LaterWorkWaitsUntilItReturns) {
+  uint32_t host = 0;
+  Look l{&host, 0, 200ms};
+  ASSERT_EQ(cuLaunchHostFunc(stream_, look, &l), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(word_, 2, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(&host, word_, sizeof host, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_TRUE(l.ran.wait(0ms));
+  EXPECT_EQ(l.seen, 0u);
+  EXPECT_EQ(host, 2u);
+}
+
+// A callback that holds its stream until the program says so: meanwhile the
+// program queues a copy and a second callback, which runs after the first
+// and sees the copy.
+TEST_F(HostCallbackTest, ACallbackMayHoldItsStreamWhileTheProgramQueuesMore) {
+  struct Gate {
+    Flag open;
+    bool opened = false;
+    std::vector<int> order;
+  } gate;
+  uint32_t host = 0;
+  Look l{&host};
+  ASSERT_EQ(cuLaunchHostFunc(
+                stream_,
+                [](void* p) {
+                  Gate* g = static_cast<Gate*>(p);
+                  g->opened = g->open.wait();
+                  g->order.push_back(1);
+                },
+                &gate),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(word_, 5, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(&host, word_, sizeof host, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(stream_, look, &l), CUDA_SUCCESS);
+  auto second = [](CUstream, CUresult status, void* p) {
+    static_cast<Gate*>(p)->order.push_back(status == CUDA_SUCCESS ? 2 : -1);
+  };
+  ASSERT_EQ(cuStreamAddCallback(stream_, second, &gate, 0), CUDA_SUCCESS);
+  gate.open.raise();
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_TRUE(gate.opened);
+  EXPECT_EQ(gate.order, (std::vector<int>{1, 2}));
+  EXPECT_EQ(l.seen, 5u);
+}
+
+}  // namespace
