@@ -305,6 +305,43 @@ TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
   EXPECT_EQ(ask(256, 0), 0u);
 }
 
+// cuBLASLt asks for each problem size: the grid and the stream (beyond its
+// context) cannot change the answer, so they do not cost a round trip.
+TEST_F(LaunchTest, ClusterOccupancyIsAskedOncePerBlockShapeWhateverTheGrid) {
+  auto ask = [&](uint8_t which, unsigned grid, unsigned block, unsigned cluster, CUstream stream,
+                 int* value) {  // replies one query waited for
+    CUlaunchAttribute attrs[2] = {};
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim = {cluster, 1, 1};
+    attrs[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attrs[1].value.priority = static_cast<int>(grid);
+    const CUlaunchConfig c{grid, 1, 1, block, 1, 1, 0, stream, attrs, 2};
+    const uint64_t before = scuda_replies_awaited();
+    EXPECT_EQ(which == 0 ? cuOccupancyMaxActiveClusters(value, vadd_, &c)
+                         : cuOccupancyMaxPotentialClusterSize(value, vadd_, &c),
+              CUDA_SUCCESS);
+    return scuda_replies_awaited() - before;
+  };
+  int clusters = 0;
+  EXPECT_EQ(ask(0, 8, 256, 2, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 16);  // 4 SMs x 8 blocks of 256 threads, in pairs
+  for (unsigned grid : {16u, 64u, 4096u}) {
+    EXPECT_EQ(ask(0, grid, 256, 2, nullptr, &clusters), 0u) << grid;
+    EXPECT_EQ(clusters, 16);
+  }
+  EXPECT_EQ(ask(0, 8, 256, 2, CU_STREAM_LEGACY, &clusters), 0u);  // the current context's too
+  EXPECT_EQ(ask(0, 8, 256, 4, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 8);
+  EXPECT_EQ(ask(0, 8, 512, 2, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 8);
+  int size = 0;
+  EXPECT_EQ(ask(1, 8, 1024, 2, nullptr, &size), 1u);
+  EXPECT_EQ(size, 8);
+  // cuOccupancyMaxPotentialClusterSize ignores the cluster dimensions.
+  EXPECT_EQ(ask(1, 32, 1024, 4, nullptr, &size), 0u);
+  EXPECT_EQ(size, 8);
+}
+
 // What kernels print on the server reaches the program's stdout, in order,
 // by the time a synchronizing call returns.
 TEST_F(LaunchTest, KernelOutputReachesTheProgramsStdout) {
