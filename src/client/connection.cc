@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -138,7 +139,8 @@ void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point 
   if (!stats::enabled()) return;
   const auto waited = std::chrono::steady_clock::now() - start;
   stats::count_reply(reply_op_, protocol::kHeaderSize + sizeof(uint32_t) + rest,
-                     std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count(),
+                     awaiting_);
 }
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
@@ -146,7 +148,25 @@ void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
 }
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
-  deliveries_.push_back({id, dst, size, layout});
+  deliveries_.push_back({id, dst, size, layout, nullptr});
+}
+
+void Connection::handle_later(uint64_t id, ReplyHandler handle) {
+  deliveries_.push_back({id, nullptr, 0, HostLayout::contiguous(0), std::move(handle)});
+}
+
+CUresult Connection::settle(uint64_t id) {
+  const bool owed = std::any_of(deliveries_.begin(), deliveries_.end(),
+                                [&](const Delivery& d) { return d.id == id; });
+  if (!owed) return CUDA_SUCCESS;
+  awaited_.fetch_add(1, std::memory_order_relaxed);
+  if (CUresult rc = deliver_before(id); broken_) return rc;
+  const Delivery d = std::move(deliveries_.front());
+  deliveries_.pop_front();
+  awaiting_ = true;
+  const CUresult rc = read_delivery(d);
+  if (!broken_ && deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
+  return broken_ ? rc : CUDA_SUCCESS;
 }
 
 CUresult Connection::take_deferred_error() {
@@ -157,18 +177,33 @@ CUresult Connection::take_deferred_error() {
 
 CUresult Connection::deliver_before(uint64_t id) {
   while (!deliveries_.empty() && deliveries_.front().id < id) {
-    const Delivery d = deliveries_.front();
+    const Delivery d = std::move(deliveries_.front());
     deliveries_.pop_front();
-    const CUresult rc = read_into(d.id, d.dst, d.size, d.layout);
+    awaiting_ = false;
+    const CUresult rc = read_delivery(d);
     if (broken_) return rc;
     if (deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
   }
+  awaiting_ = true;
   return CUDA_SUCCESS;
+}
+
+CUresult Connection::read_delivery(const Delivery& d) {
+  if (!d.handle) return read_into(d.id, d.dst, d.size, d.layout);
+  std::vector<uint8_t> payload;
+  const CUresult rc = read_reply(d.id, &payload);
+  if (broken_) return rc;
+  protocol::Reader r(payload);
+  return d.handle(rc, r);
 }
 
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   awaited_.fetch_add(1, std::memory_order_relaxed);
   if (CUresult rc = deliver_before(id); broken_) return rc;
+  return read_reply(id, reply);
+}
+
+CUresult Connection::read_reply(uint64_t id, std::vector<uint8_t>* reply) {
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
   size_t rest = 0;
