@@ -1,18 +1,13 @@
-// Modules, libraries, functions and kernels. Images go to the server by their
-// SHA-256, and whole only when the server lacks them (docs/protocol.md);
-// functions and kernels come back with their parameter layouts.
+// Module and library loads. Images go to the server by their SHA-256, and
+// whole only when the server lacks them (docs/protocol.md).
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
-#include "client/attributes.h"
-#include "client/context.h"
-#include "client/layouts.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
 #include "forward.h"
@@ -125,28 +120,6 @@ CUresult load_file(uint32_t op, H* out, const char* path) {
   return rc;
 }
 
-// Looks up a function or kernel by name and records its layout.
-template <class H, class P>
-CUresult get_entry(uint32_t op, H* out, P parent, const char* name) {
-  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-  protocol::Writer w;
-  w.u64(new_handle_id());
-  w.u64(handle_id(parent));
-  w.str(name);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(op, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  const uint64_t id = r.u64();
-  Layout layout;
-  bool known = false;
-  if (!read_layout(r, &layout, &known) || !read_attributes(r, id) || !r.done())
-    return bad_reply("function lookup");
-  if (known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
-  *out = handle_from_id<H>(id);
-  return CUDA_SUCCESS;
-}
-
 // JIT options that hand the driver a host buffer to fill cannot be honoured
 // remotely; such buffers are left empty.
 void clear_log_buffers(unsigned n, const CUjit_option* options, void** values) {
@@ -157,43 +130,12 @@ void clear_log_buffers(unsigned n, const CUjit_option* options, void** values) {
   }
 }
 
-// A kernel's function in the current context, asked of the server once and
-// then remembered: PyTorch asks for it before most launches.
-CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
-  static std::mutex mu;
-  static auto* known = new std::map<std::pair<uint64_t, uint64_t>, uint64_t>;  // never freed
-  const std::pair key{kernel, current_context_id()};
-  {
-    std::lock_guard lock(mu);
-    if (auto it = known->find(key); it != known->end()) {
-      *fn = it->second;
-      return CUDA_SUCCESS;
-    }
-  }
-  protocol::Writer w;
-  w.u64(new_handle_id());
-  w.u64(kernel);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpKernelGetFunction, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  *fn = r.u64();
-  if (!r.done()) return bad_reply("cuKernelGetFunction");
-  if (auto layout = fetch_layout(kernel)) note_layout(*fn, std::move(layout));
-  note_kernel_function(kernel, *fn);
-  std::lock_guard lock(mu);
-  (*known)[key] = *fn;
-  return CUDA_SUCCESS;
-}
-
 }  // namespace
 
 }  // namespace scuda::client
 
 using namespace scuda::client;
-using scuda::protocol::kOpLibraryGetKernel;
 using scuda::protocol::kOpLibraryLoad;
-using scuda::protocol::kOpModuleGetFunction;
 using scuda::protocol::kOpModuleLoad;
 
 extern "C" {
@@ -237,25 +179,6 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* path,
                     options, values, count);
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load_file(kOpLibraryLoad, library, path);
-}
-
-CUresult CUDAAPI cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
-  SCUDA_PASSTHROUGH(cuModuleGetFunction, fn, module, name);
-  return get_entry(kOpModuleGetFunction, fn, module, name);
-}
-
-CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
-  SCUDA_PASSTHROUGH(cuLibraryGetKernel, kernel, library, name);
-  return get_entry(kOpLibraryGetKernel, kernel, library, name);
-}
-
-CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
-  SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
-  if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  uint64_t id = 0;
-  CUresult rc = scuda::client::kernel_function(handle_id(kernel), &id);
-  if (rc == CUDA_SUCCESS) *fn = handle_from_id<CUfunction>(id);
-  return rc;
 }
 
 CUresult CUDAAPI cuLibraryGetModule(CUmodule* module, CUlibrary library) {

@@ -12,6 +12,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shared_server.h"
@@ -342,6 +343,91 @@ TEST_F(LaunchTest, ClusterOccupancyIsAskedOncePerBlockShapeWhateverTheGrid) {
   EXPECT_EQ(size, 8);
 }
 
+// cudart's lookups: sent without waiting, each once; the first launch
+// reads their replies (layouts and attributes) in one wait.
+TEST_F(LaunchTest, LookupsWaitForNothingAndAreAskedOnce) {
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  CUkernel kernel, kernel_again;
+  CUfunction fn, fn_again, vadd_again;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel_again, lib, "vadd"), CUDA_SUCCESS);
+  EXPECT_EQ(kernel_again, kernel);
+  ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+  ASSERT_EQ(cuKernelGetFunction(&fn_again, kernel), CUDA_SUCCESS);
+  EXPECT_EQ(fn_again, fn);
+  ASSERT_EQ(cuModuleGetFunction(&vadd_again, mod_, "vadd"), CUDA_SUCCESS);  // as in SetUp
+  EXPECT_EQ(vadd_again, vadd_);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  int regs = 0;
+  ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(regs, 32);
+  ASSERT_EQ(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), CUDA_SUCCESS);
+  EXPECT_EQ(regs, 32);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  expect_sums();
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+  EXPECT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);  // sent: forgotten
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_INVALID_HANDLE);
+}
+
+// A name the library lacks: the lookup cannot say so (it does not wait),
+// so the kernel's first use does, and the next synchronizing call.
+TEST_F(LaunchTest, AMissingKernelFailsItsUsesAndTheNextSynchronize) {
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  CUkernel missing, again;
+  ASSERT_EQ(cuLibraryGetKernel(&missing, lib, "nope"), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  EXPECT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(missing), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuLibraryGetKernel(&again, lib, "nope"), CUDA_ERROR_NOT_FOUND);
+  int regs = 0;
+  EXPECT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, missing, dev_),
+            CUDA_ERROR_NOT_FOUND);
+  CUfunction fn;
+  EXPECT_EQ(cuKernelGetFunction(&fn, missing), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  // Never used, the error still surfaces at the next synchronizing call.
+  ASSERT_EQ(cuLibraryGetKernel(&missing, lib, "nothing"), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_NOT_FOUND);
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  expect_sums();
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
+// What cudaFuncGetAttributes asks, for a kernel looked up before any
+// context (whose lookup could tell no attributes): all of it at once.
+TEST_F(LaunchTest, AttributesTheLookupLackedComeAllAtOnce) {
+  CUlibrary lib;
+  CUkernel kernel;
+  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  const std::pair<CUfunction_attribute, int> expected[] = {
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024}, {CU_FUNC_ATTRIBUTE_NUM_REGS, 32},
+      {CU_FUNC_ATTRIBUTE_PTX_VERSION, 90}, {CU_FUNC_ATTRIBUTE_BINARY_VERSION, 90},
+      {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152}};
+  for (const auto& [attr, value] : expected) {
+    int got = -1;
+    ASSERT_EQ(cuKernelGetAttribute(&got, attr, kernel, dev_), CUDA_SUCCESS);
+    EXPECT_EQ(got, value) << attr;
+  }
+  // One wait reads the lookup's reply, one fetches every attribute.
+  EXPECT_EQ(scuda_replies_awaited(), before + 2);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
 // What kernels print on the server reaches the program's stdout, in order,
 // by the time a synchronizing call returns.
 TEST_F(LaunchTest, KernelOutputReachesTheProgramsStdout) {
@@ -424,12 +510,16 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUfunction fn;
   ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
-  // The kernel's attributes came with it.
+  // The kernel's attributes come with its lookup's reply: reading it is the
+  // only wait.
   const uint64_t before = scuda_replies_awaited();
   int regs = 0;
   ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_), CUDA_SUCCESS);
   EXPECT_EQ(regs, 32);
-  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, dev_),
+            CUDA_SUCCESS);
+  EXPECT_EQ(regs, 1024);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
   ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};
