@@ -163,7 +163,6 @@ CUresult Connection::settle(uint64_t id) {
   if (CUresult rc = deliver_before(id); broken_) return rc;
   const Delivery d = std::move(deliveries_.front());
   deliveries_.pop_front();
-  awaiting_ = true;
   const CUresult rc = read_delivery(d);
   if (!broken_ && deferred_error_ == CUDA_SUCCESS) deferred_error_ = rc;
   return broken_ ? rc : CUDA_SUCCESS;

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "client/attributes.h"
+#include "client/handle_errors.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/ops.h"
@@ -12,25 +13,26 @@ namespace scuda::client {
 
 namespace {
 
-struct Lookups {
+// id -> the request whose reply describes it, not read yet.
+struct Owed {
   std::mutex mu;
-  std::unordered_map<uint64_t, uint64_t> owed;       // id -> request whose reply describes it
-  std::unordered_map<uint64_t, CUresult> failed;  // id -> its lookup's error
+  std::unordered_map<uint64_t, uint64_t> requests;
 };
 
-Lookups& lookups() {
-  static Lookups* l = new Lookups;  // never freed: used until exit
-  return *l;
+Owed& owed() {
+  static Owed* o = new Owed;  // never freed: used until exit
+  return *o;
 }
 
-// With the connection's lock held, when the lookup's reply is read.
+// With the connection's lock held, when the lookup's reply is read. An
+// error is the handle's (handle_errors.h), not the next synchronize's.
 CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
   if (rc == CUDA_SUCCESS && !(read_description(r, id) && r.done()))
     rc = bad_reply("function lookup");
-  std::lock_guard lock(lookups().mu);
-  lookups().owed.erase(id);
-  if (rc != CUDA_SUCCESS) lookups().failed[id] = rc;
-  return rc;
+  if (rc != CUDA_SUCCESS) note_handle_error(id, rc);
+  std::lock_guard lock(owed().mu);
+  owed().requests.erase(id);
+  return CUDA_SUCCESS;
 }
 
 }  // namespace
@@ -49,25 +51,19 @@ CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id
     return on_lookup_reply(id, result, r);
   });
   if (rc != CUDA_SUCCESS) return rc;
-  std::lock_guard lock(lookups().mu);
+  std::lock_guard lock(owed().mu);
   // Unless another thread has read the reply already: then settling on it
   // would find nothing owed, which is harmless.
-  lookups().owed[id] = sent;
+  owed().requests[id] = sent;
   return CUDA_SUCCESS;
-}
-
-CUresult lookup_error(uint64_t id) {
-  std::lock_guard lock(lookups().mu);
-  auto it = lookups().failed.find(id);
-  return it == lookups().failed.end() ? CUDA_SUCCESS : it->second;
 }
 
 CUresult await_description(uint64_t id) {
   uint64_t request = 0;
   {
-    std::lock_guard lock(lookups().mu);
-    auto it = lookups().owed.find(id);
-    if (it != lookups().owed.end()) request = it->second;
+    std::lock_guard lock(owed().mu);
+    auto it = owed().requests.find(id);
+    if (it != owed().requests.end()) request = it->second;
   }
   if (request) {
     Connection* conn = connection();
@@ -75,7 +71,7 @@ CUresult await_description(uint64_t id) {
     std::lock_guard lock(conn->mutex());
     if (CUresult rc = conn->settle(request); rc != CUDA_SUCCESS) return rc;
   }
-  return lookup_error(id);
+  return handle_error(id);
 }
 
 CUresult fetch_description(uint64_t id, int dev) {

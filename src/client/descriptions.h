@@ -4,7 +4,7 @@
 // kernel-get-function replies are read only when something needs them
 // (docs/protocol.md), so a program that looks up before it launches waits
 // for none of them. A lookup that failed leaves the handle unusable: every
-// use reports the lookup's error.
+// use reports the lookup's error (handle_errors.h).
 #pragma once
 
 #include <cuda.h>
@@ -24,10 +24,8 @@ bool read_description(protocol::Reader& r, uint64_t id);
 // the lookup failed) whenever it is read.
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id);
 
-// CUDA_SUCCESS, or the error of `id`'s failed lookup; without waiting.
-CUresult lookup_error(uint64_t id);
-
-// Reads the reply describing `id` if it is still owed, then as lookup_error.
+// Reads the reply describing `id` if it is still owed; then the error of
+// its lookup, if it failed.
 CUresult await_description(uint64_t id);
 
 // Asks the server for `id`'s description, with the attributes of device

@@ -7,9 +7,9 @@
 // cuKernelGetFunction are mostly cudart's, for names it registered from the
 // same image, often well before their first launch: they go with ids chosen
 // here and their replies are read when something needs them
-// (descriptions.h). A name that is not there surfaces at the kernel's first
-// use (launch, attribute or parameter query), which reports the lookup's
-// error, and at the next synchronizing call.
+// (descriptions.h). A name that is not there is reported by each use of the
+// handle (launch, attribute or parameter query, cuKernelGetFunction): for
+// cudart, in the same cudaLaunchKernel whose lookup it was.
 #include <map>
 #include <mutex>
 #include <set>
@@ -18,6 +18,7 @@
 #include "client/attributes.h"
 #include "client/context.h"
 #include "client/descriptions.h"
+#include "client/handle_errors.h"
 #include "client/runtime.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -91,7 +92,7 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
   const std::pair key{handle_id(library), std::string(name)};
   uint64_t id = 0;
   if (find(known().by_name, key, &id)) {
-    if (CUresult rc = lookup_error(id); rc != CUDA_SUCCESS) return rc;
+    if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
   } else {
     id = new_handle_id();
     protocol::Writer w;
@@ -112,19 +113,20 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   const std::pair key{handle_id(kernel), current_context_id()};
   if (!key.second) return CUDA_ERROR_INVALID_CONTEXT;
-  if (CUresult rc = lookup_error(key.first); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = handle_error(key.first); rc != CUDA_SUCCESS) return rc;
   uint64_t id = 0;
   if (find(known().functions, key, &id)) {
-    if (CUresult rc = lookup_error(id); rc != CUDA_SUCCESS) return rc;
+    if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
   } else {
     id = new_handle_id();
+    // Before the reply can be read, so its attributes join the kernel's family.
+    note_kernel_function(key.first, id);
+    if (auto layout = find_layout(key.first)) note_layout(id, std::move(layout));
     protocol::Writer w;
     w.u64(id);
     w.u64(key.first);
     if (CUresult rc = look_up_later(protocol::kOpKernelGetFunction, w, id); rc != CUDA_SUCCESS)
       return rc;
-    note_kernel_function(key.first, id);
-    if (auto layout = find_layout(key.first)) note_layout(id, std::move(layout));
     remember(known().functions, key, id);
   }
   *out = handle_from_id<CUfunction>(id);
