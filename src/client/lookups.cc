@@ -19,6 +19,7 @@
 #include "client/context.h"
 #include "client/descriptions.h"
 #include "client/handle_errors.h"
+#include "client/library_loads.h"
 #include "client/runtime.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -94,6 +95,7 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
   if (find(known().by_name, key, &id)) {
     if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
   } else {
+    if (CUresult rc = library_ready(key.first); rc != CUDA_SUCCESS) return rc;
     id = new_handle_id();
     protocol::Writer w;
     w.u64(id);
@@ -165,6 +167,8 @@ CUresult CUDAAPI cuModuleUnload(CUmodule module) {
 CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
   SCUDA_PASSTHROUGH(cuLibraryUnload, library);
   client::forget(client::handle_id(library));
+  if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
+    return rc;
   return client::forward::cuLibraryUnload(library);
 }
 

@@ -1,16 +1,16 @@
 // Module and library loads. Images go to the server by their SHA-256, and
-// whole only when the server lacks them (docs/protocol.md).
+// whole only when the server lacks them (docs/protocol.md); library loads
+// without waiting (library_loads.cc).
 #include <fstream>
 #include <iterator>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "client/held_images.h"
+#include "client/library_loads.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
-#include "forward.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -20,61 +20,17 @@ namespace {
 using protocol::ImageHash;
 using protocol::op_name;
 
-// Unheld images at least this large are first named by their hash alone: a
-// round trip costs less than sending them again (256 KiB take about 20 ms at
-// 100 Mbit/s).
-constexpr size_t kProbeBytes = size_t{256} << 10;
-
-// What this process's session on the server is known to hold.
-struct HeldImages {
-  std::mutex mu;
-  std::set<ImageHash> hashes;
-  bool server_caches = true;  // false once the server kept an image it was sent
-};
-
-HeldImages& held() {
-  static HeldImages* h = new HeldImages;  // used until exit
-  return *h;
-}
-
-bool is_held(const ImageHash& hash) {
-  std::lock_guard lock(held().mu);
-  return held().hashes.count(hash) != 0;
-}
-
-bool server_caches() {
-  std::lock_guard lock(held().mu);
-  return held().server_caches;
-}
-
-// The request of docs/protocol.md: the image follows unless `image` is null.
-protocol::Writer load_request(uint64_t proposed, const ImageHash& hash, const void* image,
-                              size_t size) {
-  protocol::Writer w;
-  w.u64(proposed);
-  w.u8(image ? protocol::kImageFollows : protocol::kHashOnly);
-  w.put(hash);
-  w.u64(size);
-  if (image) w.blob(image, size);
-  return w;
-}
-
-// Reads a load reply: the id, and whether the server now holds the image.
 CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, bool sent,
                     uint64_t* id) {
   protocol::Reader r(reply);
-  *id = r.u64();
-  const bool now_held = r.u8() != 0;
-  if (!r.done()) return bad_reply("module load");
-  std::lock_guard lock(held().mu);
-  if (now_held) held().hashes.insert(hash);
-  else if (sent) held().server_caches = false;
-  return CUDA_SUCCESS;
+  return read_load_reply(r, hash, sent, id);
 }
 
 // Loads an image; on success returns the new object's id in *id. An image the
 // session holds goes one-way, by hash: a failure surfaces at the next
-// synchronizing call, and at the next request naming the module.
+// synchronizing call, and at the next request naming the module. Library
+// loads never wait (library_loads.cc). A module load does: JIT users (Triton,
+// NVRTC) check its result.
 CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
   const ImageHash hash = protocol::image_hash(image, size);
   const uint64_t proposed = new_handle_id();
@@ -82,6 +38,10 @@ CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
     spdlog::debug("{}: {} bytes held by the server; hash only, one-way", op_name(op), size);
     *id = proposed;
     return post(op, load_request(proposed, hash, nullptr, size));
+  }
+  if (op == protocol::kOpLibraryLoad) {
+    *id = proposed;
+    return load_library_later(hash, image, size, proposed);
   }
   std::vector<uint8_t> reply;
   if (size >= kProbeBytes && server_caches()) {
@@ -179,11 +139,6 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* path,
                     options, values, count);
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load_file(kOpLibraryLoad, library, path);
-}
-
-CUresult CUDAAPI cuLibraryGetModule(CUmodule* module, CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryGetModule, module, library);
-  return scuda::client::forward::cuLibraryGetModule(module, library);
 }
 
 }  // extern "C"

@@ -70,15 +70,16 @@ CUresult read_load(Reader& in, LoadRequest* req) {
   return CUDA_SUCCESS;
 }
 
-// Results of failed hash-only loads, which the client may have sent one-way:
-// later requests naming the module report the load's error.
+// Results of failed loads, whose replies the client may not wait for
+// (hash-only loads sent one-way, library loads): later requests naming the
+// module or library report the load's error.
 std::map<uint64_t, CUresult>& failed_loads() {
   static std::map<uint64_t, CUresult> failed;  // one session per process
   return failed;
 }
 
 void note_failure(const LoadRequest& req, CUresult rc) {
-  if (!req.hash_only || rc == protocol::kImageNotHeld) return;
+  if (rc == protocol::kImageNotHeld) return;
   if (failed_loads().size() >= 4096) failed_loads().clear();
   failed_loads()[req.proposed] = rc;
 }

@@ -405,6 +405,34 @@ TEST_F(LaunchTest, AMissingKernelFailsEachUse) {
   EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
 }
 
+// cudart loads every fatbin at its start: small images go whole, without
+// waiting; one the driver rejects fails the library's uses.
+TEST_F(LaunchTest, LibraryLoadsWaitForNothingAndARejectedOneFailsItsUses) {
+  const uint64_t before = scuda_replies_awaited();
+  CUlibrary libs[3], rejected;
+  for (int i = 0; i < 3; ++i) {
+    const std::string image = std::string(kModule) + "kernel only" + std::to_string(i) + " 4\n";
+    ASSERT_EQ(cuLibraryLoadData(&libs[i], image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+              CUDA_SUCCESS);
+  }
+  ASSERT_EQ(cuLibraryLoadData(&rejected, "scuda-double-module\nnonsense\n", nullptr, nullptr, 0,
+                              nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  CUkernel kernel;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, libs[2], "vadd"), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);  // the lookup's reply, for the layout
+  expect_sums();
+  EXPECT_EQ(cuLibraryGetKernel(&kernel, rejected, "vadd"), CUDA_ERROR_INVALID_IMAGE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (CUlibrary lib : libs) EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
 // What cudaFuncGetAttributes asks, for a kernel looked up before any
 // context (whose lookup could tell no attributes): all of it at once.
 TEST_F(LaunchTest, AttributesTheLookupLackedComeAllAtOnce) {
