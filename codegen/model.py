@@ -12,6 +12,7 @@ DEFAULT_REASONS = {
     "custom": "hand-written marshalling",
     "unsupported": "marked unsupported",
     "server": "forwarded; the server's handler is hand-written",
+    "cached": "forwarded once; the client keeps the answer while NVML stays initialised",
 }
 
 

@@ -22,8 +22,15 @@ ARG = {**emit_server.ARG, "inout_buf": "static_cast<{type}>(a_{name}.ptr())"}
 ENCODE = {**emit_server.ENCODE, "inout_buf": "  put_inout_buf(out, a_{name});"}
 
 
+# The key of a cached answer: the request, less what the server only
+# overwrites (inout values) or what differs each time (proposed ids).
+KEY = {**{kind: text.replace("w_", "k_") for kind, text in REQUEST.items()},
+       "inout": "  k_.u8({name} != nullptr);",
+       "out_handle": "  k_.u8({name} != nullptr);"}
+
+
 def with_op(plans: list[Plan]) -> list[Plan]:
-    return [p for p in plans if p.handling in ("forward", "server")]
+    return [p for p in plans if p.handling in ("forward", "server", "cached")]
 
 
 def nvml_api_inc(plans: list[Plan]) -> str:
@@ -108,12 +115,18 @@ def client_body(plan: Plan) -> list[str]:
     short = ["  if (rc_ == NVML_ERROR_INSUFFICIENT_SIZE) {",
              *["  " + s for s in inouts],
              f'    return finish(r_, rc_, "{plan.name}");', "  }"] if inouts else []
+    op = f"scuda::protocol::kOp_{plan.name}"
+    send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
+    if plan.handling == "cached":
+        send = ["  scuda::protocol::Writer k_;",
+                *[emit_client.line(KEY, p, k) for p, k in pk],
+                f"  nvmlReturn_t rc_ = cached_call({op}, k_, w_, &reply_);"]
     return [
         *sizes,
         "  scuda::protocol::Writer w_;",
         *[emit_client.line(REQUEST, p, k) for p, k in pk],
         "  std::vector<uint8_t> reply_;",
-        f"  nvmlReturn_t rc_ = call(scuda::protocol::kOp_{plan.name}, w_, &reply_);",
+        *send,
         "  scuda::protocol::Reader r_(reply_);",
         *short,
         "  if (rc_ != NVML_SUCCESS) return rc_;",
@@ -141,7 +154,7 @@ using namespace scuda::server::gen;
 
 
 def server_handlers_cc(plans: list[Plan]) -> str:
-    fwd = [p for p in plans if p.handling == "forward"]
+    fwd = [p for p in plans if p.handling in ("forward", "cached")]
     entries = [f'    {{scuda::protocol::kOp_{p.name}, h_{p.name}, "{p.name}"}},' for p in fwd]
     return "\n".join([
         SERVER_PREAMBLE, *[handler(p) for p in fwd],

@@ -2,6 +2,7 @@
 #include <map>
 #include <mutex>
 
+#include "client/library_loads.h"
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "forward.h"
@@ -100,6 +101,9 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule
 CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
                                     const char* name) {
   SCUDA_PASSTHROUGH(cuLibraryGetGlobal, dptr, bytes, library, name);
+  if (CUresult rc = scuda::client::library_ready(scuda::client::handle_id(library));
+      rc != CUDA_SUCCESS)
+    return rc;
   return scuda::client::get_global(scuda::client::forward::cuLibraryGetGlobal, dptr, bytes,
                                    library, name);
 }

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "client/attributes.h"
+#include "client/descriptions.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -61,25 +62,41 @@ Key key_of(uint64_t id, int query, int dev, Args args = {}) {
   return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, std::move(args)};
 }
 
+template <class T>
+bool find_cached(uint64_t id, int query, int dev, const Args& args, T* value) {
+  std::lock_guard lock(cache().mu);
+  auto it = cache().values.find(key_of(id, query, dev, args));
+  if (it == cache().values.end()) return false;
+  *value = static_cast<T>(it->second);
+  return true;
+}
+
 template <class T, class Ask>
 CUresult cached(uint64_t id, int query, int dev, Args args, T* value, const Ask& ask) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
-  Key key;
-  {
-    std::lock_guard lock(cache().mu);
-    key = key_of(id, query, dev, std::move(args));
-    auto it = cache().values.find(key);
-    if (it != cache().values.end()) {
-      *value = static_cast<T>(it->second);
-      return CUDA_SUCCESS;
-    }
-  }
+  if (find_cached(id, query, dev, args, value)) return CUDA_SUCCESS;
   CUresult rc = ask();
   if (rc == CUDA_SUCCESS) {
     std::lock_guard lock(cache().mu);
-    cache().values[key] = *value;
+    cache().values[key_of(id, query, dev, std::move(args))] = *value;
   }
   return rc;
+}
+
+// An attribute not cached comes with the description still owed for the
+// function or kernel, or else with a fetched one: every attribute at once
+// (cudaFuncGetAttributes asks for nine). `forward` asks for this one alone,
+// for the driver's own error when the description lacks it.
+template <class Forward>
+CUresult attribute(uint64_t id, CUfunction_attribute attr, int dev, int* value,
+                   const Forward& forward) {
+  if (attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return forward();
+  return cached(id, attr, dev, {}, value, [&] {
+    if (CUresult rc = await_description(id); rc != CUDA_SUCCESS) return rc;
+    if (find_cached(id, attr, dev, {}, value)) return CUDA_SUCCESS;
+    if (CUresult rc = fetch_description(id, dev); rc != CUDA_SUCCESS) return rc;
+    return find_cached(id, attr, dev, {}, value) ? CUDA_SUCCESS : forward();
+  });
 }
 
 void note_set(uint64_t id, int query, int dev, int64_t value) {
@@ -134,6 +151,7 @@ void note_kernel_function(uint64_t kernel, uint64_t fn) {
 }  // namespace scuda::client
 
 using scuda::client::Args;
+using scuda::client::attribute;
 using scuda::client::cached;
 using scuda::client::handle_id;
 using scuda::client::note_set;
@@ -143,15 +161,15 @@ extern "C" {
 
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction fn) {
   SCUDA_PASSTHROUGH(cuFuncGetAttribute, value, attr, fn);
-  return cached(handle_id(fn), attr, -1, {}, value,
-                [&] { return forward::cuFuncGetAttribute(value, attr, fn); });
+  return attribute(handle_id(fn), attr, -1, value,
+                   [&] { return forward::cuFuncGetAttribute(value, attr, fn); });
 }
 
 CUresult CUDAAPI cuKernelGetAttribute(int* value, CUfunction_attribute attr, CUkernel kernel,
                                       CUdevice dev) {
   SCUDA_PASSTHROUGH(cuKernelGetAttribute, value, attr, kernel, dev);
-  return cached(handle_id(kernel), attr, dev, {}, value,
-                [&] { return forward::cuKernelGetAttribute(value, attr, kernel, dev); });
+  return attribute(handle_id(kernel), attr, dev, value,
+                   [&] { return forward::cuKernelGetAttribute(value, attr, kernel, dev); });
 }
 
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) {

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -133,7 +134,8 @@ void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point 
   if (!stats::enabled()) return;
   const auto waited = std::chrono::steady_clock::now() - start;
   stats::count_reply(reply_op_, protocol::kHeaderSize + sizeof(uint32_t) + rest,
-                     std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count(),
+                     awaiting_);
 }
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
@@ -142,7 +144,25 @@ void Connection::deliver_later(uint64_t id, void* dst, size_t size) {
 
 void Connection::deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout) {
   std::lock_guard lock(turn_mu_);
-  deliveries_.push_back({id, dst, size, layout});
+  deliveries_.push_back({id, dst, size, layout, nullptr});
+}
+
+void Connection::handle_later(uint64_t id, ReplyHandler handle) {
+  std::lock_guard lock(turn_mu_);
+  deliveries_.push_back({id, nullptr, 0, HostLayout::contiguous(0), std::move(handle)});
+}
+
+CUresult Connection::settle(uint64_t id) {
+  auto owed = [&] {
+    std::lock_guard lock(turn_mu_);
+    return std::any_of(deliveries_.begin(), deliveries_.end(),
+                       [&](const Delivery& d) { return d.id == id; });
+  };
+  if (!owed()) return CUDA_SUCCESS;
+  awaited_.fetch_add(1, std::memory_order_relaxed);
+  ReadTurn turn(*this);
+  if (CUresult rc = deliver_before(id + 1); broken_) return rc;
+  return CUDA_SUCCESS;
 }
 
 CUresult Connection::take_deferred_error() {
@@ -175,10 +195,11 @@ CUresult Connection::deliver_before(uint64_t id) {
     Delivery d;
     {
       std::lock_guard lock(turn_mu_);
-      if (!owes_before(id)) return CUDA_SUCCESS;
+      if (!owes_before(id)) break;
       d = deliveries_.front();
     }
-    const CUresult rc = read_into(d.id, d.dst, d.size, d.layout);
+    awaiting_ = false;
+    const CUresult rc = read_delivery(d);
     {
       std::lock_guard lock(turn_mu_);
       deliveries_.pop_front();
@@ -188,6 +209,8 @@ CUresult Connection::deliver_before(uint64_t id) {
     CUresult none = CUDA_SUCCESS;
     deferred_error_.compare_exchange_strong(none, rc);
   }
+  awaiting_ = true;
+  return CUDA_SUCCESS;
 }
 
 // Whoever reads replies now reads these on the way to its own, which comes
@@ -198,10 +221,23 @@ void Connection::deliver_ahead_of(uint64_t id) {
   if (turn.held()) deliver_before(id);
 }
 
+CUresult Connection::read_delivery(const Delivery& d) {
+  if (!d.handle) return read_into(d.id, d.dst, d.size, d.layout);
+  std::vector<uint8_t> payload;
+  const CUresult rc = read_reply(d.id, &payload);
+  if (broken_) return rc;
+  protocol::Reader r(payload);
+  return d.handle(rc, r);
+}
+
 CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   awaited_.fetch_add(1, std::memory_order_relaxed);
   ReadTurn turn(*this);
   if (CUresult rc = deliver_before(id); broken_) return rc;
+  return read_reply(id, reply);
+}
+
+CUresult Connection::read_reply(uint64_t id, std::vector<uint8_t>* reply) {
   const auto start = std::chrono::steady_clock::now();
   CUresult rc;
   size_t rest = 0;

@@ -12,11 +12,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/socket.h"
+#include "protocol/codec.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
 
@@ -68,10 +70,19 @@ class Connection {
   // synchronizing call), which is when CUDA lets the program read `dst`.
   void deliver_later(uint64_t id, void* dst, size_t size);
   void deliver_later(uint64_t id, void* dst, size_t size, const HostLayout& layout);
-  // With the lock held: the first error of a reply read by deliver_later, once.
+  // With the lock held: the reply to `id` goes to `handle` whenever a later
+  // reply is awaited, or at settle(id). A result other than CUDA_SUCCESS
+  // that `handle` returns is kept like a deferred copy's error.
+  using ReplyHandler = std::function<CUresult(CUresult rc, protocol::Reader& payload)>;
+  void handle_later(uint64_t id, ReplyHandler handle);
+  // With the lock held: reads every reply owed to deliver_later or
+  // handle_later up to and including the reply to `id`.
+  CUresult settle(uint64_t id);
+  // With the lock held: the first error of a reply read by deliver_later or
+  // handle_later, once.
   CUresult take_deferred_error();
-  // Replies the program has waited for (receive and receive_into calls), for
-  // benchmarks that count round trips; any thread may read it.
+  // Replies the program has waited for (receive, receive_into and settle
+  // calls), for benchmarks that count round trips; any thread may read it.
   uint64_t replies_awaited() const { return awaited_.load(std::memory_order_relaxed); }
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
@@ -84,9 +95,10 @@ class Connection {
  private:
   struct Delivery {
     uint64_t id;
-    void* dst;
+    void* dst;  // where the data goes, unless `handle` takes the reply
     size_t size;
     HostLayout layout;
+    ReplyHandler handle;
   };
   // One thread at a time reads replies: it holds a turn while it does.
   class ReadTurn {
@@ -117,6 +129,8 @@ class Connection {
   // With a turn: reads every reply owed to deliver_later ahead of request `id`.
   CUresult deliver_before(uint64_t id);
   CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
+  CUresult read_delivery(const Delivery& d);
+  CUresult read_reply(uint64_t id, std::vector<uint8_t>* reply);
 
   std::mutex mutex_;
   Socket socket_;
@@ -132,6 +146,7 @@ class Connection {
   std::deque<Delivery> deliveries_;
   std::atomic<CUresult> deferred_error_{CUDA_SUCCESS};
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
+  bool awaiting_ = false;  // the reply being read is one the caller waits for
   std::atomic<uint64_t> awaited_{0};
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "client/layouts.h"
+#include "client/descriptions.h"
 
 namespace scuda::client {
 
@@ -40,8 +40,8 @@ CUresult pack_extra(void** extra, protocol::Writer& w) {
 }  // namespace
 
 CUresult pack_arguments(uint64_t fn_id, void** params, void** extra, protocol::Writer& w) {
-  const auto layout = fetch_layout(fn_id);
-  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
+  std::shared_ptr<const Layout> layout;
+  if (CUresult rc = layout_of(fn_id, &layout); rc != CUDA_SUCCESS) return rc;
   if (params) return pack_kernel_params(*layout, params, w);
   if (extra) return pack_extra(extra, w);
   if (!layout->empty()) return CUDA_ERROR_INVALID_VALUE;

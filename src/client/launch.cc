@@ -1,9 +1,11 @@
 // Kernel launches: arguments are packed in the kernel's layout
 // (kernel_arguments.h), so the server receives one parameter buffer.
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "client/attributes.h"
+#include "client/context.h"
 #include "client/kernel_arguments.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
@@ -81,14 +83,64 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
   return post(protocol::kOpLaunch, w);
 }
 
+constexpr uint8_t kMaxActiveClusters = 0;  // else cuOccupancyMaxPotentialClusterSize
+
+// The bytes of a launch attribute's value that can change a cluster
+// occupancy answer. Both answers are about what fits on the device's SMs at
+// once, so what orders, prioritises or signals the work cannot; and
+// cuOccupancyMaxPotentialClusterSize ignores the cluster dimensions
+// (cuda.h). Attributes not named here count whole.
+size_t occupancy_bytes(uint8_t which, CUlaunchAttributeID id) {
+  switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+      return which == kMaxActiveClusters ? 3 * sizeof(unsigned) : 0;
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      return 3 * sizeof(unsigned);
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      return sizeof(int);
+    case CU_LAUNCH_ATTRIBUTE_IGNORE:
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+      return 0;
+    default:
+      return sizeof(CUlaunchAttributeValue);
+  }
+}
+
+// What a cluster occupancy answer depends on, as a cache key: the block
+// shape, dynamic shared memory, the attributes above and the context. The
+// grid does not count (cuBLASLt asks again for each problem size), and the
+// stream only by the context it picks for a CUkernel (cuda.h): the current
+// one for NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD (ids 0 to 2).
+std::string occupancy_key(uint8_t which, const CUlaunchConfig& c) {
+  protocol::Writer w;
+  const uint64_t stream = handle_id(c.hStream);
+  w.u64(stream <= 2 ? current_context_id() : stream);
+  for (unsigned v : {c.blockDimX, c.blockDimY, c.blockDimZ, c.sharedMemBytes}) w.u32(v);
+  for (unsigned i = 0; i < c.numAttrs; ++i) {
+    const size_t n = occupancy_bytes(which, c.attrs[i].id);
+    if (n == 0) continue;
+    w.u32(c.attrs[i].id);
+    w.bytes(&c.attrs[i].value, n);
+  }
+  return {w.data().begin(), w.data().end()};
+}
+
 // cuOccupancyMaxActiveClusters (which 0) and MaxPotentialClusterSize (1).
 CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlaunchConfig* c) {
   if (!value || !c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
   protocol::Writer w;
   w.u8(which);
   write_config(w, *c, f, false);
-  std::string key(w.data().begin(), w.data().end());
-  return cached_cluster_occupancy(handle_id(f), which, std::move(key), value, [&] {
+  return cached_cluster_occupancy(handle_id(f), which, occupancy_key(which, *c), value, [&] {
     std::vector<uint8_t> reply;
     CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
     if (rc != CUDA_SUCCESS) return rc;

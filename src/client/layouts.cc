@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/descriptions.h"
 #include "client/runtime.h"
 
 namespace scuda::client {
@@ -23,8 +24,8 @@ Layouts& layouts() {
 
 template <class H>
 CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {
-  const auto layout = find_layout(handle_id(handle));
-  if (!layout) return CUDA_ERROR_INVALID_HANDLE;
+  std::shared_ptr<const Layout> layout;
+  if (CUresult rc = layout_of(handle_id(handle), &layout); rc != CUDA_SUCCESS) return rc;
   if (index >= layout->size() || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
   if (offset) *offset = (*layout)[index].offset;
   if (size) *size = (*layout)[index].size;
@@ -52,21 +53,6 @@ bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
   layout->resize(n);
   for (protocol::ParamSlot& slot : *layout) slot = r.get<protocol::ParamSlot>();
   return r.ok();
-}
-
-std::shared_ptr<const Layout> fetch_layout(uint64_t id) {
-  if (auto known = find_layout(id)) return known;
-  protocol::Writer w;
-  w.u64(id);
-  std::vector<uint8_t> reply;
-  if (call(protocol::kOpParamLayout, w, &reply) != CUDA_SUCCESS) return nullptr;
-  protocol::Reader r(reply);
-  Layout layout;
-  bool known = false;
-  if (!read_layout(r, &layout, &known) || !r.done() || !known) return nullptr;
-  auto shared = std::make_shared<const Layout>(std::move(layout));
-  note_layout(id, shared);
-  return shared;
 }
 
 }  // namespace scuda::client

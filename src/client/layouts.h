@@ -1,5 +1,6 @@
 // The parameter layout of every function and kernel the client holds,
-// learned when it was looked up, used to pack launch arguments.
+// learned from its description (descriptions.h), used to pack launch
+// arguments.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,5 @@ std::shared_ptr<const Layout> find_layout(uint64_t id);
 // Decodes a layout as the server sends it; false if malformed. With
 // `known`, a layout the server could not tell is accepted, and says so.
 bool read_layout(protocol::Reader& r, Layout* layout, bool* known = nullptr);
-// The layout of `id`, asked of the server when the client has none (a
-// kernel looked up before any context); nullptr if the server cannot tell.
-std::shared_ptr<const Layout> fetch_layout(uint64_t id);
 
 }  // namespace scuda::client

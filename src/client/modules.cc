@@ -1,21 +1,16 @@
-// Modules, libraries, functions and kernels. Images go to the server by their
-// SHA-256, and whole only when the server lacks them (docs/protocol.md);
-// functions and kernels come back with their parameter layouts.
+// Module and library loads. Images go to the server by their SHA-256, and
+// whole only when the server lacks them (docs/protocol.md); library loads
+// without waiting (library_loads.cc).
 #include <fstream>
 #include <iterator>
-#include <map>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
-#include "client/attributes.h"
-#include "client/context.h"
-#include "client/layouts.h"
+#include "client/held_images.h"
+#include "client/library_loads.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
-#include "forward.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -25,61 +20,17 @@ namespace {
 using protocol::ImageHash;
 using protocol::op_name;
 
-// Unheld images at least this large are first named by their hash alone: a
-// round trip costs less than sending them again (256 KiB take about 20 ms at
-// 100 Mbit/s).
-constexpr size_t kProbeBytes = size_t{256} << 10;
-
-// What this process's session on the server is known to hold.
-struct HeldImages {
-  std::mutex mu;
-  std::set<ImageHash> hashes;
-  bool server_caches = true;  // false once the server kept an image it was sent
-};
-
-HeldImages& held() {
-  static HeldImages* h = new HeldImages;  // used until exit
-  return *h;
-}
-
-bool is_held(const ImageHash& hash) {
-  std::lock_guard lock(held().mu);
-  return held().hashes.count(hash) != 0;
-}
-
-bool server_caches() {
-  std::lock_guard lock(held().mu);
-  return held().server_caches;
-}
-
-// The request of docs/protocol.md: the image follows unless `image` is null.
-protocol::Writer load_request(uint64_t proposed, const ImageHash& hash, const void* image,
-                              size_t size) {
-  protocol::Writer w;
-  w.u64(proposed);
-  w.u8(image ? protocol::kImageFollows : protocol::kHashOnly);
-  w.put(hash);
-  w.u64(size);
-  if (image) w.blob(image, size);
-  return w;
-}
-
-// Reads a load reply: the id, and whether the server now holds the image.
 CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, bool sent,
                     uint64_t* id) {
   protocol::Reader r(reply);
-  *id = r.u64();
-  const bool now_held = r.u8() != 0;
-  if (!r.done()) return bad_reply("module load");
-  std::lock_guard lock(held().mu);
-  if (now_held) held().hashes.insert(hash);
-  else if (sent) held().server_caches = false;
-  return CUDA_SUCCESS;
+  return read_load_reply(r, hash, sent, id);
 }
 
 // Loads an image; on success returns the new object's id in *id. An image the
 // session holds goes one-way, by hash: a failure surfaces at the next
-// synchronizing call, and at the next request naming the module.
+// synchronizing call, and at the next request naming the module. Library
+// loads never wait (library_loads.cc). A module load does: JIT users (Triton,
+// NVRTC) check its result.
 CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
   const ImageHash hash = protocol::image_hash(image, size);
   const uint64_t proposed = new_handle_id();
@@ -87,6 +38,10 @@ CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
     spdlog::debug("{}: {} bytes held by the server; hash only, one-way", op_name(op), size);
     *id = proposed;
     return post(op, load_request(proposed, hash, nullptr, size));
+  }
+  if (op == protocol::kOpLibraryLoad) {
+    *id = proposed;
+    return load_library_later(hash, image, size, proposed);
   }
   std::vector<uint8_t> reply;
   if (size >= kProbeBytes && server_caches()) {
@@ -125,28 +80,6 @@ CUresult load_file(uint32_t op, H* out, const char* path) {
   return rc;
 }
 
-// Looks up a function or kernel by name and records its layout.
-template <class H, class P>
-CUresult get_entry(uint32_t op, H* out, P parent, const char* name) {
-  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-  protocol::Writer w;
-  w.u64(new_handle_id());
-  w.u64(handle_id(parent));
-  w.str(name);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(op, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  const uint64_t id = r.u64();
-  Layout layout;
-  bool known = false;
-  if (!read_layout(r, &layout, &known) || !read_attributes(r, id) || !r.done())
-    return bad_reply("function lookup");
-  if (known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
-  *out = handle_from_id<H>(id);
-  return CUDA_SUCCESS;
-}
-
 // JIT options that hand the driver a host buffer to fill cannot be honoured
 // remotely; such buffers are left empty.
 void clear_log_buffers(unsigned n, const CUjit_option* options, void** values) {
@@ -157,43 +90,12 @@ void clear_log_buffers(unsigned n, const CUjit_option* options, void** values) {
   }
 }
 
-// A kernel's function in the current context, asked of the server once and
-// then remembered: PyTorch asks for it before most launches.
-CUresult kernel_function(uint64_t kernel, uint64_t* fn) {
-  static std::mutex mu;
-  static auto* known = new std::map<std::pair<uint64_t, uint64_t>, uint64_t>;  // never freed
-  const std::pair key{kernel, current_context_id()};
-  {
-    std::lock_guard lock(mu);
-    if (auto it = known->find(key); it != known->end()) {
-      *fn = it->second;
-      return CUDA_SUCCESS;
-    }
-  }
-  protocol::Writer w;
-  w.u64(new_handle_id());
-  w.u64(kernel);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpKernelGetFunction, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  *fn = r.u64();
-  if (!r.done()) return bad_reply("cuKernelGetFunction");
-  if (auto layout = fetch_layout(kernel)) note_layout(*fn, std::move(layout));
-  note_kernel_function(kernel, *fn);
-  std::lock_guard lock(mu);
-  (*known)[key] = *fn;
-  return CUDA_SUCCESS;
-}
-
 }  // namespace
 
 }  // namespace scuda::client
 
 using namespace scuda::client;
-using scuda::protocol::kOpLibraryGetKernel;
 using scuda::protocol::kOpLibraryLoad;
-using scuda::protocol::kOpModuleGetFunction;
 using scuda::protocol::kOpModuleLoad;
 
 extern "C" {
@@ -237,30 +139,6 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* path,
                     options, values, count);
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load_file(kOpLibraryLoad, library, path);
-}
-
-CUresult CUDAAPI cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
-  SCUDA_PASSTHROUGH(cuModuleGetFunction, fn, module, name);
-  return get_entry(kOpModuleGetFunction, fn, module, name);
-}
-
-CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
-  SCUDA_PASSTHROUGH(cuLibraryGetKernel, kernel, library, name);
-  return get_entry(kOpLibraryGetKernel, kernel, library, name);
-}
-
-CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
-  SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
-  if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  uint64_t id = 0;
-  CUresult rc = scuda::client::kernel_function(handle_id(kernel), &id);
-  if (rc == CUDA_SUCCESS) *fn = handle_from_id<CUfunction>(id);
-  return rc;
-}
-
-CUresult CUDAAPI cuLibraryGetModule(CUmodule* module, CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryGetModule, module, library);
-  return scuda::client::forward::cuLibraryGetModule(module, library);
 }
 
 }  // extern "C"

@@ -135,6 +135,17 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   return rc;
 }
 
+CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
+                    Connection::ReplyHandler handle) {
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, may_start_device_work(op));
+  if (!send_in_context(conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  conn->handle_later(*id, std::move(handle));
+  return CUDA_SUCCESS;
+}
+
 CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;

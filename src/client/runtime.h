@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "client/connection.h"
 #include "common/driver_table.h"
 #include "protocol/codec.h"
 
@@ -56,6 +57,13 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
 // Sends request `op` one-way: its error, if any, is returned by the next
 // synchronizing call. *id, when asked for, is the request's id.
 CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id = nullptr);
+
+// Sends request `op` without waiting for its reply, which goes to `handle`
+// when the client next waits for any reply (Connection::handle_later); an
+// error is then returned by the next synchronizing call, as post's. *id is
+// the request's id, for Connection::settle.
+CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
+                    Connection::ReplyHandler handle);
 
 }  // namespace scuda::client
 

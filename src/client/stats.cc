@@ -22,6 +22,7 @@ struct Row {
   uint64_t calls = 0;
   uint64_t one_way = 0;
   uint64_t round_trips = 0;
+  uint64_t deferred = 0;  // replies read while awaiting another: no round trip
   uint64_t bytes_out = 0;
   uint64_t bytes_in = 0;
   uint64_t waited_ns = 0;
@@ -30,11 +31,13 @@ struct Row {
 using Table = std::vector<std::pair<std::string, Row>>;
 
 std::string table_text(const Table& rows) {
-  std::string out = fmt::format("{:<44}{:>10}{:>9}{:>9}{:>13}{:>13}{:>11}\n", "scuda stats: function",
-                                "calls", "one-way", "sync", "bytes out", "bytes in", "waited ms");
+  std::string out =
+      fmt::format("{:<44}{:>10}{:>9}{:>9}{:>9}{:>13}{:>13}{:>11}\n", "scuda stats: function",
+                  "calls", "one-way", "sync", "deferred", "bytes out", "bytes in", "waited ms");
   for (const auto& [name, r] : rows)
-    out += fmt::format("{:<44}{:>10}{:>9}{:>9}{:>13}{:>13}{:>11.3f}\n", name, r.calls, r.one_way,
-                       r.round_trips, r.bytes_out, r.bytes_in, r.waited_ns / 1e6);
+    out += fmt::format("{:<44}{:>10}{:>9}{:>9}{:>9}{:>13}{:>13}{:>11.3f}\n", name, r.calls,
+                       r.one_way, r.round_trips, r.deferred, r.bytes_out, r.bytes_in,
+                       r.waited_ns / 1e6);
   return out;
 }
 
@@ -43,8 +46,9 @@ std::string json_text(const Table& rows) {
   for (const auto& [name, r] : rows)
     items.push_back(fmt::format(
         "{{\"function\":\"{}\",\"calls\":{},\"one_way\":{},\"round_trips\":{},"
-        "\"bytes_out\":{},\"bytes_in\":{},\"waited_ms\":{:.3f}}}",
-        name, r.calls, r.one_way, r.round_trips, r.bytes_out, r.bytes_in, r.waited_ns / 1e6));
+        "\"deferred\":{},\"bytes_out\":{},\"bytes_in\":{},\"waited_ms\":{:.3f}}}",
+        name, r.calls, r.one_way, r.round_trips, r.deferred, r.bytes_out, r.bytes_in,
+        r.waited_ns / 1e6));
   return "[\n" + fmt::format("{}", fmt::join(items, ",\n")) + "\n]\n";
 }
 
@@ -111,10 +115,10 @@ void count_send(uint32_t op, size_t bytes, bool one_way) {
   if (one_way) ++r.one_way;
 }
 
-void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns) {
+void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited) {
   std::lock_guard lock(stats().mutex());
   Row& r = row_for_op(op);
-  ++r.round_trips;
+  ++(awaited ? r.round_trips : r.deferred);
   r.bytes_in += bytes;
   r.waited_ns += waited_ns;
 }

@@ -12,7 +12,8 @@ bool enabled();
 void count_call(const char* name);
 // A frame for `op` left the client.
 void count_send(uint32_t op, size_t bytes, bool one_way);
-// The reply to `op` arrived after `waited_ns` of waiting.
-void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns);
+// The reply to `op` was read after `waited_ns`: one the program `awaited`
+// (a round trip), or a deferred one read while awaiting another.
+void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited);
 
 }  // namespace scuda::client::stats

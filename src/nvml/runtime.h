@@ -44,7 +44,16 @@ H handle_from_id(uint64_t id) {
 // and returns the server's nvmlReturn_t, leaving the rest of the reply in
 // *reply. NVML_ERROR_DRIVER_NOT_LOADED when no session can be opened,
 // NVML_ERROR_GPU_IS_LOST once the connection is lost.
+nvmlReturn_t ask_server(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply);
+
+// ask_server, but nested nvmlInit* and nvmlShutdown calls are answered here
+// (answers.cc). What the generated stubs call.
 nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply);
+
+// call, for the stub of a "cached" function: a successful answer is kept by
+// `key` (the call's inputs) until NVML's last nvmlShutdown.
+nvmlReturn_t cached_call(uint32_t op, const protocol::Writer& key, const protocol::Writer& request,
+                         std::vector<uint8_t>* reply);
 
 }  // namespace scuda::nvml
 

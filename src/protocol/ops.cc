@@ -24,7 +24,7 @@ const char* op_name(uint32_t op) {
     case kOpLaunch: return "launch";
     case kOpOccupancyClusters: return "occupancy-clusters";
     case kOpPointerAttributes: return "pointer-attributes";
-    case kOpParamLayout: return "param-layout";
+    case kOpFunctionInfo: return "function-info";
     case kOpHostCallback: return "host-callback";
     case kOpCallbackChannel: return "callback-channel";
     case kOpGraphAddNode: return "graph-add-node";

@@ -18,15 +18,15 @@ enum Op : uint32_t {
   kOpMemcpyDtoH,         // one chunk of a device-to-host copy
   kOpModuleLoad,         // a module image (cubin, fatbin or PTX), or only its hash
   kOpLibraryLoad,        // a library image, or only its hash
-  kOpModuleGetFunction,  // a function and its parameter layout
-  kOpLibraryGetKernel,   // a kernel and its parameter layout
-  kOpKernelGetFunction,  // the function of a kernel
+  kOpModuleGetFunction,  // a function and its description (layout, attributes)
+  kOpLibraryGetKernel,   // a kernel under a client-chosen id, and its description
+  kOpKernelGetFunction,  // a kernel's function under a client-chosen id, and its description
   kOpPrimaryContext,     // a device's primary context, without retaining it
   kOpCtxCreate,          // cuCtxCreate without creation parameters
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
-  kOpParamLayout,        // a function's or kernel's layout, when its lookup could not tell
+  kOpFunctionInfo,       // a function's or kernel's description, when its lookup's lacks it
   kOpHostCallback,       // one-way: a host callback's place in a stream (and the callback channel's frames)
   kOpCallbackChannel,    // the name and secret with which a callback channel joins the session
   // Graphs and stream capture (docs/protocol.md, "Graphs").
@@ -87,7 +87,8 @@ enum ImageSource : uint8_t {
 constexpr uint32_t kImageNotHeld = 301;  // CUDA_ERROR_FILE_NOT_FOUND
 
 // A layout's count when the driver could not tell it (a kernel looked up
-// before any context was current): the client asks again at first launch.
+// before any context was current): the client asks again (function-info) at
+// first launch.
 constexpr uint32_t kUnknownLayout = 0xFFFFFFFFu;
 
 // A kernel's parameters: (offset, size) of each, in order.

@@ -44,6 +44,11 @@ uint64_t HandleTable::bind(uint64_t proposed, HandleKind kind, void* real) {
   return proposed;
 }
 
+void HandleTable::alias(uint64_t id, HandleKind kind, void* real) {
+  by_id_[id] = {kind, real};
+  by_real_.try_emplace(real, id);
+}
+
 uint64_t HandleTable::find(void* real) const {
   auto it = by_real_.find(real);
   return it == by_real_.end() ? 0 : it->second;
@@ -52,7 +57,7 @@ uint64_t HandleTable::find(void* real) const {
 void HandleTable::forget(uint64_t id) {
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return;
-  by_real_.erase(it->second.real);
+  if (find(it->second.real) == id) by_real_.erase(it->second.real);
   by_id_.erase(it);
 }
 

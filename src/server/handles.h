@@ -22,6 +22,10 @@ class HandleTable {
   // Records `real` under `proposed` and returns the id the client must use
   // from now on: the existing one when `real` is already known.
   uint64_t bind(uint64_t proposed, HandleKind kind, void* real);
+  // Records `real` under `id` even when the session knows it by another id:
+  // for a client that handed `id` out before the reply. find(real) keeps
+  // answering the first id.
+  void alias(uint64_t id, HandleKind kind, void* real);
   // Looks up the id of a driver handle the session already knows; 0 if none.
   uint64_t find(void* real) const;
   void forget(uint64_t id);

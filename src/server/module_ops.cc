@@ -1,7 +1,7 @@
 // Hand-written module and library requests. Images arrive whole or as their
 // hash alone (module_cache.h keeps them); functions and kernels come back
-// with their parameter layout, so the client can pack launch arguments
-// without asking again.
+// with their description (parameter layout and attributes), so the client
+// can pack launch arguments and answer attribute queries without asking.
 #include <map>
 #include <string>
 
@@ -20,9 +20,9 @@ namespace {
 using protocol::Reader;
 using protocol::Writer;
 
-// Every attribute the driver answers for a function or kernel, after its
-// layout: i32 device (-1 for a function), u32 n, n x (i32 attribute, i32
-// value). The client caches them, so it need not ask for any.
+// Every attribute the driver answers for a function or kernel: i32 device
+// (-1 for a function), u32 n, n x (i32 attribute, i32 value). The client
+// caches them, so it need not ask for any.
 template <class GetAttribute>
 void write_attributes(int device, GetAttribute get, Writer& out) {
   std::vector<std::pair<int32_t, int32_t>> values;
@@ -70,15 +70,16 @@ CUresult read_load(Reader& in, LoadRequest* req) {
   return CUDA_SUCCESS;
 }
 
-// Results of failed hash-only loads, which the client may have sent one-way:
-// later requests naming the module report the load's error.
+// Results of failed loads, whose replies the client may not wait for
+// (hash-only loads sent one-way, library loads): later requests naming the
+// module or library report the load's error.
 std::map<uint64_t, CUresult>& failed_loads() {
   static std::map<uint64_t, CUresult> failed;  // one session per process
   return failed;
 }
 
 void note_failure(const LoadRequest& req, CUresult rc) {
-  if (!req.hash_only || rc == protocol::kImageNotHeld) return;
+  if (rc == protocol::kImageNotHeld) return;
   if (failed_loads().size() >= 4096) failed_loads().clear();
   failed_loads()[req.proposed] = rc;
 }
@@ -129,6 +130,25 @@ CUresult library_load(Session& s, Reader& in, Writer& out) {
   });
 }
 
+// A function's description: its layout, then its attributes.
+void write_function(const DriverTable& d, CUfunction fn, Writer& out) {
+  write_layout(function_layout(d, fn), out);
+  write_attributes(-1, [&](CUfunction_attribute a, int* v) {
+    return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
+  }, out);
+}
+
+// A kernel's description, with the attributes of device `dev` (-1: the
+// current context's, and none without one).
+void write_kernel(const DriverTable& d, CUkernel kernel, CUdevice dev, Writer& out) {
+  write_layout(kernel_layout(d, kernel), out);
+  if (dev < 0 && (!d.cuCtxGetDevice || d.cuCtxGetDevice(&dev) != CUDA_SUCCESS)) dev = -1;
+  write_attributes(dev, [&](CUfunction_attribute a, int* v) {
+    return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
+                                              : CUDA_ERROR_NOT_SUPPORTED;
+  }, out);
+}
+
 CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   const uint64_t proposed = in.u64();
   const uint64_t module_id = in.u64();
@@ -143,67 +163,66 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   CUresult rc = d.cuModuleGetFunction(&fn, static_cast<CUmodule>(mod), name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
   out.u64(s.handles().bind(proposed, HandleKind::CUfunction, fn));
-  write_layout(function_layout(d, fn), out);
-  write_attributes(-1, [&](CUfunction_attribute a, int* v) {
-    return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  write_function(d, fn, out);
   return CUDA_SUCCESS;
 }
 
+// The client has handed `id` out already and reads this reply when it needs
+// the description, so the id is bound as it is.
 CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
+  const uint64_t id = in.u64();
   const uint64_t library_id = in.u64();
   const std::string name = in.str();
   if (!in.done()) return kMalformed;
   void* lib = nullptr;
   if (!s.handles().resolve(library_id, HandleKind::CUlibrary, &lib) || !lib)
     return unknown_handle(library_id);
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (!d.cuLibraryGetKernel) return CUDA_ERROR_NOT_SUPPORTED;
   CUkernel kernel = nullptr;
   CUresult rc = d.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(lib), name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
-  out.u64(s.handles().bind(proposed, HandleKind::CUkernel, kernel));
-  write_layout(kernel_layout(d, kernel), out);
-  CUdevice dev = -1;
-  if (d.cuCtxGetDevice && d.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
-  write_attributes(dev, [&](CUfunction_attribute a, int* v) {
-    return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
-                                              : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  s.handles().alias(id, HandleKind::CUkernel, kernel);
+  write_kernel(d, kernel, -1, out);
   return CUDA_SUCCESS;
 }
 
-// u64 function or kernel id: its layout, asked at the first launch of a
-// kernel whose lookup came before any context.
-CUresult param_layout(Session& s, Reader& in, Writer& out) {
-  const uint64_t id = in.u64();
-  if (!in.done()) return kMalformed;
-  const DriverTable& d = s.driver();
-  void* h = nullptr;
-  if (s.handles().resolve(id, HandleKind::CUkernel, &h) && h)
-    write_layout(kernel_layout(d, static_cast<CUkernel>(h)), out);
-  else if (s.handles().resolve(id, HandleKind::CUfunction, &h) && h)
-    write_layout(function_layout(d, static_cast<CUfunction>(h)), out);
-  else
-    return CUDA_ERROR_INVALID_HANDLE;
-  return CUDA_SUCCESS;
-}
-
+// As library_get_kernel, for the kernel's function in the current context.
 CUresult kernel_get_function(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
+  const uint64_t id = in.u64();
   const uint64_t kernel_id = in.u64();
   if (!in.done()) return kMalformed;
   void* kernel = nullptr;
   if (!s.handles().resolve(kernel_id, HandleKind::CUkernel, &kernel) || !kernel)
     return CUDA_ERROR_INVALID_HANDLE;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
-  if (!s.driver().cuKernelGetFunction) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
+  const DriverTable& d = s.driver();
+  if (!d.cuKernelGetFunction) return CUDA_ERROR_NOT_SUPPORTED;
   CUfunction fn = nullptr;
-  CUresult rc = s.driver().cuKernelGetFunction(&fn, static_cast<CUkernel>(kernel));
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUfunction, fn));
-  return rc;
+  CUresult rc = d.cuKernelGetFunction(&fn, static_cast<CUkernel>(kernel));
+  if (rc != CUDA_SUCCESS) return rc;
+  s.handles().alias(id, HandleKind::CUfunction, fn);
+  write_function(d, fn, out);
+  return CUDA_SUCCESS;
+}
+
+// u64 function or kernel id, i32 device: its description, when its lookup's
+// lacked what the client needs (a kernel looked up before any context, a
+// device other than the context's, attributes after a set).
+CUresult function_info(Session& s, Reader& in, Writer& out) {
+  const uint64_t id = in.u64();
+  const CUdevice dev = in.get<int32_t>();
+  if (!in.done()) return kMalformed;
+  const DriverTable& d = s.driver();
+  void* h = nullptr;
+  if (s.handles().resolve(id, HandleKind::CUkernel, &h) && h)
+    write_kernel(d, static_cast<CUkernel>(h), dev, out);
+  else if (s.handles().resolve(id, HandleKind::CUfunction, &h) && h)
+    write_function(d, static_cast<CUfunction>(h), out);
+  else
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
 }
 
 const HandlerEntry kHandlers[] = {
@@ -212,7 +231,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpModuleGetFunction, module_get_function, "module-get-function"},
     {protocol::kOpLibraryGetKernel, library_get_kernel, "library-get-kernel"},
     {protocol::kOpKernelGetFunction, kernel_get_function, "kernel-get-function"},
-    {protocol::kOpParamLayout, param_layout, "param-layout"},
+    {protocol::kOpFunctionInfo, function_info, "function-info"},
 };
 
 }  // namespace

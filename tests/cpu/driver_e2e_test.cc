@@ -12,6 +12,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shared_server.h"
@@ -334,6 +335,157 @@ TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
   EXPECT_EQ(ask(256, 0), 0u);
 }
 
+// cuBLASLt asks for each problem size: the grid and the stream (beyond its
+// context) cannot change the answer, so they do not cost a round trip.
+TEST_F(LaunchTest, ClusterOccupancyIsAskedOncePerBlockShapeWhateverTheGrid) {
+  auto ask = [&](uint8_t which, unsigned grid, unsigned block, unsigned cluster, CUstream stream,
+                 int* value) {  // replies one query waited for
+    CUlaunchAttribute attrs[2] = {};
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim = {cluster, 1, 1};
+    attrs[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attrs[1].value.priority = static_cast<int>(grid);
+    const CUlaunchConfig c{grid, 1, 1, block, 1, 1, 0, stream, attrs, 2};
+    const uint64_t before = scuda_replies_awaited();
+    EXPECT_EQ(which == 0 ? cuOccupancyMaxActiveClusters(value, vadd_, &c)
+                         : cuOccupancyMaxPotentialClusterSize(value, vadd_, &c),
+              CUDA_SUCCESS);
+    return scuda_replies_awaited() - before;
+  };
+  int clusters = 0;
+  EXPECT_EQ(ask(0, 8, 256, 2, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 16);  // 4 SMs x 8 blocks of 256 threads, in pairs
+  for (unsigned grid : {16u, 64u, 4096u}) {
+    EXPECT_EQ(ask(0, grid, 256, 2, nullptr, &clusters), 0u) << grid;
+    EXPECT_EQ(clusters, 16);
+  }
+  EXPECT_EQ(ask(0, 8, 256, 2, CU_STREAM_LEGACY, &clusters), 0u);  // the current context's too
+  EXPECT_EQ(ask(0, 8, 256, 4, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 8);
+  EXPECT_EQ(ask(0, 8, 512, 2, nullptr, &clusters), 1u);
+  EXPECT_EQ(clusters, 8);
+  int size = 0;
+  EXPECT_EQ(ask(1, 8, 1024, 2, nullptr, &size), 1u);
+  EXPECT_EQ(size, 8);
+  // cuOccupancyMaxPotentialClusterSize ignores the cluster dimensions.
+  EXPECT_EQ(ask(1, 32, 1024, 4, nullptr, &size), 0u);
+  EXPECT_EQ(size, 8);
+}
+
+// cudart's lookups: sent without waiting, each once; the first launch
+// reads their replies (layouts and attributes) in one wait.
+TEST_F(LaunchTest, LookupsWaitForNothingAndAreAskedOnce) {
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  CUkernel kernel, kernel_again;
+  CUfunction fn, fn_again, vadd_again;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel_again, lib, "vadd"), CUDA_SUCCESS);
+  EXPECT_EQ(kernel_again, kernel);
+  ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+  ASSERT_EQ(cuKernelGetFunction(&fn_again, kernel), CUDA_SUCCESS);
+  EXPECT_EQ(fn_again, fn);
+  ASSERT_EQ(cuModuleGetFunction(&vadd_again, mod_, "vadd"), CUDA_SUCCESS);  // as in SetUp
+  EXPECT_EQ(vadd_again, vadd_);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  int regs = 0;
+  ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(regs, 32);
+  ASSERT_EQ(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), CUDA_SUCCESS);
+  EXPECT_EQ(regs, 32);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  expect_sums();
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);  // sent: forgotten
+  EXPECT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_),
+            CUDA_ERROR_INVALID_HANDLE);
+}
+
+// A name the library lacks: the lookup cannot say so (it does not wait), so
+// each use of the kernel does, as the lookup would have. Not the next
+// synchronize: a handle never used has no effect.
+TEST_F(LaunchTest, AMissingKernelFailsEachUse) {
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  CUkernel missing, again;
+  ASSERT_EQ(cuLibraryGetKernel(&missing, lib, "nope"), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  EXPECT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(missing), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuLibraryGetKernel(&again, lib, "nope"), CUDA_ERROR_NOT_FOUND);
+  int regs = 0;
+  EXPECT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, missing, dev_),
+            CUDA_ERROR_NOT_FOUND);
+  size_t offset = 0;
+  EXPECT_EQ(cuKernelGetParamInfo(missing, 0, &offset, nullptr), CUDA_ERROR_NOT_FOUND);
+  CUfunction fn;
+  EXPECT_EQ(cuKernelGetFunction(&fn, missing), CUDA_ERROR_NOT_FOUND);
+  ASSERT_EQ(cuLibraryGetKernel(&missing, lib, "nothing"), CUDA_SUCCESS);  // never used
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  expect_sums();
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
+// cudart loads every fatbin at its start: small images go whole, without
+// waiting; one the driver rejects fails the library's uses.
+TEST_F(LaunchTest, LibraryLoadsWaitForNothingAndARejectedOneFailsItsUses) {
+  const uint64_t before = scuda_replies_awaited();
+  CUlibrary libs[3], rejected;
+  for (int i = 0; i < 3; ++i) {
+    const std::string image = std::string(kModule) + "kernel only" + std::to_string(i) + " 4\n";
+    ASSERT_EQ(cuLibraryLoadData(&libs[i], image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+              CUDA_SUCCESS);
+  }
+  ASSERT_EQ(cuLibraryLoadData(&rejected, "scuda-double-module\nnonsense\n", nullptr, nullptr, 0,
+                              nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  CUkernel kernel;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, libs[2], "vadd"), CUDA_SUCCESS);
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 4, 1, 1, 256, 1, 1, 0, nullptr,
+                           params, nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);  // the lookup's reply, for the layout
+  expect_sums();
+  EXPECT_EQ(cuLibraryGetKernel(&kernel, rejected, "vadd"), CUDA_ERROR_INVALID_IMAGE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (CUlibrary lib : libs) EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
+// What cudaFuncGetAttributes asks, for a kernel looked up before any
+// context (whose lookup could tell no attributes): all of it at once.
+TEST_F(LaunchTest, AttributesTheLookupLackedComeAllAtOnce) {
+  CUlibrary lib;
+  CUkernel kernel;
+  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  const std::pair<CUfunction_attribute, int> expected[] = {
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024}, {CU_FUNC_ATTRIBUTE_NUM_REGS, 32},
+      {CU_FUNC_ATTRIBUTE_PTX_VERSION, 90}, {CU_FUNC_ATTRIBUTE_BINARY_VERSION, 90},
+      {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152}};
+  for (const auto& [attr, value] : expected) {
+    int got = -1;
+    ASSERT_EQ(cuKernelGetAttribute(&got, attr, kernel, dev_), CUDA_SUCCESS);
+    EXPECT_EQ(got, value) << attr;
+  }
+  // One wait reads the lookup's reply, one fetches every attribute.
+  EXPECT_EQ(scuda_replies_awaited(), before + 2);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
 // What kernels print on the server reaches the program's stdout, in order,
 // by the time a synchronizing call returns.
 TEST_F(LaunchTest, KernelOutputReachesTheProgramsStdout) {
@@ -416,12 +568,16 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUfunction fn;
   ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
-  // The kernel's attributes came with it.
+  // The kernel's attributes come with its lookup's reply: reading it is the
+  // only wait.
   const uint64_t before = scuda_replies_awaited();
   int regs = 0;
   ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, dev_), CUDA_SUCCESS);
   EXPECT_EQ(regs, 32);
-  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, dev_),
+            CUDA_SUCCESS);
+  EXPECT_EQ(regs, 1024);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
   ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};

@@ -139,6 +139,38 @@ TEST_F(ModuleCacheE2E, AFailedOneWayLoadFailsTheModulesUsers) {
       << r.err;
 }
 
+// cudart's loads: large images go by their hash without waiting, and the
+// first lookup reads every probe's reply at once, sending the images the
+// server lacked: loads cost one wait however many there are, and only
+// their hashes once the server has them.
+TEST_F(ModuleCacheE2E, LibraryLoadsWaitOnceForAllTheirProbes) {
+  start({"--module-cache", cache_});
+  const std::string a = write("a", image("a")), b = write("b", image("b")), c = write("c", image("c"));
+  const std::string expected =
+      "load: CUDA_SUCCESS\nload: CUDA_SUCCESS\nload: CUDA_SUCCESS\nawaited: 0\n"
+      "kernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nawaited: 1\n"
+      "attribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\nawaited: 4\n";
+  auto cold = tool({"library", a, b, c});
+  EXPECT_EQ(cold.out.find(expected), 0u) << cold.out << cold.err;
+  EXPECT_GE(wchar(cold.out), 3 * kImageBytes);
+  auto warm = tool({"library", a, b, c});
+  EXPECT_EQ(warm.out.find(expected), 0u) << warm.out << warm.err;
+  EXPECT_GE(wchar(warm.out), 0);
+  EXPECT_LT(wchar(warm.out), 64 << 10);
+}
+
+// The load does not wait, so a library the driver rejects fails its uses.
+TEST_F(ModuleCacheE2E, ARejectedLibraryFailsItsKernels) {
+  start({"--module-cache", cache_});
+  const std::string big = write("big", std::string(kImageBytes, 'x'));
+  auto r = tool({"library", big});
+  EXPECT_EQ(r.out.find("load: CUDA_SUCCESS\nawaited: 0\nkernel: CUDA_SUCCESS\nawaited: 1\n"
+                       "attribute: CUDA_ERROR_INVALID_IMAGE\n"),
+            0u)
+      << r.out << r.err;
+  EXPECT_TRUE(!fs::exists(cache_) || fs::is_empty(cache_));
+}
+
 TEST_F(ModuleCacheE2E, NoModuleCacheKeepsNothing) {
   setenv("XDG_CACHE_HOME", cache_.c_str(), 1);
   start({"--no-module-cache"});

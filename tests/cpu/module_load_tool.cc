@@ -4,6 +4,10 @@
 //   module_load_tool load FILE...   load each file, then look up kernel "k"
 //   module_load_tool detached FILE  load FILE, then again with no current
 //                                   context (one-way, so it fails later)
+//   module_load_tool library FILE...  load each file as a library, then look
+//                                   up kernel "k" in each, then ask each
+//                                   kernel an attribute; with the replies
+//                                   awaited after each step, and the bytes
 #include <cuda.h>
 
 #include <cstdio>
@@ -11,6 +15,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+// libcuda.so.1's count of the replies this process waited for.
+extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
 
@@ -59,6 +67,34 @@ int detached(const char* path, CUcontext ctx) {
   return 0;
 }
 
+void print_awaited(uint64_t since) {
+  std::printf("awaited: %llu\n", static_cast<unsigned long long>(scuda_replies_awaited() - since));
+}
+
+int libraries(int n, char** paths) {
+  const uint64_t start = scuda_replies_awaited();
+  std::vector<CUlibrary> libs(n);
+  std::vector<CUkernel> kernels(n);
+  for (int i = 0; i < n; ++i) {
+    const std::string image = read_file(paths[i]);
+    std::printf("load: %s\n", name_of(cuLibraryLoadData(&libs[i], image.c_str(), nullptr, nullptr,
+                                                        0, nullptr, nullptr, 0)));
+  }
+  print_awaited(start);
+  for (int i = 0; i < n; ++i)
+    std::printf("kernel: %s\n", name_of(cuLibraryGetKernel(&kernels[i], libs[i], "k")));
+  print_awaited(start);
+  CUdevice dev = 0;
+  for (int i = 0; i < n; ++i) {
+    int regs = 0;
+    std::printf("attribute: %s\n",
+                name_of(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernels[i], dev)));
+  }
+  print_awaited(start);
+  std::printf("wchar: %lld\n", bytes_written());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +105,7 @@ int main(int argc, char** argv) {
       cuCtxSetCurrent(ctx))
     return 1;
   if (std::strcmp(argv[1], "detached") == 0) return detached(argv[2], ctx);
+  if (std::strcmp(argv[1], "library") == 0) return libraries(argc - 2, argv + 2);
   if (std::strcmp(argv[1], "load") != 0) return 2;
   for (int i = 2; i < argc; ++i) load(argv[i]);
   const long long written = bytes_written();

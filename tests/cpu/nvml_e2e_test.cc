@@ -17,6 +17,8 @@
 
 // Not in nvml.h: nvidia-smi's private-table lookup.
 extern "C" nvmlReturn_t nvmlInternalGetExportTable(const void** table, const void* id);
+// libcuda.so.1's count of the replies this process waited for.
+extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
 
@@ -114,6 +116,37 @@ TEST_F(NvmlTest, BadInputGivesNvmlErrors) {
   EXPECT_EQ(nvmlDeviceGetName(dev_, tiny, sizeof tiny), NVML_ERROR_INSUFFICIENT_SIZE);
   nvmlDevice_t none = nullptr;
   EXPECT_EQ(nvmlDeviceGetHandleByIndex_v2(7, &none), NVML_ERROR_INVALID_ARGUMENT);
+}
+
+// PyTorch's device_count() calls nvmlInit and nvmlDeviceGetCount_v2 each
+// time: nested inits and answers that cannot change cost no round trip.
+TEST_F(NvmlTest, NestedInitsAndFixedAnswersAreAnsweredLocally) {
+  const uint64_t before = scuda_replies_awaited();
+  unsigned int count = 0;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+    ASSERT_EQ(nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+    EXPECT_EQ(count, 1u);
+  }
+  nvmlDevice_t again = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(0, &again), NVML_SUCCESS);  // the fixture asked
+  EXPECT_EQ(again, dev_);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(nvmlShutdown(), NVML_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited() - before, 1u);  // the first count
+  // The fixture's init still holds: the server answers what may change.
+  nvmlMemory_t memory{};
+  EXPECT_EQ(nvmlDeviceGetMemoryInfo(dev_, &memory), NVML_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited() - before, 2u);
+}
+
+// The last shutdown reaches the server, and what was kept is forgotten.
+TEST(NvmlLifetime, TheLastShutdownEndsNvmlOnTheServer) {
+  unsigned int count = 0;
+  ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+  ASSERT_EQ(nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+  ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
+  EXPECT_EQ(nvmlDeviceGetCount_v2(&count), NVML_ERROR_UNINITIALIZED);
+  EXPECT_EQ(nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
 }
 
 TEST_F(NvmlTest, UnsupportedAndMissingCallsSaySo) {

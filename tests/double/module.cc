@@ -157,4 +157,18 @@ CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel ker
   return get_attribute(pi, attrib, reinterpret_cast<CUfunction>(kernel), dev);
 }
 
+// Accepted and forgotten: the attributes above stay fixed.
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (resolve_function(hfunc) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  return resolve_function(hfunc) == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+
 }  // extern "C"

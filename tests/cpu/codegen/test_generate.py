@@ -156,6 +156,17 @@ def test_every_local_and_custom_name_exists(gen):
     assert set(special) <= declared
 
 
+def test_every_function_naming_a_library_is_hand_written(gen):
+    """Library loads do not wait (src/client/library_loads.cc), so whatever
+    names a library calls library_ready first: no generated stub may."""
+    rows = re.findall(r"^SCUDA_DRIVER_FN\((\w+), \(([^)]*)\)",
+                      (gen / "driver_api.inc").read_text(), re.M)
+    naming = [name for name, params in rows if re.search(r"\bCUlibrary \w", params)]
+    assert {"cuLibraryGetKernel", "cuLibraryUnload", "cuLibraryGetModule"} <= set(naming)
+    for name in naming:
+        assert "| forwarded |" not in coverage_row(gen, name), name
+
+
 def test_unknown_annotation_is_an_error(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[functions.cuNoSuchThing]\nhandling = "local"\n')

@@ -81,3 +81,12 @@ def test_singular_arrays_beside_counts_need_annotations(gen):
 def test_unsupported_calls_say_so(gen):
     body = stub((gen / "nvml_client_stubs.cc").read_text(), "nvmlDeviceGetProcessUtilization")
     assert 'return unsupported("nvmlDeviceGetProcessUtilization");' in body
+
+
+def test_cached_answers_are_kept_by_the_inputs_alone(gen):
+    body = stub((gen / "nvml_client_stubs.cc").read_text(), "nvmlDeviceGetHandleByPciBusId_v2")
+    assert "put_str(k_, pciBusId);" in body
+    assert "k_.u8(device != nullptr);" in body  # not the proposed id
+    assert "cached_call(scuda::protocol::kOp_nvmlDeviceGetHandleByPciBusId_v2, k_, w_, &reply_)" in body
+    ops = dict(re.findall(r"kOp_(\w+) = (\d+),", (gen / "nvml_ops.h").read_text()))
+    assert "nvmlDeviceGetHandleByPciBusId_v2" in ops

@@ -1,0 +1,97 @@
+#include "client/descriptions.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "client/attributes.h"
+#include "client/handle_errors.h"
+#include "client/runtime.h"
+#include "client/session.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+// id -> the request whose reply describes it, not read yet.
+struct Owed {
+  std::mutex mu;
+  std::unordered_map<uint64_t, uint64_t> requests;
+};
+
+Owed& owed() {
+  static Owed* o = new Owed;  // never freed: used until exit
+  return *o;
+}
+
+// With the connection's lock held, when the lookup's reply is read. An
+// error is the handle's (handle_errors.h), not the next synchronize's.
+CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
+  if (rc == CUDA_SUCCESS && !(read_description(r, id) && r.done()))
+    rc = bad_reply("function lookup");
+  if (rc != CUDA_SUCCESS) note_handle_error(id, rc);
+  std::lock_guard lock(owed().mu);
+  owed().requests.erase(id);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+bool read_description(protocol::Reader& r, uint64_t id) {
+  Layout layout;
+  bool known = false;
+  if (!read_layout(r, &layout, &known) || !read_attributes(r, id)) return false;
+  if (known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
+  return true;
+}
+
+CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {
+  uint64_t sent = 0;
+  CUresult rc = call_later(op, request, &sent, [id](CUresult result, protocol::Reader& r) {
+    return on_lookup_reply(id, result, r);
+  });
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(owed().mu);
+  // Unless another thread has read the reply already: then settling on it
+  // would find nothing owed, which is harmless.
+  owed().requests[id] = sent;
+  return CUDA_SUCCESS;
+}
+
+CUresult await_description(uint64_t id) {
+  uint64_t request = 0;
+  {
+    std::lock_guard lock(owed().mu);
+    auto it = owed().requests.find(id);
+    if (it != owed().requests.end()) request = it->second;
+  }
+  if (request) {
+    Connection* conn = connection();
+    if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+    std::lock_guard lock(conn->mutex());
+    if (CUresult rc = conn->settle(request); rc != CUDA_SUCCESS) return rc;
+  }
+  return handle_error(id);
+}
+
+CUresult fetch_description(uint64_t id, int dev) {
+  protocol::Writer w;
+  w.u64(id);
+  w.put<int32_t>(dev);
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpFunctionInfo, w, &reply); rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(reply);
+  return read_description(r, id) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
+}
+
+CUresult layout_of(uint64_t id, std::shared_ptr<const Layout>* layout) {
+  if ((*layout = find_layout(id))) return CUDA_SUCCESS;
+  if (CUresult rc = await_description(id); rc != CUDA_SUCCESS) return rc;
+  if ((*layout = find_layout(id))) return CUDA_SUCCESS;
+  // Looked up before any context, when the server's driver could not tell.
+  if (CUresult rc = fetch_description(id, -1); rc != CUDA_SUCCESS) return rc;
+  *layout = find_layout(id);
+  return *layout ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,33 @@
+#include "client/handle_errors.h"
+
+#include <mutex>
+#include <unordered_map>
+
+namespace scuda::client {
+
+namespace {
+
+struct HandleErrors {
+  std::mutex mu;
+  std::unordered_map<uint64_t, CUresult> by_id;
+};
+
+HandleErrors& errors() {
+  static HandleErrors* e = new HandleErrors;  // never freed: used until exit
+  return *e;
+}
+
+}  // namespace
+
+void note_handle_error(uint64_t id, CUresult rc) {
+  std::lock_guard lock(errors().mu);
+  errors().by_id[id] = rc;
+}
+
+CUresult handle_error(uint64_t id) {
+  std::lock_guard lock(errors().mu);
+  auto it = errors().by_id.find(id);
+  return it == errors().by_id.end() ? CUDA_SUCCESS : it->second;
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,57 @@
+#include "client/held_images.h"
+
+#include <mutex>
+#include <set>
+
+#include "client/runtime.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct HeldImages {
+  std::mutex mu;
+  std::set<protocol::ImageHash> hashes;
+  bool server_caches = true;
+};
+
+HeldImages& held() {
+  static HeldImages* h = new HeldImages;  // never freed: used until exit
+  return *h;
+}
+
+}  // namespace
+
+bool is_held(const protocol::ImageHash& hash) {
+  std::lock_guard lock(held().mu);
+  return held().hashes.count(hash) != 0;
+}
+
+bool server_caches() {
+  std::lock_guard lock(held().mu);
+  return held().server_caches;
+}
+
+protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash,
+                              const void* image, size_t size) {
+  protocol::Writer w;
+  w.u64(proposed);
+  w.u8(image ? protocol::kImageFollows : protocol::kHashOnly);
+  w.put(hash);
+  w.u64(size);
+  if (image) w.blob(image, size);
+  return w;
+}
+
+CUresult read_load_reply(protocol::Reader& r, const protocol::ImageHash& hash, bool sent,
+                         uint64_t* id) {
+  *id = r.u64();
+  const bool now_held = r.u8() != 0;
+  if (!r.done()) return bad_reply("module load");
+  std::lock_guard lock(held().mu);
+  if (now_held) held().hashes.insert(hash);
+  else if (sent) held().server_caches = false;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace scuda::client

@@ -1,0 +1,175 @@
+// Functions and kernels by name, each asked of the server once per module,
+// library or context: a repeated lookup sends nothing.
+//
+// cuModuleGetFunction waits for its reply, which says at once whether the
+// name exists: Triton and NVRTC users check that, and launch right after,
+// which needs the layout the reply brings anyway. cuLibraryGetKernel and
+// cuKernelGetFunction are mostly cudart's, for names it registered from the
+// same image, often well before their first launch: they go with ids chosen
+// here and their replies are read when something needs them
+// (descriptions.h). A name that is not there is reported by each use of the
+// handle (launch, attribute or parameter query, cuKernelGetFunction): for
+// cudart, in the same cudaLaunchKernel whose lookup it was.
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "client/attributes.h"
+#include "client/context.h"
+#include "client/descriptions.h"
+#include "client/handle_errors.h"
+#include "client/library_loads.h"
+#include "client/runtime.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct Known {
+  std::mutex mu;
+  std::map<std::pair<uint64_t, std::string>, uint64_t> by_name;  // (module or library, name)
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> functions;   // (kernel, context)
+};
+
+Known& known() {
+  static Known* k = new Known;  // never freed: used until exit
+  return *k;
+}
+
+template <class Key>
+bool find(const std::map<Key, uint64_t>& map, const Key& key, uint64_t* id) {
+  std::lock_guard lock(known().mu);
+  auto it = map.find(key);
+  if (it == map.end()) return false;
+  *id = it->second;
+  return true;
+}
+
+template <class Key>
+void remember(std::map<Key, uint64_t>& map, Key key, uint64_t id) {
+  std::lock_guard lock(known().mu);
+  map[std::move(key)] = id;
+}
+
+// A module or library is unloaded: its lookups, and the functions of its
+// kernels, are gone with it.
+void forget(uint64_t parent) {
+  std::lock_guard lock(known().mu);
+  auto& by_name = known().by_name;
+  const auto first = by_name.lower_bound({parent, ""});
+  const auto last = by_name.lower_bound({parent + 1, ""});
+  std::set<uint64_t> gone;
+  for (auto it = first; it != last; ++it) gone.insert(it->second);
+  by_name.erase(first, last);
+  std::erase_if(known().functions, [&](const auto& f) { return gone.count(f.first.first) != 0; });
+}
+
+CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
+  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+  const std::pair key{handle_id(module), std::string(name)};
+  uint64_t id = 0;
+  if (!find(known().by_name, key, &id)) {
+    protocol::Writer w;
+    w.u64(new_handle_id());
+    w.u64(key.first);
+    w.str(name);
+    std::vector<uint8_t> reply;
+    if (CUresult rc = call(protocol::kOpModuleGetFunction, w, &reply); rc != CUDA_SUCCESS)
+      return rc;
+    protocol::Reader r(reply);
+    id = r.u64();
+    if (!read_description(r, id) || !r.done()) return bad_reply("cuModuleGetFunction");
+    remember(known().by_name, key, id);
+  }
+  *out = handle_from_id<CUfunction>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
+  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+  const std::pair key{handle_id(library), std::string(name)};
+  uint64_t id = 0;
+  if (find(known().by_name, key, &id)) {
+    if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
+  } else {
+    if (CUresult rc = library_ready(key.first); rc != CUDA_SUCCESS) return rc;
+    id = new_handle_id();
+    protocol::Writer w;
+    w.u64(id);
+    w.u64(key.first);
+    w.str(name);
+    if (CUresult rc = look_up_later(protocol::kOpLibraryGetKernel, w, id); rc != CUDA_SUCCESS)
+      return rc;
+    remember(known().by_name, key, id);
+  }
+  *out = handle_from_id<CUkernel>(id);
+  return CUDA_SUCCESS;
+}
+
+// The kernel's function in the current context. PyTorch asks before most
+// launches.
+CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  const std::pair key{handle_id(kernel), current_context_id()};
+  if (!key.second) return CUDA_ERROR_INVALID_CONTEXT;
+  if (CUresult rc = handle_error(key.first); rc != CUDA_SUCCESS) return rc;
+  uint64_t id = 0;
+  if (find(known().functions, key, &id)) {
+    if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
+  } else {
+    id = new_handle_id();
+    // Before the reply can be read, so its attributes join the kernel's family.
+    note_kernel_function(key.first, id);
+    if (auto layout = find_layout(key.first)) note_layout(id, std::move(layout));
+    protocol::Writer w;
+    w.u64(id);
+    w.u64(key.first);
+    if (CUresult rc = look_up_later(protocol::kOpKernelGetFunction, w, id); rc != CUDA_SUCCESS)
+      return rc;
+    remember(known().functions, key, id);
+  }
+  *out = handle_from_id<CUfunction>(id);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+namespace client = scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
+  SCUDA_PASSTHROUGH(cuModuleGetFunction, fn, module, name);
+  return client::get_function(fn, module, name);
+}
+
+CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
+  SCUDA_PASSTHROUGH(cuLibraryGetKernel, kernel, library, name);
+  return client::get_kernel(kernel, library, name);
+}
+
+CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
+  SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
+  return client::get_kernel_function(fn, kernel);
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  SCUDA_PASSTHROUGH(cuModuleUnload, module);
+  client::forget(client::handle_id(module));
+  return client::forward::cuModuleUnload(module);
+}
+
+CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
+  SCUDA_PASSTHROUGH(cuLibraryUnload, library);
+  client::forget(client::handle_id(library));
+  if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
+    return rc;
+  return client::forward::cuLibraryUnload(library);
+}
+
+}  // extern "C"

@@ -1,0 +1,89 @@
+// What the NVML stand-in answers without asking the server. NVML counts
+// nvmlInit calls and shuts down at the matching nvmlShutdown, so only the
+// first init and the last shutdown reach the server. And some answers cannot
+// change while NVML stays initialised (handling "cached" in
+// codegen/nvml_annotations.toml): PyTorch's device_count() calls nvmlInit
+// and nvmlDeviceGetCount_v2 each time, 12 round trips in one MLP run.
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "nvml/runtime.h"
+#include "nvml_ops.h"
+
+namespace scuda::nvml {
+
+namespace {
+
+struct Answers {
+  std::mutex mu;
+  unsigned inits = 0;  // nvmlInit calls not yet shut down
+  std::map<std::pair<uint32_t, std::string>, std::vector<uint8_t>> kept;  // (op, key)
+};
+
+Answers& answers() {
+  static Answers* a = new Answers;  // never freed: used until exit
+  return *a;
+}
+
+bool is_init(uint32_t op) {
+  return op == protocol::kOp_nvmlInit || op == protocol::kOp_nvmlInit_v2 ||
+         op == protocol::kOp_nvmlInitWithFlags;
+}
+
+// The lock is held across the request, so inits and shutdowns count in order.
+nvmlReturn_t init(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  std::lock_guard lock(answers().mu);
+  if (answers().inits > 0) {
+    ++answers().inits;
+    reply->clear();
+    return NVML_SUCCESS;
+  }
+  const nvmlReturn_t rc = ask_server(op, request, reply);
+  if (rc == NVML_SUCCESS) answers().inits = 1;
+  return rc;
+}
+
+nvmlReturn_t shutdown(const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  std::lock_guard lock(answers().mu);
+  reply->clear();
+  if (answers().inits == 0) return NVML_ERROR_UNINITIALIZED;
+  if (answers().inits > 1) {
+    --answers().inits;
+    return NVML_SUCCESS;
+  }
+  const nvmlReturn_t rc = ask_server(protocol::kOp_nvmlShutdown, request, reply);
+  if (rc == NVML_SUCCESS) {
+    answers().inits = 0;
+    answers().kept.clear();
+  }
+  return rc;
+}
+
+}  // namespace
+
+nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  if (is_init(op)) return init(op, request, reply);
+  if (op == protocol::kOp_nvmlShutdown) return shutdown(request, reply);
+  return ask_server(op, request, reply);
+}
+
+nvmlReturn_t cached_call(uint32_t op, const protocol::Writer& key, const protocol::Writer& request,
+                         std::vector<uint8_t>* reply) {
+  std::pair id{op, std::string(key.data().begin(), key.data().end())};
+  {
+    std::lock_guard lock(answers().mu);
+    auto it = answers().kept.find(id);
+    if (it != answers().kept.end()) {
+      *reply = it->second;
+      return NVML_SUCCESS;
+    }
+  }
+  const nvmlReturn_t rc = ask_server(op, request, reply);
+  std::lock_guard lock(answers().mu);
+  if (rc == NVML_SUCCESS && answers().inits > 0) answers().kept[std::move(id)] = *reply;
+  return rc;
+}
+
+}  // namespace scuda::nvml
