@@ -32,6 +32,9 @@ struct Known {
   std::mutex mu;
   std::map<std::pair<uint64_t, std::string>, uint64_t> by_name;  // (module or library, name)
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> functions;   // (kernel, context)
+  // Function and kernel names, for cuFuncGetName; the strings stay put
+  // while their entries live, as the driver's do.
+  std::map<uint64_t, std::string> names;
 };
 
 Known& known() {
@@ -54,6 +57,20 @@ void remember(std::map<Key, uint64_t>& map, Key key, uint64_t id) {
   map[std::move(key)] = id;
 }
 
+void remember_name(uint64_t id, std::string name) {
+  std::lock_guard lock(known().mu);
+  known().names[id] = std::move(name);
+}
+
+CUresult name_of(uint64_t id, const char** name) {
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(known().mu);
+  auto it = known().names.find(id);
+  if (it == known().names.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *name = it->second.c_str();
+  return CUDA_SUCCESS;
+}
+
 // A module or library is unloaded: its lookups, and the functions of its
 // kernels, are gone with it.
 void forget(uint64_t parent) {
@@ -64,7 +81,12 @@ void forget(uint64_t parent) {
   std::set<uint64_t> gone;
   for (auto it = first; it != last; ++it) gone.insert(it->second);
   by_name.erase(first, last);
-  std::erase_if(known().functions, [&](const auto& f) { return gone.count(f.first.first) != 0; });
+  std::erase_if(known().functions, [&](const auto& f) {
+    if (!gone.count(f.first.first)) return false;
+    known().names.erase(f.second);
+    return true;
+  });
+  for (uint64_t id : gone) known().names.erase(id);
 }
 
 CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
@@ -83,6 +105,7 @@ CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
     id = r.u64();
     if (!read_description(r, id) || !r.done()) return bad_reply("cuModuleGetFunction");
     remember(known().by_name, key, id);
+    remember_name(id, key.second);
   }
   *out = handle_from_id<CUfunction>(id);
   return CUDA_SUCCESS;
@@ -104,6 +127,7 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
     if (CUresult rc = look_up_later(protocol::kOpLibraryGetKernel, w, id); rc != CUDA_SUCCESS)
       return rc;
     remember(known().by_name, key, id);
+    remember_name(id, key.second);
   }
   *out = handle_from_id<CUkernel>(id);
   return CUDA_SUCCESS;
@@ -130,6 +154,8 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
     if (CUresult rc = look_up_later(protocol::kOpKernelGetFunction, w, id); rc != CUDA_SUCCESS)
       return rc;
     remember(known().functions, key, id);
+    if (const char* name = nullptr; name_of(key.first, &name) == CUDA_SUCCESS)
+      remember_name(id, name);
   }
   *out = handle_from_id<CUfunction>(id);
   return CUDA_SUCCESS;
@@ -156,6 +182,16 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const c
 CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
   SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
   return client::get_kernel_function(fn, kernel);
+}
+
+CUresult CUDAAPI cuFuncGetName(const char** name, CUfunction fn) {
+  SCUDA_PASSTHROUGH(cuFuncGetName, name, fn);
+  return client::name_of(client::handle_id(fn), name);
+}
+
+CUresult CUDAAPI cuKernelGetName(const char** name, CUkernel kernel) {
+  SCUDA_PASSTHROUGH(cuKernelGetName, name, kernel);
+  return client::name_of(client::handle_id(kernel), name);
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule module) {

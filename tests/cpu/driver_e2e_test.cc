@@ -310,6 +310,25 @@ TEST_F(LaunchTest, PotentialBlockSizeSearchesWithTheProgramsCallback) {
   EXPECT_GT(block, 0);
 }
 
+TEST_F(LaunchTest, FunctionsAndKernelsKnowTheirNames) {
+  const char* name = nullptr;
+  ASSERT_EQ(cuFuncGetName(&name, vadd_), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "vadd");
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  CUkernel kernel;
+  CUfunction fn;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
+  ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+  ASSERT_EQ(cuKernelGetName(&name, kernel), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "vadd");
+  ASSERT_EQ(cuFuncGetName(&name, fn), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "vadd");
+  ASSERT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+  EXPECT_EQ(cuKernelGetName(&name, kernel), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncGetName(&name, reinterpret_cast<CUfunction>(0x12340)), CUDA_ERROR_INVALID_HANDLE);
+}
+
 TEST_F(LaunchTest, OccupancyIsAskedOncePerQuestionUntilAnAttributeChanges) {
   int blocks = 0;
   auto ask = [&](int block_size, size_t smem) {  // replies one query waited for
