@@ -72,13 +72,23 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   h.flags = flags;
   h.request_id = next_request_++;
   if (id) *id = h.request_id;
-  if (!protocol::write_frame(socket_, h, head, head_size, tail, tail_size)) {
-    lost("the connection broke while sending");
-    return false;
-  }
   if (stats::enabled())
     stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
-  return true;
+  if ((flags & protocol::kOneWay) && outbox_.hold(h, head, head_size, tail, tail_size))
+    return !outbox_.full() || flush_held();
+  const bool sent =
+      protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
+  outbox_.clear();
+  if (!sent) lost("the connection broke while sending");
+  return sent;
+}
+
+bool Connection::flush_held() {
+  if (outbox_.held().empty()) return true;
+  const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
+  outbox_.clear();
+  if (!sent) lost("the connection broke while sending");
+  return sent;
 }
 
 bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
@@ -234,8 +244,27 @@ CUresult Connection::lost(const std::string& why) {
     spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
                   address_, why);
   broken_ = true;
+  outbox_.clear();
   socket_.close();
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
+}
+
+void Connection::flush_at_exit() {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  flush_held();
+  outbox_.stop();
+}
+
+bool Connection::before_fork() {
+  if (!mutex_.try_lock()) return false;
+  flush_held();
+  return true;
+}
+
+void Connection::after_fork(bool locked, bool child) {
+  if (child) outbox_.stop();
+  if (locked) mutex_.unlock();
 }
 
 }  // namespace scuda::client

@@ -1,6 +1,7 @@
 // The client's one connection to its server session. Requests and replies
 // are strictly ordered; callers hold the lock across a request and its reply
-// (or across a pipelined batch of them).
+// (or across a pipelined batch of them). One-way requests may be held back
+// and sent together (outbox.h), always ahead of any later request.
 #pragma once
 
 #include <cuda.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/outbox.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
@@ -45,7 +47,9 @@ class Connection {
   std::mutex& mutex() { return mutex_; }
 
   // With the lock held: sends a request with the given frame flags (one-way,
-  // synchronizing) and returns its id; false once the connection is lost.
+  // synchronizing) and returns its id; false once the connection is lost. A
+  // one-way request may only be held (outbox.h): its sending may fail later,
+  // and then the next call reports the lost connection.
   bool send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
             const void* tail = nullptr, size_t tail_size = 0, uint64_t* id = nullptr);
   // With the lock held: waits for the reply to `id` and returns the CUresult
@@ -70,6 +74,16 @@ class Connection {
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
 
+  // At exit, without the lock: sends what is held and holds nothing after.
+  // Skipped while another thread holds the lock: its call sends it.
+  void flush_at_exit();
+  // Around fork, in the forking thread: before_fork takes the lock if it is
+  // free and sends what is held (true when it took it); after_fork releases
+  // it, and in the child stops holding, since the child shares its parent's
+  // connection and must never send its parent's frames.
+  bool before_fork();
+  void after_fork(bool locked, bool child);
+
  private:
   // Reads the reply's header and result word; false (and *result says why)
   // once the connection is lost. *rest is the payload left to read.
@@ -79,8 +93,11 @@ class Connection {
   bool next_header(protocol::FrameHeader* h, CUresult* result);
   void count_reply(size_t rest, std::chrono::steady_clock::time_point start);
   CUresult lost(const std::string& why);
+  // Sends what the outbox holds.
+  bool flush_held();
 
   std::mutex mutex_;
+  Outbox outbox_{mutex_, [this] { flush_held(); }};
   Socket socket_;
   std::string address_;
   protocol::Welcome welcome_;
