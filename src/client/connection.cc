@@ -74,11 +74,12 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   if (id) *id = h.request_id;
   if (stats::enabled())
     stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
-  if ((flags & protocol::kOneWay) && outbox_.hold(h, head, head_size, tail, tail_size))
+  const bool one_way = flags & protocol::kOneWay;
+  if (one_way && outbox_.hold(h, head, head_size, tail, tail_size))
     return !outbox_.full() || flush_held();
   const bool sent =
       protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
-  outbox_.clear();
+  outbox_.sent(one_way);
   if (!sent) lost("the connection broke while sending");
   return sent;
 }
@@ -86,7 +87,7 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
 bool Connection::flush_held() {
   if (outbox_.held().empty()) return true;
   const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
-  outbox_.clear();
+  outbox_.sent(true);
   if (!sent) lost("the connection broke while sending");
   return sent;
 }
@@ -244,7 +245,7 @@ CUresult Connection::lost(const std::string& why) {
     spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
                   address_, why);
   broken_ = true;
-  outbox_.clear();
+  outbox_.sent(false);
   socket_.close();
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }

@@ -12,39 +12,50 @@ bool Outbox::hold(const protocol::FrameHeader& h, const void* head, size_t head_
                   const void* tail, size_t tail_size) {
   if (stopped_ || head_size + tail_size > kLargestHeld) return false;
   if (bytes_.empty()) {
-    since_ = std::chrono::steady_clock::now();
-    if (idle_) wake_.notify_one();
-  }
-  if (!started_) {
-    bytes_.reserve(kFull + kLargestHeld + protocol::kHeaderSize);
-    std::thread([this] { run(); }).detach();  // the connection, and so this, is never freed
-    started_ = true;
+    const Clock::time_point now = Clock::now();
+    if (now - last_one_way_ >= kHoldFor) return false;
+    if (!started_) {
+      bytes_.reserve(kFull + kLargestHeld + protocol::kHeaderSize);
+      std::thread([this] { run(); }).detach();  // the connection, and so this, is never freed
+      started_ = true;
+    }
+    since_.store(now.time_since_epoch().count());
+    begun_.fetch_add(1);
+    if (idle_.load()) begun_.notify_one();
   }
   return protocol::append_frame(bytes_, h, head, head_size, tail, tail_size);
 }
 
-// No notify: the thread, if it runs at all (not in a child), stops at its
-// next wake-up, and an idle one may sleep until the process ends.
+void Outbox::sent(bool one_way) {
+  if (!bytes_.empty()) done_.store(begun_.load());
+  bytes_.clear();
+  last_one_way_ = one_way ? Clock::now() : Clock::time_point();
+}
+
+// No wake-up: the thread, if it runs at all (not in a child), may sleep
+// until the process ends.
 void Outbox::stop() {
   stopped_ = true;
   bytes_.clear();
 }
 
-// A thread sleeps longer than asked by its timer slack (50 µs by default),
-// which would more than triple kHoldFor.
+// Sleeps until a batch begins, then until it is due, and sends it unless a
+// call did. The lock is taken only then: a call waiting for its reply holds
+// it, but has sent the batch first. A thread's timer slack (50 µs by
+// default) would more than triple kHoldFor.
 void Outbox::run() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  std::unique_lock lock(lock_);
-  while (!stopped_) {
-    if (bytes_.empty()) {
-      idle_ = true;
-      wake_.wait(lock);
-      idle_ = false;
-    } else if (const auto due = since_ + kHoldFor; std::chrono::steady_clock::now() < due) {
-      wake_.wait_until(lock, due);
-    } else {
-      flush_();
-    }
+  uint32_t seen = 0;
+  for (;;) {
+    idle_.store(true);
+    begun_.wait(seen);
+    idle_.store(false);
+    seen = begun_.load();
+    std::this_thread::sleep_until(Clock::time_point(Clock::duration(since_.load())) + kHoldFor);
+    if (static_cast<int32_t>(done_.load() - seen) >= 0) continue;
+    std::lock_guard lock(lock_);
+    if (stopped_) return;
+    if (static_cast<int32_t>(done_.load() - seen) < 0) flush_();
   }
 }
 
