@@ -44,7 +44,7 @@ bool Connection::open(const std::string& address, const std::string& token, std:
   }
   protocol::Frame f;
   std::string why;
-  if (protocol::read_frame(socket_, &f, &why) != protocol::ReadStatus::kOk) {
+  if (reader_.frame(&f, &why) != protocol::ReadStatus::kOk) {
     *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address_)
                          : why;
     return false;
@@ -96,7 +96,7 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
   for (;;) {
     uint8_t header[protocol::kHeaderSize];
     std::string why;
-    if (!socket_.read_exact(header, sizeof header)) {
+    if (!reader_.read(header, sizeof header)) {
       *result = lost("the server closed the connection");
       return false;
     }
@@ -106,7 +106,7 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
     }
     if (!(h->flags & protocol::kOutput)) return true;
     std::string text(h->length, '\0');
-    if (!socket_.read_exact(text.data(), text.size())) {
+    if (!reader_.read(text.data(), text.size())) {
       *result = lost("the server closed the connection");
       return false;
     }
@@ -129,13 +129,13 @@ bool Connection::reply_head(uint64_t id, CUresult* result, size_t* rest) {
   if (!next_header(&h, result)) return false;
   if (h.flags & protocol::kError) {
     std::string message(h.length, '\0');
-    socket_.read_exact(message.data(), message.size());
+    reader_.read(message.data(), message.size());
     *result = lost("the server ended the session: " + message);
     return false;
   }
   uint32_t word = 0;
   if (!(h.flags & protocol::kReply) || h.request_id != id || h.length < sizeof word ||
-      !socket_.read_exact(&word, sizeof word)) {
+      !reader_.read(&word, sizeof word)) {
     *result = lost("the server sent an unexpected frame");
     return false;
   }
@@ -185,7 +185,7 @@ CUresult Connection::receive(uint64_t id, std::vector<uint8_t>* reply) {
   size_t rest = 0;
   if (!reply_head(id, &rc, &rest)) return rc;
   reply->resize(rest);
-  if (!socket_.read_exact(reply->data(), rest)) return lost("the server closed the connection");
+  if (!reader_.read(reply->data(), rest)) return lost("the server closed the connection");
   count_reply(rest, start);
   return rc;
 }
@@ -217,14 +217,13 @@ CUresult Connection::read_into(uint64_t id, void* dst, size_t size, const HostLa
   size_t rest = 0;
   if (!reply_head(id, &rc, &rest)) return rc;
   if (rc == CUDA_SUCCESS && rest == size && layout.is_contiguous(size)) {
-    if (!socket_.read_exact(dst, size)) return lost("the server closed the connection");
+    if (!reader_.read(dst, size)) return lost("the server closed the connection");
   } else if (rc == CUDA_SUCCESS && rest == size) {
     std::vector<uint8_t> packed(size);
-    if (!socket_.read_exact(packed.data(), size)) return lost("the server closed the connection");
+    if (!reader_.read(packed.data(), size)) return lost("the server closed the connection");
     scatter(packed.data(), size, dst, layout);
   } else {
-    std::vector<uint8_t> unexpected(rest);
-    if (!socket_.read_exact(unexpected.data(), rest)) return lost("the server closed the connection");
+    if (!reader_.skip(rest)) return lost("the server closed the connection");
     if (rc == CUDA_SUCCESS) rc = lost("the server sent a reply of the wrong size");
   }
   count_reply(rest, start);

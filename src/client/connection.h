@@ -17,6 +17,7 @@
 #include "client/outbox.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
+#include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 
 namespace scuda::client {
@@ -99,6 +100,7 @@ class Connection {
   std::mutex mutex_;
   Outbox outbox_{mutex_, [this] { flush_held(); }};
   Socket socket_;
+  protocol::FrameReader reader_{socket_};
   std::string address_;
   protocol::Welcome welcome_;
   uint64_t next_request_ = 1;

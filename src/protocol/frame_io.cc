@@ -1,5 +1,6 @@
 #include "protocol/frame_io.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace scuda::protocol {
@@ -31,13 +32,47 @@ bool append_frame(std::vector<uint8_t>& out, FrameHeader h, const void* head, si
   return true;
 }
 
-ReadStatus read_frame(Socket& s, Frame* f, std::string* error) {
-  uint8_t header[kHeaderSize];
-  if (!s.read_exact(header, kHeaderSize)) return ReadStatus::kClosed;
-  if (!decode_header(header, &f->header, error)) return ReadStatus::kBad;
+FrameReader::FrameReader(Socket& s) : socket_(s), buf_(new uint8_t[kCapacity]) {}
+
+ReadStatus FrameReader::frame(Frame* f, std::string* error) {
+  if (ReadStatus st = header(&f->header, error); st != ReadStatus::kOk) return st;
   f->payload.resize(f->header.length);
-  if (!s.read_exact(f->payload.data(), f->payload.size())) return ReadStatus::kClosed;
-  return ReadStatus::kOk;
+  return read(f->payload.data(), f->payload.size()) ? ReadStatus::kOk : ReadStatus::kClosed;
+}
+
+ReadStatus FrameReader::header(FrameHeader* h, std::string* error) {
+  uint8_t bytes[kHeaderSize];
+  if (!read(bytes, kHeaderSize)) return ReadStatus::kClosed;
+  return decode_header(bytes, h, error) ? ReadStatus::kOk : ReadStatus::kBad;
+}
+
+bool FrameReader::read(void* dst, size_t size) {
+  auto* out = static_cast<uint8_t*>(dst);
+  const size_t buffered = std::min(size, end_ - begin_);
+  if (buffered) std::memcpy(out, buf_.get() + begin_, buffered);
+  begin_ += buffered;
+  out += buffered;
+  size -= buffered;
+  if (size == 0) return true;
+  if (size >= kBulk) return socket_.read_exact(out, size);
+  begin_ = end_ = 0;
+  while (end_ < size) {
+    const ssize_t n = socket_.read_some(buf_.get() + end_, kCapacity - end_);
+    if (n <= 0) return false;
+    end_ += static_cast<size_t>(n);
+  }
+  std::memcpy(out, buf_.get(), size);
+  begin_ = size;
+  return true;
+}
+
+bool FrameReader::skip(size_t size) {
+  uint8_t scrap[4096];
+  for (size_t n; size > 0; size -= n) {
+    n = std::min(size, sizeof scrap);
+    if (!read(scrap, n)) return false;
+  }
+  return true;
 }
 
 }  // namespace scuda::protocol

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,8 +26,31 @@ bool append_frame(std::vector<uint8_t>& out, FrameHeader h, const void* head, si
 
 enum class ReadStatus { kOk, kClosed, kBad };
 
-// Reads one frame. kClosed: the peer went away (cleanly or not) before a
-// whole frame arrived; kBad: the header is invalid and *error says why.
-ReadStatus read_frame(Socket& s, Frame* f, std::string* error);
+// Reads frames from a socket through a buffer, so that a small frame (or
+// several sent together) costs one system call, not one per field; a bulk
+// payload goes straight from the socket to its destination.
+class FrameReader {
+ public:
+  explicit FrameReader(Socket& s);
+
+  // Reads one frame. kClosed: the peer went away (cleanly or not) before a
+  // whole frame arrived; kBad: the header is invalid and *error says why.
+  ReadStatus frame(Frame* f, std::string* error);
+  // Reads only the header; the payload is then read with read() and skip().
+  ReadStatus header(FrameHeader* h, std::string* error);
+  // False if the peer went away first.
+  bool read(void* dst, size_t size);
+  bool skip(size_t size);
+
+ private:
+  // Reads straight into the destination rather than through the buffer.
+  static constexpr size_t kBulk = 16u << 10;
+  static constexpr size_t kCapacity = 64u << 10;
+
+  Socket& socket_;
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t begin_ = 0;  // buffered bytes not yet read: [begin_, end_)
+  size_t end_ = 0;
+};
 
 }  // namespace scuda::protocol

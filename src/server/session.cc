@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -25,10 +26,10 @@ Session::Session(Socket socket, SessionOptions options)
 int Session::run() {
   if (!handshake()) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
-  Frame frame;
+  FrameHeader h;
   std::string error;
   for (;;) {
-    switch (protocol::read_frame(socket_, &frame, &error)) {
+    switch (reader_.header(&h, &error)) {
       case ReadStatus::kClosed:
         spdlog::info("client went away; session ends");
         return 0;
@@ -36,7 +37,7 @@ int Session::run() {
         refuse(0, error);
         return 1;
       case ReadStatus::kOk:
-        if (!serve_one(frame)) return 1;
+        if (!serve_one(h)) return 1;
         break;
     }
   }
@@ -53,7 +54,7 @@ void Session::refuse(uint64_t request_id, const std::string& message) {
 bool Session::handshake() {
   Frame f;
   std::string error;
-  ReadStatus status = protocol::read_frame(socket_, &f, &error);
+  ReadStatus status = reader_.frame(&f, &error);
   if (status == ReadStatus::kClosed) return false;
   if (status == ReadStatus::kBad || f.header.op != protocol::kOpHello) {
     refuse(f.header.request_id, status == ReadStatus::kBad ? error : "the first frame must be the handshake");
@@ -106,22 +107,26 @@ bool Session::handshake() {
   return protocol::write_frame(socket_, h, w.data().data(), w.size());
 }
 
-bool Session::serve_one(const Frame& request) {
-  const FrameHeader& rh = request.header;
+bool Session::serve_one(const FrameHeader& rh) {
   const HandlerEntry* entry = find_handler(rh.op);
   if (!entry) {
     refuse(rh.request_id, fmt::format("unknown op {}", rh.op));
     return false;
   }
   request_ = rh;
-  protocol::Reader in(request.payload);
+  payload_.resize(entry->head ? std::min(entry->head, rh.length) : rh.length);
+  unread_ = rh.length - payload_.size();
+  if (!reader_.read(payload_.data(), payload_.size())) return false;
+  protocol::Reader in(payload_);
   protocol::Writer out;
   CUresult rc = entry->fn(*this, in, out);
   if (rc == kMalformed) {
     refuse(rh.request_id, fmt::format("malformed {} request", entry->name));
     return false;
   }
-  if (rc == kReplied) return !lost_;
+  if (lost_ || !reader_.skip(unread_)) return false;
+  unread_ = 0;
+  if (rc == kReplied) return true;
   if (rh.flags & protocol::kOneWay) {
     latch(rc);
     return true;
@@ -191,6 +196,12 @@ CUresult Session::begin_reply(size_t size) {
   std::memcpy(head + protocol::kHeaderSize, &result, sizeof result);
   if (!socket_.write_all(head, sizeof head)) lost_ = true;
   return rc;
+}
+
+bool Session::read_data(void* dst, size_t size) {
+  if (lost_ || size > unread_ || !reader_.read(dst, size)) lost_ = true;
+  else unread_ -= size;
+  return !lost_;
 }
 
 bool Session::send_data(const void* data, size_t size) {

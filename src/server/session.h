@@ -9,6 +9,7 @@
 #include "common/driver_table.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
+#include "protocol/frame_io.h"
 #include "server/handler.h"
 #include "server/handles.h"
 #include "server/session_output.h"
@@ -39,6 +40,11 @@ class Session {
   // synchronizing request a latched error replaces CUDA_SUCCESS, and then
   // no data may follow. false from send_data: the connection is lost.
   const protocol::FrameHeader& request() const { return request_; }
+  // For a handler that reads its bulk data itself (HandlerEntry::head): the
+  // bytes of it not yet read, and reading them. false from read_data: the
+  // connection is lost.
+  size_t unread() const { return unread_; }
+  bool read_data(void* dst, size_t size);
   CUresult begin_reply(size_t size);
   bool send_data(const void* data, size_t size);
   // Keeps `rc` for the next synchronizing request, as a failed one-way
@@ -49,7 +55,9 @@ class Session {
 
  private:
   bool handshake();
-  bool serve_one(const protocol::Frame& request);
+  // Reads the request's payload (its head, for a handler that reads the
+  // rest itself) and serves it; false when the session must end.
+  bool serve_one(const protocol::FrameHeader& request);
   // The result to reply with, after the latched error rules.
   CUresult settle(CUresult rc);
   // Sends what the session printed (kernels' printf) ahead of a reply.
@@ -57,6 +65,7 @@ class Session {
   void refuse(uint64_t request_id, const std::string& message);
 
   Socket socket_;
+  protocol::FrameReader reader_{socket_};
   SessionOptions options_;
   DriverTable driver_;
   HandleTable handles_;
@@ -64,7 +73,9 @@ class Session {
   // synchronizing request.
   CUresult latched_ = CUDA_SUCCESS;
   protocol::FrameHeader request_;
-  bool lost_ = false;  // a handler's own reply could not be written
+  std::vector<uint8_t> payload_;  // the request's, reused
+  size_t unread_ = 0;
+  bool lost_ = false;  // a handler's own reply or data read failed
   Staging staging_;
   SessionOutput output_;
   std::mutex reached_mu_;

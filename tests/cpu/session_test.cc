@@ -44,13 +44,19 @@ Socket raw_connect(const ServerProcess& s) {
   return connect_tcp(hp, &error);
 }
 
+// Reads the one frame the server answers with (a reader of its own: each
+// exchange here waits for one answer, so nothing after it is buffered).
+protocol::ReadStatus read_frame(Socket& sock, protocol::Frame* f, std::string* error) {
+  return protocol::FrameReader(sock).frame(f, error);
+}
+
 // Sends a frame and returns the server's answer (an error message if it
 // refused), or "" when the connection closed without one.
 std::string exchange(Socket& sock, protocol::FrameHeader h, const protocol::Writer& w) {
   protocol::write_frame(sock, h, w.data().data(), w.size());
   protocol::Frame f;
   std::string error;
-  if (protocol::read_frame(sock, &f, &error) != protocol::ReadStatus::kOk) return "";
+  if (read_frame(sock, &f, &error) != protocol::ReadStatus::kOk) return "";
   return std::string(f.payload.begin(), f.payload.end());
 }
 
@@ -113,7 +119,7 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   garbage.write_all("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
   protocol::Frame f;
   std::string error;
-  ASSERT_EQ(protocol::read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
+  ASSERT_EQ(read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
   EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("bad frame magic"), std::string::npos);
   EXPECT_TRUE(closed_by_server(garbage));
 
@@ -123,7 +129,7 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   big.length = protocol::kMaxPayload + 1;
   protocol::encode_header(big, header);
   oversize.write_all(header, sizeof header);
-  ASSERT_EQ(protocol::read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
+  ASSERT_EQ(read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
   EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("exceeds the maximum"), std::string::npos);
 
   Socket truncated = raw_connect(server);
