@@ -126,7 +126,7 @@ CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr sr
   CUresult rc = copy(buf, src, size, on);
   if (rc == CUDA_SUCCESS) rc = sync(on);
   if (rc != CUDA_SUCCESS) return rc;
-  if (s.begin_reply(size) == CUDA_SUCCESS) s.send_data(buf, size);
+  s.begin_reply(size, buf, size);
   return kReplied;
 }
 
@@ -169,10 +169,10 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
     if (d.cuCtxSynchronize) d.cuCtxSynchronize();  // nothing may still write into buf
     return rc;
   }
-  if (s.begin_reply(size) != CUDA_SUCCESS) return kReplied;
-  for (size_t i = 0, at = 0; at < size; ++i, at += kPiece) {
+  if (s.begin_reply(size, buf, kPiece) != CUDA_SUCCESS) return kReplied;
+  for (size_t i = 1, at = kPiece; at < size; ++i, at += kPiece) {
     const size_t n = std::min<size_t>(kPiece, size - at);
-    if (i > 0 && (rc = events.wait(i)) != CUDA_SUCCESS) {
+    if ((rc = events.wait(i)) != CUDA_SUCCESS) {
       std::memset(buf + at, 0, n);
       s.latch(rc);
     }

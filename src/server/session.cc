@@ -182,7 +182,7 @@ bool Session::relay_output() {
   return true;
 }
 
-CUresult Session::begin_reply(size_t size) {
+CUresult Session::begin_reply(size_t size, const void* data, size_t first) {
   const CUresult rc = settle(CUDA_SUCCESS);
   if (!relay_output()) lost_ = true;
   const uint32_t result = rc;
@@ -194,7 +194,8 @@ CUresult Session::begin_reply(size_t size) {
   uint8_t head[protocol::kHeaderSize + sizeof result];
   protocol::encode_header(h, head);
   std::memcpy(head + protocol::kHeaderSize, &result, sizeof result);
-  if (!socket_.write_all(head, sizeof head)) lost_ = true;
+  iovec iov[2] = {{head, sizeof head}, {const_cast<void*>(data), rc == CUDA_SUCCESS ? first : 0}};
+  if (!lost_ && !socket_.writev_all(iov, iov[1].iov_len ? 2 : 1)) lost_ = true;
   return rc;
 }
 

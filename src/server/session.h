@@ -35,17 +35,19 @@ class Session {
   Staging& staging() { return staging_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
-  // the request being served, the reply's head for `size` bytes of data,
-  // and the data. begin_reply returns the result it sent: on a
-  // synchronizing request a latched error replaces CUDA_SUCCESS, and then
-  // no data may follow. false from send_data: the connection is lost.
+  // the request being served, the reply's head for `size` bytes of data
+  // (sent with the first `first` bytes of it, at `data`, in one system
+  // call), and the rest of the data. begin_reply returns the result it
+  // sent: on a synchronizing request a latched error replaces CUDA_SUCCESS,
+  // and then no data is sent or may follow. false from send_data: the
+  // connection is lost.
   const protocol::FrameHeader& request() const { return request_; }
   // For a handler that reads its bulk data itself (HandlerEntry::head): the
   // bytes of it not yet read, and reading them. false from read_data: the
   // connection is lost.
   size_t unread() const { return unread_; }
   bool read_data(void* dst, size_t size);
-  CUresult begin_reply(size_t size);
+  CUresult begin_reply(size_t size, const void* data = nullptr, size_t first = 0);
   bool send_data(const void* data, size_t size);
   // Keeps `rc` for the next synchronizing request, as a failed one-way
   // request's error is kept.
