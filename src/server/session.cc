@@ -114,10 +114,14 @@ bool Session::serve_one(const FrameHeader& rh) {
     return false;
   }
   request_ = rh;
-  payload_.resize(entry->head ? std::min(entry->head, rh.length) : rh.length);
-  unread_ = rh.length - payload_.size();
-  if (!reader_.read(payload_.data(), payload_.size())) return false;
-  protocol::Reader in(payload_);
+  const size_t size = entry->head ? std::min(entry->head, rh.length) : rh.length;
+  if (size > payload_room_) {
+    payload_ = std::make_unique_for_overwrite<uint8_t[]>(size);
+    payload_room_ = size;
+  }
+  unread_ = rh.length - size;
+  if (!reader_.read(payload_.get(), size)) return false;
+  protocol::Reader in(payload_.get(), size);
   protocol::Writer out;
   CUresult rc = entry->fn(*this, in, out);
   if (rc == kMalformed) {

@@ -2,6 +2,7 @@
 // and the connection, and dispatches each request frame to its handler.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -75,7 +76,10 @@ class Session {
   // synchronizing request.
   CUresult latched_ = CUDA_SUCCESS;
   protocol::FrameHeader request_;
-  std::vector<uint8_t> payload_;  // the request's, reused
+  // The request's payload (or head), in a buffer that grows without being
+  // zero-filled first: every byte is read from the socket.
+  std::unique_ptr<uint8_t[]> payload_;
+  size_t payload_room_ = 0;
   size_t unread_ = 0;
   bool lost_ = false;  // a handler's own reply or data read failed
   Staging staging_;
