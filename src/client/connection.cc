@@ -73,20 +73,31 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   h.flags = flags;
   h.request_id = next_request_++;
   if (id) *id = h.request_id;
-  if (!protocol::write_frame(socket_, h, head, head_size, tail, tail_size)) {
-    lost("the connection broke while sending");
-    return false;
-  }
   if (stats::enabled())
     stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
-  return true;
+  const bool one_way = flags & protocol::kOneWay;
+  if (one_way && outbox_.hold(h, head, head_size, tail, tail_size))
+    return !outbox_.full() || flush_held();
+  const bool sent =
+      protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
+  outbox_.sent(one_way);
+  if (!sent) lost("the connection broke while sending");
+  return sent;
+}
+
+bool Connection::flush_held() {
+  if (outbox_.held().empty()) return true;
+  const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
+  outbox_.sent(true);
+  if (!sent) lost("the connection broke while sending");
+  return sent;
 }
 
 bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
   for (;;) {
     uint8_t header[protocol::kHeaderSize];
     std::string why;
-    if (!socket_.read_exact(header, sizeof header)) {
+    if (!reader_.read(header, sizeof header)) {
       *result = lost("the server closed the connection");
       return false;
     }
@@ -96,7 +107,7 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
     }
     if (!(h->flags & protocol::kOutput)) return true;
     std::string text(h->length, '\0');
-    if (!socket_.read_exact(text.data(), text.size())) {
+    if (!reader_.read(text.data(), text.size())) {
       *result = lost("the server closed the connection");
       return false;
     }
@@ -114,13 +125,13 @@ bool Connection::reply_head(uint64_t id, CUresult* result, size_t* rest) {
   if (!next_header(&h, result)) return false;
   if (h.flags & protocol::kError) {
     std::string message(h.length, '\0');
-    socket_.read_exact(message.data(), message.size());
+    reader_.read(message.data(), message.size());
     *result = lost("the server ended the session: " + message);
     return false;
   }
   uint32_t word = 0;
   if (!(h.flags & protocol::kReply) || h.request_id != id || h.length < sizeof word ||
-      !socket_.read_exact(&word, sizeof word)) {
+      !reader_.read(&word, sizeof word)) {
     *result = lost("the server sent an unexpected frame");
     return false;
   }
@@ -243,7 +254,7 @@ CUresult Connection::read_reply(uint64_t id, std::vector<uint8_t>* reply) {
   size_t rest = 0;
   if (!reply_head(id, &rc, &rest)) return rc;
   reply->resize(rest);
-  if (!socket_.read_exact(reply->data(), rest)) return lost("the server closed the connection");
+  if (!reader_.read(reply->data(), rest)) return lost("the server closed the connection");
   count_reply(rest, start);
   return rc;
 }
@@ -276,14 +287,13 @@ CUresult Connection::read_into(uint64_t id, void* dst, size_t size, const HostLa
   size_t rest = 0;
   if (!reply_head(id, &rc, &rest)) return rc;
   if (rc == CUDA_SUCCESS && rest == size && layout.is_contiguous(size)) {
-    if (!socket_.read_exact(dst, size)) return lost("the server closed the connection");
+    if (!reader_.read(dst, size)) return lost("the server closed the connection");
   } else if (rc == CUDA_SUCCESS && rest == size) {
     std::vector<uint8_t> packed(size);
-    if (!socket_.read_exact(packed.data(), size)) return lost("the server closed the connection");
+    if (!reader_.read(packed.data(), size)) return lost("the server closed the connection");
     scatter(packed.data(), size, dst, layout);
   } else {
-    std::vector<uint8_t> unexpected(rest);
-    if (!socket_.read_exact(unexpected.data(), rest)) return lost("the server closed the connection");
+    if (!reader_.skip(rest)) return lost("the server closed the connection");
     if (rc == CUDA_SUCCESS) rc = lost("the server sent a reply of the wrong size");
   }
   count_reply(rest, start);
@@ -305,8 +315,27 @@ CUresult Connection::lost(const std::string& why) {
   if (!broken_.exchange(true))
     spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
                   address_, why);
+  outbox_.sent(false);
   ::shutdown(socket_.fd(), SHUT_RDWR);
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
+}
+
+void Connection::flush_at_exit() {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  flush_held();
+  outbox_.stop();
+}
+
+bool Connection::before_fork() {
+  if (!mutex_.try_lock()) return false;
+  flush_held();
+  return true;
+}
+
+void Connection::after_fork(bool locked, bool child) {
+  if (child) outbox_.stop();
+  if (locked) mutex_.unlock();
 }
 
 }  // namespace scuda::client

@@ -1,8 +1,9 @@
 // The client's connection to its server session. Requests and replies are
 // strictly ordered; callers hold the lock across a request and its reply (or
-// across a pipelined batch of them). One thread more may read replies: the
-// callback channel's, which delivers what a host callback may read
-// (deliver_ahead_of) and never takes the lock.
+// across a pipelined batch of them). One-way requests may be held back and
+// sent together (outbox.h), always ahead of any later request. One thread
+// more may read replies: the callback channel's, which delivers what a host
+// callback may read (deliver_ahead_of) and never takes the lock.
 #pragma once
 
 #include <cuda.h>
@@ -17,9 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "client/outbox.h"
 #include "common/socket.h"
 #include "protocol/codec.h"
 #include "protocol/frame.h"
+#include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 
 namespace scuda::client {
@@ -54,7 +57,9 @@ class Connection {
   std::mutex& mutex() { return mutex_; }
 
   // With the lock held: sends a request with the given frame flags (one-way,
-  // synchronizing) and returns its id; false once the connection is lost.
+  // synchronizing) and returns its id; false once the connection is lost. A
+  // one-way request may only be held (outbox.h): its sending may fail later,
+  // and then the next call reports the lost connection.
   bool send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
             const void* tail = nullptr, size_t tail_size = 0, uint64_t* id = nullptr);
   // With the lock held: waits for the reply to `id` and returns the CUresult
@@ -91,6 +96,16 @@ class Connection {
   // request `id` has been read into place, reading them itself when no
   // other thread is reading replies.
   void deliver_ahead_of(uint64_t id);
+
+  // At exit, without the lock: sends what is held and holds nothing after.
+  // Skipped while another thread holds the lock: its call sends it.
+  void flush_at_exit();
+  // Around fork, in the forking thread: before_fork takes the lock if it is
+  // free and sends what is held (true when it took it); after_fork releases
+  // it, and in the child stops holding, since the child shares its parent's
+  // connection and must never send its parent's frames.
+  bool before_fork();
+  void after_fork(bool locked, bool child);
 
  private:
   struct Delivery {
@@ -131,9 +146,13 @@ class Connection {
   CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
   CUresult read_delivery(const Delivery& d);
   CUresult read_reply(uint64_t id, std::vector<uint8_t>* reply);
+  // Sends what the outbox holds.
+  bool flush_held();
 
   std::mutex mutex_;
+  Outbox outbox_{mutex_, [this] { flush_held(); }};
   Socket socket_;
+  protocol::FrameReader reader_{socket_};
   std::string address_;
   std::string token_;
   protocol::Welcome welcome_;

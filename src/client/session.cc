@@ -1,6 +1,9 @@
 #include "client/session.h"
 
+#include <pthread.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
@@ -13,6 +16,16 @@ namespace {
 
 Connection* g_connection = nullptr;  // set once, never freed: used until exit
 std::atomic<bool> g_open{false};
+bool g_locked_for_fork = false;  // only the forking thread touches it
+
+// One-way requests the connection holds back (outbox.h) leave at exit, and
+// before a fork, so that a child never sends them a second time.
+void watch_process_events() {
+  std::atexit([] { g_connection->flush_at_exit(); });
+  pthread_atfork([] { g_locked_for_fork = g_connection->before_fork(); },
+                 [] { g_connection->after_fork(g_locked_for_fork, false); },
+                 [] { g_connection->after_fork(g_locked_for_fork, true); });
+}
 
 CUresult connect_once() {
   const std::string server = configured_server();
@@ -30,6 +43,7 @@ CUresult connect_once() {
     return CUDA_ERROR_NO_DEVICE;
   }
   g_connection = conn;
+  watch_process_events();
   g_open.store(true, std::memory_order_release);
   return CUDA_SUCCESS;
 }

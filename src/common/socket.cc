@@ -81,13 +81,19 @@ bool Socket::writev_all(iovec* iov, int count) {
 bool Socket::read_exact(void* data, size_t size) {
   auto* p = static_cast<char*>(data);
   while (size > 0) {
-    ssize_t n = ::read(fd_, p, size);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = read_some(p, size);
     if (n <= 0) return false;
     p += n;
     size -= static_cast<size_t>(n);
   }
   return true;
+}
+
+ssize_t Socket::read_some(void* data, size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, data, size);
+    if (n >= 0 || errno != EINTR) return n;
+  }
 }
 
 namespace {

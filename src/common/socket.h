@@ -1,6 +1,7 @@
 // Blocking TCP sockets and address parsing shared by client and server.
 #pragma once
 
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <cstdint>
@@ -35,6 +36,9 @@ class Socket {
   // Writes every byte of every buffer; iov is modified.
   bool writev_all(iovec* iov, int count);
   bool read_exact(void* data, size_t size);
+  // Reads what has arrived, at most `size` bytes, waiting for at least one:
+  // the count, 0 once the peer closed, -1 on an error.
+  ssize_t read_some(void* data, size_t size);
 
  private:
   int fd_ = -1;

@@ -1,17 +1,22 @@
 #include "protocol/frame_io.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace scuda::protocol {
 
 bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
-                 const void* tail, size_t tail_size) {
+                 const void* tail, size_t tail_size, std::span<const uint8_t> queued) {
   if (head_size + tail_size > kMaxPayload) return false;
   h.length = static_cast<uint32_t>(head_size + tail_size);
   uint8_t header[kHeaderSize];
   encode_header(h, header);
-  iovec iov[3] = {{header, kHeaderSize},
+  iovec iov[4] = {{const_cast<uint8_t*>(queued.data()), queued.size()},
+                  {header, kHeaderSize},
                   {const_cast<void*>(head), head_size},
                   {const_cast<void*>(tail), tail_size}};
-  return s.writev_all(iov, tail_size ? 3 : 2);
+  const int first = queued.empty() ? 1 : 0;
+  return s.writev_all(iov + first, (tail_size ? 4 : 3) - first);
 }
 
 bool write_error(Socket& s, uint64_t request_id, const std::string& message) {
@@ -26,8 +31,63 @@ ReadStatus read_frame(Socket& s, Frame* f, std::string* error) {
   if (!s.read_exact(header, kHeaderSize)) return ReadStatus::kClosed;
   if (!decode_header(header, &f->header, error)) return ReadStatus::kBad;
   f->payload.resize(f->header.length);
-  if (!s.read_exact(f->payload.data(), f->payload.size())) return ReadStatus::kClosed;
-  return ReadStatus::kOk;
+  return s.read_exact(f->payload.data(), f->payload.size()) ? ReadStatus::kOk : ReadStatus::kClosed;
+}
+
+bool append_frame(std::vector<uint8_t>& out, FrameHeader h, const void* head, size_t head_size,
+                  const void* tail, size_t tail_size) {
+  if (head_size + tail_size > kMaxPayload) return false;
+  h.length = static_cast<uint32_t>(head_size + tail_size);
+  const size_t at = out.size();
+  out.resize(at + kHeaderSize + head_size + tail_size);
+  uint8_t* p = out.data() + at;
+  encode_header(h, p);
+  if (head_size) std::memcpy(p + kHeaderSize, head, head_size);
+  if (tail_size) std::memcpy(p + kHeaderSize + head_size, tail, tail_size);
+  return true;
+}
+
+FrameReader::FrameReader(Socket& s) : socket_(s), buf_(new uint8_t[kCapacity]) {}
+
+ReadStatus FrameReader::frame(Frame* f, std::string* error) {
+  if (ReadStatus st = header(&f->header, error); st != ReadStatus::kOk) return st;
+  f->payload.resize(f->header.length);
+  return read(f->payload.data(), f->payload.size()) ? ReadStatus::kOk : ReadStatus::kClosed;
+}
+
+ReadStatus FrameReader::header(FrameHeader* h, std::string* error) {
+  uint8_t bytes[kHeaderSize];
+  if (!read(bytes, kHeaderSize)) return ReadStatus::kClosed;
+  return decode_header(bytes, h, error) ? ReadStatus::kOk : ReadStatus::kBad;
+}
+
+bool FrameReader::read(void* dst, size_t size) {
+  auto* out = static_cast<uint8_t*>(dst);
+  const size_t buffered = std::min(size, end_ - begin_);
+  if (buffered) std::memcpy(out, buf_.get() + begin_, buffered);
+  begin_ += buffered;
+  out += buffered;
+  size -= buffered;
+  if (size == 0) return true;
+  if (size >= kBulk) return socket_.read_exact(out, size);
+  begin_ = end_ = 0;
+  while (end_ < size) {
+    const ssize_t n = socket_.read_some(buf_.get() + end_, kCapacity - end_);
+    if (n <= 0) return false;
+    end_ += static_cast<size_t>(n);
+  }
+  std::memcpy(out, buf_.get(), size);
+  begin_ = size;
+  return true;
+}
+
+bool FrameReader::skip(size_t size) {
+  uint8_t scrap[4096];
+  for (size_t n; size > 0; size -= n) {
+    n = std::min(size, sizeof scrap);
+    if (!read(scrap, n)) return false;
+  }
+  return true;
 }
 
 }  // namespace scuda::protocol

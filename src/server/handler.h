@@ -27,6 +27,9 @@ struct HandlerEntry {
   uint32_t op;
   Handler fn;
   const char* name;
+  // Payload bytes decoded from `in`; the rest, bulk data, the handler reads
+  // itself (Session::read_data), and what it leaves is skipped. 0: all.
+  uint32_t head = 0;
 };
 
 extern const HandlerEntry kGeneratedHandlers[];

@@ -2,6 +2,7 @@
 // protocol::kChunkSize, so a large copy is a pipeline of frames.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 
@@ -28,30 +29,67 @@ CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
   return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
-// Copies into device memory. For an async copy the source is the request's
-// own pageable buffer: the driver returns once it has staged pageable data,
-// so the buffer may go away right after, and stream order is kept.
+constexpr size_t kPiece = 2u << 20;
+// An async copy this small goes to the driver from pageable memory, which
+// it stages and returns at once; a larger one is effectively synchronous
+// from pageable memory anyway.
+constexpr size_t kSmallAsync = 64u << 10;
+
+using CopyToDevice = CUresult (*)(CUdeviceptr, const void*, size_t, CUstream);
+using StreamSync = CUresult (*)(CUstream);
+
+CUresult small_async_to_device(Session& s, CopyToDevice copy, CUdeviceptr dst, size_t size,
+                               CUstream on) {
+  auto data = std::make_unique_for_overwrite<uint8_t[]>(size);
+  if (!s.read_data(data.get(), size)) return CUDA_ERROR_UNKNOWN;  // the session ends
+  return copy(dst, data.get(), size, on);
+}
+
+// The data is read from the request piece by piece into the page-locked
+// staging buffer, and each piece's copy is queued as soon as it is in, so
+// that it runs while the next piece is read. The buffer is the next
+// request's: the copies must be done before this returns.
+CUresult staged_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUdeviceptr dst,
+                          size_t size, CUstream on) {
+  uint8_t* buf = s.staging().get(s.driver());
+  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult rc = CUDA_SUCCESS;
+  for (size_t at = 0; at < size; at += kPiece) {
+    const size_t n = std::min(kPiece, size - at);
+    if (!s.read_data(buf + at, n)) break;  // the session ends
+    if (rc == CUDA_SUCCESS) rc = copy(dst + at, buf + at, n, on);
+  }
+  const CUresult synced = sync(on);
+  return rc == CUDA_SUCCESS ? synced : rc;
+}
+
+// Copies into device memory: u64 dst, u64 stream id, u8 mode, u64 size,
+// then `size` bytes (at most one chunk) that the handler reads itself. A
+// synchronous copy runs on the default stream, with its ordering; an async
+// one keeps its stream's order.
+constexpr uint32_t kHtoDHead = 8 + 8 + 1 + 8;
+
 CUresult host_to_device(Session& s, Reader& in, Writer&) {
   const CUdeviceptr dst = in.u64();
   const uint64_t stream_id = in.u64();
   const uint8_t mode = in.u8();
-  const std::string_view data = in.blob();
-  if (!in.done()) return kMalformed;
+  const uint64_t size = in.u64();
+  if (!in.done() || size != s.unread() || size > protocol::kChunkSize) return kMalformed;
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
+  const bool async = mode & protocol::kCopyAsync;
   void* stream = nullptr;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
-  if (!(mode & protocol::kCopyAsync)) {
-    auto fn = per_thread ? d.cuMemcpyHtoD_v2_ptds : d.cuMemcpyHtoD_v2;
-    return fn ? fn(dst, data.data(), data.size()) : CUDA_ERROR_NOT_SUPPORTED;
-  }
-  if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
-  auto fn = per_thread ? d.cuMemcpyHtoDAsync_v2_ptsz : d.cuMemcpyHtoDAsync_v2;
-  return fn ? fn(dst, data.data(), data.size(), static_cast<CUstream>(stream))
-            : CUDA_ERROR_NOT_SUPPORTED;
+  if (async)
+    if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
+  CUstream on = async ? static_cast<CUstream>(stream) : nullptr;
+  CopyToDevice copy = per_thread ? d.cuMemcpyHtoDAsync_v2_ptsz : d.cuMemcpyHtoDAsync_v2;
+  StreamSync sync = per_thread ? d.cuStreamSynchronize_ptsz : d.cuStreamSynchronize;
+  if (!copy || !sync) return CUDA_ERROR_NOT_SUPPORTED;
+  if (async && size <= kSmallAsync) return small_async_to_device(s, copy, dst, size, on);
+  return staged_to_device(s, copy, sync, dst, size, on);
 }
 
-constexpr size_t kPiece = 2u << 20;
 constexpr size_t kMaxPieces = protocol::kChunkSize / kPiece;
 
 // Events, one per piece of a chunk, destroyed with it. They are made for
@@ -88,7 +126,7 @@ CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr sr
   CUresult rc = copy(buf, src, size, on);
   if (rc == CUDA_SUCCESS) rc = sync(on);
   if (rc != CUDA_SUCCESS) return rc;
-  if (s.begin_reply(size) == CUDA_SUCCESS) s.send_data(buf, size);
+  s.begin_reply(size, buf, size);
   return kReplied;
 }
 
@@ -131,10 +169,10 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
     if (d.cuCtxSynchronize) d.cuCtxSynchronize();  // nothing may still write into buf
     return rc;
   }
-  if (s.begin_reply(size) != CUDA_SUCCESS) return kReplied;
-  for (size_t i = 0, at = 0; at < size; ++i, at += kPiece) {
+  if (s.begin_reply(size, buf, kPiece) != CUDA_SUCCESS) return kReplied;
+  for (size_t i = 1, at = kPiece; at < size; ++i, at += kPiece) {
     const size_t n = std::min<size_t>(kPiece, size - at);
-    if (i > 0 && (rc = events.wait(i)) != CUDA_SUCCESS) {
+    if ((rc = events.wait(i)) != CUDA_SUCCESS) {
       std::memset(buf + at, 0, n);
       s.latch(rc);
     }
@@ -144,7 +182,7 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemcpyHtoD, host_to_device, "memcpy-htod"},
+    {protocol::kOpMemcpyHtoD, host_to_device, "memcpy-htod", kHtoDHead},
     {protocol::kOpMemcpyDtoH, device_to_host, "memcpy-dtoh"},
 };
 

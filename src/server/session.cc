@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -34,10 +35,10 @@ int Session::run() {
   if (!hello.join.empty()) return join(hello, hello_id) ? 0 : 1;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
-  Frame frame;
+  FrameHeader h;
   std::string error;
   for (;;) {
-    switch (protocol::read_frame(socket_, &frame, &error)) {
+    switch (reader_.header(&h, &error)) {
       case ReadStatus::kClosed:
         spdlog::info("client went away; session ends");
         return 0;
@@ -45,7 +46,7 @@ int Session::run() {
         refuse(0, error);
         return 1;
       case ReadStatus::kOk:
-        if (!serve_one(frame)) return 1;
+        if (!serve_one(h)) return 1;
         break;
     }
   }
@@ -60,7 +61,7 @@ void Session::refuse(uint64_t request_id, const std::string& message) {
 bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id) {
   Frame f;
   std::string error;
-  ReadStatus status = protocol::read_frame(socket_, &f, &error);
+  ReadStatus status = reader_.frame(&f, &error);
   if (status == ReadStatus::kClosed) return false;
   *request_id = f.header.request_id;
   if (status == ReadStatus::kBad || f.header.op != protocol::kOpHello) {
@@ -132,22 +133,30 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   return protocol::write_frame(socket_, h, w.data().data(), w.size());
 }
 
-bool Session::serve_one(const Frame& request) {
-  const FrameHeader& rh = request.header;
+bool Session::serve_one(const FrameHeader& rh) {
   const HandlerEntry* entry = find_handler(rh.op);
   if (!entry) {
     refuse(rh.request_id, fmt::format("unknown op {}", rh.op));
     return false;
   }
   request_ = rh;
-  protocol::Reader in(request.payload);
+  const size_t size = entry->head ? std::min(entry->head, rh.length) : rh.length;
+  if (size > payload_room_) {
+    payload_ = std::make_unique_for_overwrite<uint8_t[]>(size);
+    payload_room_ = size;
+  }
+  unread_ = rh.length - size;
+  if (!reader_.read(payload_.get(), size)) return false;
+  protocol::Reader in(payload_.get(), size);
   protocol::Writer out;
   CUresult rc = entry->fn(*this, in, out);
   if (rc == kMalformed) {
     refuse(rh.request_id, fmt::format("malformed {} request", entry->name));
     return false;
   }
-  if (rc == kReplied) return !lost_;
+  if (lost_ || !reader_.skip(unread_)) return false;
+  unread_ = 0;
+  if (rc == kReplied) return true;
   if (rh.flags & protocol::kOneWay) {
     latch(rc);
     return true;
@@ -187,7 +196,7 @@ bool Session::relay_output() {
   return true;
 }
 
-CUresult Session::begin_reply(size_t size) {
+CUresult Session::begin_reply(size_t size, const void* data, size_t first) {
   const CUresult rc = settle(CUDA_SUCCESS);
   if (!relay_output()) lost_ = true;
   const uint32_t result = rc;
@@ -199,8 +208,15 @@ CUresult Session::begin_reply(size_t size) {
   uint8_t head[protocol::kHeaderSize + sizeof result];
   protocol::encode_header(h, head);
   std::memcpy(head + protocol::kHeaderSize, &result, sizeof result);
-  if (!socket_.write_all(head, sizeof head)) lost_ = true;
+  iovec iov[2] = {{head, sizeof head}, {const_cast<void*>(data), rc == CUDA_SUCCESS ? first : 0}};
+  if (!lost_ && !socket_.writev_all(iov, iov[1].iov_len ? 2 : 1)) lost_ = true;
   return rc;
+}
+
+bool Session::read_data(void* dst, size_t size) {
+  if (lost_ || size > unread_ || !reader_.read(dst, size)) lost_ = true;
+  else unread_ -= size;
+  return !lost_;
 }
 
 bool Session::send_data(const void* data, size_t size) {

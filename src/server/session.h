@@ -2,11 +2,14 @@
 // and the connection, and dispatches each request frame to its handler.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/driver_table.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
+#include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "server/handler.h"
 #include "server/handles.h"
@@ -42,12 +45,19 @@ class Session {
   HostMirrors& mirrors() { return mirrors_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
-  // the request being served, the reply's head for `size` bytes of data,
-  // and the data. begin_reply returns the result it sent: on a
-  // synchronizing request a latched error replaces CUDA_SUCCESS, and then
-  // no data may follow. false from send_data: the connection is lost.
+  // the request being served, the reply's head for `size` bytes of data
+  // (sent with the first `first` bytes of it, at `data`, in one system
+  // call), and the rest of the data. begin_reply returns the result it
+  // sent: on a synchronizing request a latched error replaces CUDA_SUCCESS,
+  // and then no data is sent or may follow. false from send_data: the
+  // connection is lost.
   const protocol::FrameHeader& request() const { return request_; }
-  CUresult begin_reply(size_t size);
+  // For a handler that reads its bulk data itself (HandlerEntry::head): the
+  // bytes of it not yet read, and reading them. false from read_data: the
+  // connection is lost.
+  size_t unread() const { return unread_; }
+  bool read_data(void* dst, size_t size);
+  CUresult begin_reply(size_t size, const void* data = nullptr, size_t first = 0);
   bool send_data(const void* data, size_t size);
   // Keeps `rc` for the next synchronizing request, as a failed one-way
   // request's error is kept.
@@ -60,7 +70,9 @@ class Session {
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
   // A callback channel's: hands the connection to the session it joins.
   bool join(const protocol::Hello& hello, uint64_t request_id);
-  bool serve_one(const protocol::Frame& request);
+  // Reads the request's payload (its head, for a handler that reads the
+  // rest itself) and serves it; false when the session must end.
+  bool serve_one(const protocol::FrameHeader& request);
   // The result to reply with, after the latched error rules.
   CUresult settle(CUresult rc);
   // Sends what the session printed (kernels' printf) ahead of a reply.
@@ -68,6 +80,7 @@ class Session {
   void refuse(uint64_t request_id, const std::string& message);
 
   Socket socket_;
+  protocol::FrameReader reader_{socket_};
   SessionOptions options_;
   DriverTable driver_;
   HandleTable handles_;
@@ -75,7 +88,12 @@ class Session {
   // synchronizing request.
   CUresult latched_ = CUDA_SUCCESS;
   protocol::FrameHeader request_;
-  bool lost_ = false;  // a handler's own reply could not be written
+  // The request's payload (or head), in a buffer that grows without being
+  // zero-filled first: every byte is read from the socket.
+  std::unique_ptr<uint8_t[]> payload_;
+  size_t payload_room_ = 0;
+  size_t unread_ = 0;
+  bool lost_ = false;  // a handler's own reply or data read failed
   Staging staging_;
   HostMirrors mirrors_;
   SessionOutput output_;

@@ -1,7 +1,7 @@
-// The session's host buffer for device-to-host chunks: one chunk
+// The session's host buffer for bulk copies: one chunk
 // (protocol::kChunkSize) of memory, page-locked through the driver when it
-// allows, so that copies into it are DMA that can run while the previous
-// piece is on the wire.
+// allows, so that copies out of it and into it are DMA that can run while
+// the neighbouring piece is on the wire.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 //                             handler registered before cuInit (as cudart's)
 //   client_tool program-exit  the same, from one registered after it
 //   client_tool callback-exit  a host callback that never returns, then exit
+//   client_tool launch-exit   50 launches, then exit without synchronizing
 #include <cuda.h>
 #include <unistd.h>
 
@@ -63,6 +64,26 @@ int submit() {
   for (int i = 0; i < 3; ++i)
     if (cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr)) return 1;
   return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+// One-way launches the client may still hold when main returns.
+int launch_then_exit() {
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod;
+  CUfunction fill;
+  CUdeviceptr p;
+  const char image[] = "scuda-double-module\nkernel fill 8 4 4\n";
+  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+      cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fill, mod, "fill") ||
+      cuMemAlloc(&p, 64))
+    return 1;
+  unsigned value = 0x5ca1ab1e;
+  int n = 16;
+  void* params[] = {&p, &value, &n};
+  for (int i = 0; i < 50; ++i)
+    if (cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr)) return 1;
+  return 0;
 }
 
 // Exit handlers that call the driver, as cudart's and cuBLAS's do. cudart
@@ -148,5 +169,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "copy-loop") == 0) return copy_loop();
   if (std::strcmp(argv[1], "submit") == 0) return submit();
   if (std::strcmp(argv[1], "callback-exit") == 0) return callback_then_exit();
+  if (std::strcmp(argv[1], "launch-exit") == 0) return launch_then_exit();
   return 2;
 }

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -88,6 +89,57 @@ TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
     EXPECT_EQ(in, out) << size;
     EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
   }
+}
+
+// The server reads host-to-device data straight into its staging buffer in
+// 2 MiB pieces of 8 MiB chunks (async copies of at most 64 KiB go through
+// the driver's own staging): every size around those boundaries, at
+// unaligned addresses, synchronous or not, arrives intact and alone.
+TEST_F(DriverTest, HostToDeviceCopiesArriveIntactAroundPieceAndChunkBoundaries) {
+  const size_t piece = size_t{2} << 20, chunk = size_t{8} << 20, small = size_t{64} << 10;
+  const size_t sizes[] = {1,     small,     small + 1, piece - 1, piece,
+                          piece + 1, chunk - 1, chunk, chunk + 1, 2 * chunk + piece + 3};
+  const size_t room = 2 * chunk + piece + 16;
+  std::vector<uint8_t> in(room), out(room);
+  for (size_t i = 0; i < room; ++i) in[i] = static_cast<uint8_t>(i * 131 + i / 4099);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, room), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (bool async : {false, true}) {
+    for (size_t size : sizes) {
+      ASSERT_EQ(cuMemsetD8(d, 0, room), CUDA_SUCCESS);
+      if (async) {
+        ASSERT_EQ(cuMemcpyHtoDAsync(d + 3, in.data() + 5, size, s), CUDA_SUCCESS) << size;
+        ASSERT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS) << size;
+      } else {
+        ASSERT_EQ(cuMemcpyHtoD(d + 3, in.data() + 5, size), CUDA_SUCCESS) << size;
+      }
+      ASSERT_EQ(cuMemcpyDtoH(out.data(), d, size + 4), CUDA_SUCCESS) << size;
+      EXPECT_EQ(out[2], 0) << size;
+      EXPECT_TRUE(std::equal(out.begin() + 3, out.begin() + 3 + size, in.begin() + 5))
+          << size << (async ? " async" : "");
+      EXPECT_EQ(out[size + 3], 0) << size;
+    }
+  }
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// A copy to an address the client does not know waits for the driver's
+// answer, whatever its size; the session goes on.
+TEST_F(DriverTest, HostToDeviceCopyToABadAddressReportsTheError) {
+  std::vector<uint8_t> data((size_t{3} << 20) + 1, 0x5a);
+  for (size_t size : {size_t{4}, data.size()})
+    EXPECT_EQ(cuMemcpyHtoD(0x10, data.data(), size), CUDA_ERROR_INVALID_VALUE) << size;
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyHtoD(d + 4000, data.data(), 200), CUDA_ERROR_INVALID_VALUE);
+  uint32_t word = 0;
+  ASSERT_EQ(cuMemcpyHtoD(d, data.data(), 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(&word, d, 4), CUDA_SUCCESS);
+  EXPECT_EQ(word, 0x5a5a5a5au);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
 }
 
 // The server sends a chunk in pieces as their copies complete; a range that

@@ -54,7 +54,7 @@ std::string exchange(Socket& sock, protocol::FrameHeader h, const protocol::Writ
   protocol::write_frame(sock, h, w.data().data(), w.size());
   protocol::Frame f;
   std::string error;
-  if (protocol::read_frame(sock, &f, &error) != protocol::ReadStatus::kOk) return "";
+  if (read_frame(sock, &f, &error) != protocol::ReadStatus::kOk) return "";
   return std::string(f.payload.begin(), f.payload.end());
 }
 
@@ -117,7 +117,7 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   garbage.write_all("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
   protocol::Frame f;
   std::string error;
-  ASSERT_EQ(protocol::read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
+  ASSERT_EQ(read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
   EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("bad frame magic"), std::string::npos);
   EXPECT_TRUE(closed_by_server(garbage));
 
@@ -127,7 +127,7 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   big.length = protocol::kMaxPayload + 1;
   protocol::encode_header(big, header);
   oversize.write_all(header, sizeof header);
-  ASSERT_EQ(protocol::read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
+  ASSERT_EQ(read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
   EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("exceeds the maximum"), std::string::npos);
 
   Socket truncated = raw_connect(server);
