@@ -243,6 +243,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     id = p.id;
   }
   if (id) scuda::client::run_context_storage_destructors(handle_from_id<CUcontext>(id));
+  if (id) scuda::client::forget_limits(id);
   return CUDA_SUCCESS;
 }
 

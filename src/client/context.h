@@ -10,6 +10,9 @@ namespace scuda::client {
 
 // The calling thread's current context id; 0 when none.
 uint64_t current_context_id();
+// A reset primary context has its limits back at their defaults
+// (context_limits.cc).
+void forget_limits(uint64_t ctx_id);
 
 // The device's primary context, without retaining it (the driver's private
 // table hands it out this way).

@@ -65,6 +65,27 @@ TEST_F(DriverTest, DeviceQueriesComeFromTheServersDriver) {
   EXPECT_EQ(cuDeviceGet(&other, 1), CUDA_ERROR_INVALID_DEVICE);
 }
 
+TEST_F(DriverTest, LimitsAreAskedOnceUntilSetOrReset) {
+  size_t value = 0;
+  uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 1024u);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  ASSERT_EQ(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 2001), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 2016u);  // the driver's rounding, asked again
+  before = scuda_replies_awaited();
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuDevicePrimaryCtxReset(dev_), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  before = scuda_replies_awaited();
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+}
+
 TEST_F(DriverTest, PrimaryContextStateIsTheDriversAndFollowsSetFlags) {
   unsigned flags = 99;
   int active = 0;

@@ -158,4 +158,24 @@ CUresult cuCtxGetDevice(CUdevice* device) {
 
 CUresult cuCtxSynchronize(void) { return begin_in_context().status; }
 
+// Stack sizes are rounded up to 16 bytes, as the driver rounds them.
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (limit < CU_LIMIT_STACK_SIZE || limit > CU_LIMIT_MAX_L2_FETCH_GRANULARITY)
+    return CUDA_ERROR_INVALID_VALUE;
+  call.ctx->limits[limit] = limit == CU_LIMIT_STACK_SIZE ? (value + 15) / 16 * 16 : value;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetLimit(size_t* value, CUlimit limit) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (!value || limit < CU_LIMIT_STACK_SIZE || limit > CU_LIMIT_MAX_L2_FETCH_GRANULARITY)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto it = call.ctx->limits.find(limit);
+  *value = it != call.ctx->limits.end() ? it->second : 1024;
+  return CUDA_SUCCESS;
+}
+
 }  // extern "C"

@@ -23,6 +23,7 @@ struct Context {
   bool primary = false;
   int refcount = 0;  // primary context only
   CUresult sticky = CUDA_SUCCESS;
+  std::map<CUlimit, size_t> limits;  // those set; the rest read as defaults
 };
 
 struct Allocation {
