@@ -42,48 +42,45 @@ int copy_loop() {
   }
 }
 
+// fill(p, value, 16) with 64 bytes at p, in device 0's primary context,
+// launched `times` times; false if any step fails.
+struct Fill {
+  CUfunction fn = nullptr;
+  CUdeviceptr p = 0;
+  bool set_up() {
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    const char image[] = "scuda-double-module\nkernel fill 8 4 4\n";
+    return !(cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+             cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fn, mod, "fill") ||
+             cuMemAlloc(&p, 64));
+  }
+  bool launch(unsigned value, int times) {
+    int n = 16;
+    void* params[] = {&p, &value, &n};
+    for (int i = 0; i < times; ++i)
+      if (cuLaunchKernel(fn, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr)) return false;
+    return true;
+  }
+};
+
 // Two attribute queries (the second answered from the client's cache), three
 // launches (one-way) and one synchronize: what SCUDA_STATS_JSON should show.
 int submit() {
-  CUdevice dev;
-  CUcontext ctx;
-  CUmodule mod;
-  CUfunction fill;
-  CUdeviceptr p;
-  const char image[] = "scuda-double-module\nkernel fill 8 4 4\n";
-  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-      cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fill, mod, "fill") ||
-      cuMemAlloc(&p, 64))
-    return 1;
+  Fill fill;
+  if (!fill.set_up()) return 1;
   int regs = 0;
   for (int i = 0; i < 2; ++i)
-    if (cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fill) || regs != 32) return 1;
-  unsigned value = 7;
-  int n = 16;
-  void* params[] = {&p, &value, &n};
-  for (int i = 0; i < 3; ++i)
-    if (cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr)) return 1;
+    if (cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fill.fn) || regs != 32) return 1;
+  if (!fill.launch(7, 3)) return 1;
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
 // One-way launches the client may still hold when main returns.
 int launch_then_exit() {
-  CUdevice dev;
-  CUcontext ctx;
-  CUmodule mod;
-  CUfunction fill;
-  CUdeviceptr p;
-  const char image[] = "scuda-double-module\nkernel fill 8 4 4\n";
-  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-      cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fill, mod, "fill") ||
-      cuMemAlloc(&p, 64))
-    return 1;
-  unsigned value = 0x5ca1ab1e;
-  int n = 16;
-  void* params[] = {&p, &value, &n};
-  for (int i = 0; i < 50; ++i)
-    if (cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr)) return 1;
-  return 0;
+  Fill fill;
+  return fill.set_up() && fill.launch(0x5ca1ab1e, 50) ? 0 : 1;
 }
 
 // Exit handlers that call the driver, as cudart's and cuBLAS's do. cudart

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "primary_context_test.h"
 #include "shared_server.h"
 
 extern "C" uint64_t scuda_replies_awaited();
@@ -25,16 +26,8 @@ std::vector<uint8_t> patterned(size_t size) {
   return v;
 }
 
-class CopiesTest : public ::testing::Test {
+class CopiesTest : public scuda::test::PrimaryContextTest {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
-  }
-  void TearDown() override { cuDevicePrimaryCtxRelease(dev_); }
-
   // Device memory of `size` bytes, every byte `fill`.
   CUdeviceptr alloc(size_t size, uint8_t fill) {
     CUdeviceptr d = 0;
@@ -48,8 +41,6 @@ class CopiesTest : public ::testing::Test {
     return out;
   }
 
-  CUdevice dev_ = 0;
-  CUcontext ctx_ = nullptr;
 };
 
 CUDA_MEMCPY2D host_to_device_2d(const void* src, size_t src_pitch, CUdeviceptr dst,

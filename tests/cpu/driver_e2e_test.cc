@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "primary_context_test.h"
 #include "shared_server.h"
 
 extern "C" uint64_t scuda_replies_awaited();
@@ -36,19 +37,7 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-class DriverTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
-  }
-  void TearDown() override { cuDevicePrimaryCtxRelease(dev_); }
-
-  CUdevice dev_ = 0;
-  CUcontext ctx_ = nullptr;
-};
+class DriverTest : public scuda::test::PrimaryContextTest {};
 
 TEST_F(DriverTest, DeviceQueriesComeFromTheServersDriver) {
   int count = 0, sms = 0, version = 0;

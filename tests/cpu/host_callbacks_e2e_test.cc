@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "primary_context_test.h"
 #include "shared_server.h"
 
 namespace {
@@ -37,13 +38,11 @@ class Flag {
   bool raised_ = false;
 };
 
-class HostCallbackTest : public ::testing::Test {
+class HostCallbackTest : public scuda::test::PrimaryContextTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    PrimaryContextTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(cuStreamCreate(&stream_, 0), CUDA_SUCCESS);
     ASSERT_EQ(cuMemAlloc(&word_, sizeof(uint32_t)), CUDA_SUCCESS);
     ASSERT_EQ(cuMemsetD32(word_, 1, 1), CUDA_SUCCESS);
@@ -51,11 +50,9 @@ class HostCallbackTest : public ::testing::Test {
   void TearDown() override {
     cuMemFree(word_);
     cuStreamDestroy(stream_);
-    cuDevicePrimaryCtxRelease(dev_);
+    PrimaryContextTest::TearDown();
   }
 
-  CUdevice dev_ = 0;
-  CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;
   CUdeviceptr word_ = 0;  // one uint32_t of device memory, 1 to start with
 };

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "primary_context_test.h"
 #include "shared_server.h"
 
 extern "C" void scuda_page_traffic(uint64_t* pushed, uint64_t* pulled);
@@ -33,13 +34,11 @@ Traffic traffic() {
 
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 
-class ManagedTest : public ::testing::Test {
+class ManagedTest : public scuda::test::PrimaryContextTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    PrimaryContextTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(cuModuleLoadData(&mod_, kModule), CUDA_SUCCESS);
     ASSERT_EQ(cuModuleGetFunction(&vadd_, mod_, "vadd"), CUDA_SUCCESS);
     ASSERT_EQ(cuModuleGetFunction(&fill_, mod_, "fill"), CUDA_SUCCESS);
@@ -48,7 +47,7 @@ class ManagedTest : public ::testing::Test {
   void TearDown() override {
     for (CUdeviceptr p : owned_) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
     cuModuleUnload(mod_);
-    cuDevicePrimaryCtxRelease(dev_);
+    PrimaryContextTest::TearDown();
   }
 
   template <class T>
@@ -65,8 +64,6 @@ class ManagedTest : public ::testing::Test {
   void fill(unsigned* p, unsigned v, int n) { launch(fill_, {&p, &v, &n}); }
   void scale(float* p, float s, int n) { launch(scale_, {&p, &s, &n}); }
 
-  CUdevice dev_ = 0;
-  CUcontext ctx_ = nullptr;
   CUmodule mod_ = nullptr;
   CUfunction vadd_ = nullptr, fill_ = nullptr, scale_ = nullptr;
   std::vector<CUdeviceptr> owned_;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "primary_context_test.h"
 #include "shared_server.h"
 
 namespace {
@@ -53,13 +54,11 @@ size_t count_of(const std::vector<std::string>& lines, const std::string& needle
   return n;
 }
 
-class OneWayTest : public ::testing::Test {
+class OneWayTest : public scuda::test::PrimaryContextTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDeviceGet(&dev_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+    PrimaryContextTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(cuModuleLoadData(&mod_, "scuda-double-module\nkernel fill 8 4 4\n"), CUDA_SUCCESS);
     ASSERT_EQ(cuModuleGetFunction(&fill_, mod_, "fill"), CUDA_SUCCESS);
     ASSERT_EQ(cuMemAlloc(&buf_, 64), CUDA_SUCCESS);
@@ -68,7 +67,7 @@ class OneWayTest : public ::testing::Test {
   void TearDown() override {
     cuMemFree(buf_);
     cuModuleUnload(mod_);
-    cuDevicePrimaryCtxRelease(dev_);
+    PrimaryContextTest::TearDown();
   }
   // Launches fill(buf, value, 16); the log shows its parameters as `params(value)`.
   CUresult launch(unsigned value) {
@@ -81,8 +80,6 @@ class OneWayTest : public ::testing::Test {
     return "params=" + hex(&buf_, 8) + hex(&value, 4) + hex(&n, 4);
   }
 
-  CUdevice dev_ = 0;
-  CUcontext ctx_ = nullptr;
   CUmodule mod_ = nullptr;
   CUfunction fill_ = nullptr;
   CUdeviceptr buf_ = 0;
