@@ -20,11 +20,11 @@ using namespace std::chrono_literals;
 // Something a callback raises and a test (or another callback) waits for.
 class Flag {
  public:
+  // Notifies under the lock: a waiter that wakes may destroy the flag at
+  // once, so the raiser must be done with it by then.
   void raise() {
-    {
-      std::lock_guard lock(mu_);
-      raised_ = true;
-    }
+    std::lock_guard lock(mu_);
+    raised_ = true;
     cv_.notify_all();
   }
   bool wait(std::chrono::milliseconds timeout = 10s) {
