@@ -75,6 +75,16 @@ TEST_F(DriverTest, LimitsAreAskedOnceUntilSetOrReset) {
   EXPECT_EQ(scuda_replies_awaited(), before + 1);
 }
 
+TEST_F(DriverTest, LoadingModeIsAskedOnce) {
+  CUmoduleLoadingMode first, again;
+  ASSERT_EQ(cuModuleGetLoadingMode(&first), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuModuleGetLoadingMode(&again), CUDA_SUCCESS);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  EXPECT_EQ(cuModuleGetLoadingMode(nullptr), CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_F(DriverTest, PrimaryContextStateIsTheDriversAndFollowsSetFlags) {
   unsigned flags = 99;
   int active = 0;
