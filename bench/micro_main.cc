@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -55,14 +56,30 @@ void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   r.add_ratio("sync_rtt_ratio", "sync_rtt_us", "raw_tcp_rtt_us");
 }
 
+// The samples are taken in rounds that alternate scuda's copies with raw
+// TCP's, so that a change in the machine's load during the run weighs on
+// both sides of each ratio alike.
+constexpr int kTransferRounds = 3;
+
 void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
-  add_transfer(r, "h2d_gbps", n, cuda.htod(n, false, p.transfer));
-  add_transfer(r, "d2h_gbps", n, cuda.dtoh(n, false, p.transfer));
-  add_transfer(r, "h2d_pinned_gbps", n, cuda.htod(n, true, p.transfer));
-  add_transfer(r, "d2h_pinned_gbps", n, cuda.dtoh(n, true, p.transfer));
-  add_transfer(r, "raw_tcp_gbps", n, raw.upload(n, p.transfer));
-  add_transfer(r, "raw_tcp_down_gbps", n, raw.download(n, p.transfer));
+  Plan round = p.transfer;
+  round.min_samples = 1;
+  round.max_samples = std::max(1, p.transfer.max_samples / kTransferRounds);
+  round.budget_s = p.transfer.budget_s / kTransferRounds;
+  std::map<std::string, std::vector<double>> seconds;
+  auto take = [&](const char* key, const std::vector<double>& more) {
+    seconds[key].insert(seconds[key].end(), more.begin(), more.end());
+  };
+  for (int i = 0; i < kTransferRounds; ++i) {
+    take("h2d_gbps", cuda.htod(n, false, round));
+    take("raw_tcp_gbps", raw.upload(n, round));
+    take("d2h_gbps", cuda.dtoh(n, false, round));
+    take("raw_tcp_down_gbps", raw.download(n, round));
+    take("h2d_pinned_gbps", cuda.htod(n, true, round));
+    take("d2h_pinned_gbps", cuda.dtoh(n, true, round));
+  }
+  for (const auto& [key, samples] : seconds) add_transfer(r, key, n, samples);
   r.add_ratio("h2d_ratio", "h2d_gbps", "raw_tcp_gbps");
   r.add_ratio("h2d_pinned_ratio", "h2d_pinned_gbps", "raw_tcp_gbps");
   r.add_ratio("d2h_ratio", "d2h_gbps", "raw_tcp_down_gbps");
