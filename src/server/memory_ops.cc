@@ -45,13 +45,13 @@ CUresult small_async_to_device(Session& s, CopyToDevice copy, CUdeviceptr dst, s
   return copy(dst, data.get(), size, on);
 }
 
-// The data is read from the request piece by piece into the page-locked
-// staging buffer, and each piece's copy is queued as soon as it is in, so
-// that it runs while the next piece is read. The buffer is the next
-// request's: the copies must be done before this returns.
+// The data is read from the request piece by piece into a page-locked
+// staging half, and each piece's copy is queued as soon as it is in, so
+// that it runs while the next piece is read; the next chunk takes the other
+// half. Only a copy the client waits for waits for its stream here.
 CUresult staged_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUdeviceptr dst,
-                          size_t size, CUstream on) {
-  uint8_t* buf = s.staging().get(s.driver());
+                          size_t size, CUstream on, bool per_thread) {
+  uint8_t* buf = s.staging().next_half();
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult rc = CUDA_SUCCESS;
   for (size_t at = 0; at < size; at += kPiece) {
@@ -59,6 +59,8 @@ CUresult staged_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUdevi
     if (!s.read_data(buf + at, n)) break;  // the session ends
     if (rc == CUDA_SUCCESS) rc = copy(dst + at, buf + at, n, on);
   }
+  s.staging().released(on, per_thread);
+  if (s.request().flags & protocol::kOneWay) return rc;
   const CUresult synced = sync(on);
   return rc == CUDA_SUCCESS ? synced : rc;
 }
@@ -87,7 +89,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
   StreamSync sync = per_thread ? d.cuStreamSynchronize_ptsz : d.cuStreamSynchronize;
   if (!copy || !sync) return CUDA_ERROR_NOT_SUPPORTED;
   if (async && size <= kSmallAsync) return small_async_to_device(s, copy, dst, size, on);
-  return staged_to_device(s, copy, sync, dst, size, on);
+  return staged_to_device(s, copy, sync, dst, size, on, per_thread);
 }
 
 constexpr size_t kMaxPieces = protocol::kChunkSize / kPiece;
@@ -155,7 +157,7 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   if (!copy || !d.cuEventCreate || !d.cuEventRecord || !d.cuEventSynchronize ||
       !d.cuEventDestroy_v2)
     return CUDA_ERROR_NOT_SUPPORTED;
-  uint8_t* buf = s.staging().get(d);
+  uint8_t* buf = s.staging().get();
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
   if (size <= kPiece) return small_to_host(s, copy, buf, src, size, on, per_thread);
   PieceEvents events(d);

@@ -94,7 +94,7 @@ class Session {
   size_t payload_room_ = 0;
   size_t unread_ = 0;
   bool lost_ = false;  // a handler's own reply or data read failed
-  Staging staging_;
+  Staging staging_{driver_};
   HostMirrors mirrors_;
   SessionOutput output_;
 };
