@@ -35,7 +35,10 @@ void serve(Socket s) {
   std::string why;
   for (;;) {
     switch (protocol::read_frame(s, &f, &why)) {
-      case protocol::ReadStatus::kClosed: return lose("the server closed it");
+      // Not logged: the session closes it as the process exits, while the
+      // logger may be being destroyed; a server gone early is reported by
+      // the main connection.
+      case protocol::ReadStatus::kClosed: return g_lost.store(true);
       case protocol::ReadStatus::kBad: return lose(why);
       case protocol::ReadStatus::kOk: break;
     }
