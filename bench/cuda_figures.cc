@@ -1,5 +1,6 @@
 #include "cuda_figures.h"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace scuda::bench {
@@ -44,6 +45,9 @@ class HostBuffer {
   HostBuffer(size_t bytes, bool pinned) {
     if (pinned) {
       check(cuMemHostAlloc(&pinned_, bytes, 0), "cuMemHostAlloc");
+      // Written, as the pageable buffer is: untouched pages would all be
+      // one zero page, which copies faster than real data.
+      std::memset(pinned_, 1, bytes);
     } else {
       pageable_.assign(bytes, 1);
     }
