@@ -42,7 +42,6 @@ void Staging::wait(int half) {
 
 uint8_t* Staging::get() {
   wait(0);
-  wait(1);
   return map();
 }
 

@@ -21,7 +21,7 @@ class Staging {
   Staging& operator=(const Staging&) = delete;
   ~Staging();
 
-  // The first half, once no copy uses either half; nullptr if no memory
+  // The first half, once no copy uses it; nullptr if no memory
   // could be had. Registration is tried until it holds; an unregistered
   // buffer is pageable memory, which the driver copies synchronously:
   // slower, equally correct (also after the context it was registered in
