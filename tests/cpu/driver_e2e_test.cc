@@ -307,6 +307,16 @@ class LaunchTest : public DriverTest {
   static constexpr int kN = 1000;
   CUmodule mod_ = nullptr;
   CUfunction vadd_ = nullptr;
+  // vadd of a fresh library, looked up while no context is current (as
+  // cudart does), with the test's context current again afterwards.
+  void look_up_without_context(CUlibrary* lib, CUkernel* kernel) {
+    ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuLibraryLoadData(lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+              CUDA_SUCCESS);
+    ASSERT_EQ(cuLibraryGetKernel(kernel, *lib, "vadd"), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  }
+
   CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
 };
 
@@ -558,10 +568,7 @@ TEST_F(LaunchTest, LibraryLoadsWaitForNothingAndARejectedOneFailsItsUses) {
 TEST_F(LaunchTest, AttributesTheLookupLackedComeAllAtOnce) {
   CUlibrary lib;
   CUkernel kernel;
-  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(look_up_without_context(&lib, &kernel));
   const uint64_t before = scuda_replies_awaited();
   const std::pair<CUfunction_attribute, int> expected[] = {
       {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024}, {CU_FUNC_ATTRIBUTE_NUM_REGS, 32},
@@ -691,10 +698,7 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
 TEST_F(LaunchTest, KernelLookedUpBeforeAnyContextLaunches) {
   CUlibrary lib;
   CUkernel kernel;
-  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(look_up_without_context(&lib, &kernel));
   int n = kN;
   void* params[] = {&a_, &b_, &c_, &n};
   ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 4, 1, 1, 256, 1, 1, 0, nullptr,
