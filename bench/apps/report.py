@@ -4,7 +4,33 @@ the warm case's stats (in the folder given second), the functions that
 waited for replies most."""
 import json
 import os
+import re
 import sys
+
+
+def rtt_ms(case):
+    """The emulated link's round trip in a case's name (scuda-150ms), else 0."""
+    m = re.search(r"(\d+(?:\.\d+)?)ms", case)
+    return float(m.group(1)) if m else 0.0
+
+
+def overhead_rtts(res, base, case):
+    """The first step's cost beyond native, in round trips of the case's link."""
+    rtt = rtt_ms(case)
+    if not rtt or not base.get("first_step_ms"):
+        return "-"
+    return f"{(res['first_step_ms'] - base['first_step_ms']) / rtt:.1f}"
+
+
+def first_step_waits(rows, count=10):
+    for r in rows:
+        waits = r["result"].get("first_step_waits")
+        if not waits:
+            continue
+        print(f"\n{r['result']['model']}, {r['case']}, first step: functions by round trips")
+        print("| function | round trips |\n|---|---:|")
+        for name, n in list(waits.items())[:count]:
+            print(f"| {name} | {n} |")
 
 
 def top_waits(folder, model, count=8):
@@ -24,18 +50,19 @@ def main(path, folder=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     native = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "native"}
     print("| model | case | first step ms | step ms | step / native | first / native first "
-          "| replies per step |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "| replies per step | first-step replies | first-step overhead in RTTs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         res, base = r["result"], native.get(r["result"]["model"], {})
         if "error" in res:
-            print(f"| {res['model']} | {r['case']} | error: {res['error']} | | | | |")
+            print(f"| {res['model']} | {r['case']} | error: {res['error']} | | | | | | |")
             continue
         ratio = lambda k: f"{res[k] / base[k]:.3f}" if base.get(k) else "-"
         print(f"| {res['model']} | {r['case']} | {res['first_step_ms']:.1f} | {res['step_ms']:.2f} "
-              f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} |")
+              f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} "
+              f"| {res.get('first_step_replies', '-')} | {overhead_rtts(res, base, r['case'])} |")
 
-
+    first_step_waits(rows)
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
         if folder:
             top_waits(folder, model)

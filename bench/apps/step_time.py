@@ -1,11 +1,13 @@
 """One model's training step on the current CUDA device, as one JSON line:
 the first step (module loads included), then the median of steady steps,
-and, through scuda, the replies the client waited for per steady step.
+and, through scuda, the replies the client waited for per steady step and
+in the first step (by function when scuda's stats are on).
 Usage: step_time.py mlp|resnet18|resnet50 [--steps N] [--warmup N]"""
 import argparse
 import ctypes
 import json
 import statistics
+import tempfile
 import time
 
 import torch
@@ -29,14 +31,28 @@ MODELS = {"mlp": mlp, "resnet18": lambda: resnet("resnet18", 32),
           "resnet50": lambda: resnet("resnet50", 64)}
 
 
-def replies_counter():
-    """scuda's count of replies waited for, or None natively."""
+def scuda_function(name, restype):
+    """One of scuda's benchmark hooks, or None natively."""
     try:
-        fn = ctypes.CDLL("libcuda.so.1").scuda_replies_awaited
+        fn = getattr(ctypes.CDLL("libcuda.so.1"), name)
     except (OSError, AttributeError):
         return None
-    fn.restype = ctypes.c_uint64
+    fn.restype = restype
     return fn
+
+
+def round_trips_by_function(write):
+    """scuda's round trips so far by function, or None with stats off."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        if write(f.name.encode()) != 0:
+            return None
+        return {r["function"]: r["round_trips"] for r in json.load(open(f.name))}
+
+
+def first_step_waits(before, after):
+    """The functions that waited in the first step, most first."""
+    waits = {k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)}
+    return dict(sorted(waits.items(), key=lambda kv: -kv[1]))
 
 
 def main():
@@ -50,7 +66,8 @@ def main():
     model, x, y = model.cuda(), x.cuda(), y.cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
-    replies = replies_counter()
+    replies = scuda_function("scuda_replies_awaited", ctypes.c_uint64)
+    write_stats = scuda_function("scuda_stats_write", ctypes.c_int)
 
     def step():
         start = time.perf_counter()
@@ -60,7 +77,13 @@ def main():
         torch.cuda.synchronize()
         return (time.perf_counter() - start) * 1e3
 
+    waits = round_trips_by_function(write_stats) if write_stats else None
+    first_replies = replies() if replies else None
     first = step()
+    if replies:
+        first_replies = replies() - first_replies
+    if waits is not None:
+        waits = first_step_waits(waits, round_trips_by_function(write_stats))
     for _ in range(args.warmup):
         step()
     before = replies() if replies else None
@@ -70,6 +93,9 @@ def main():
               "device": torch.cuda.get_device_name()}
     if replies:
         result["replies_per_step"] = (replies() - before) / args.steps
+        result["first_step_replies"] = first_replies
+    if waits is not None:
+        result["first_step_waits"] = waits
     print(json.dumps(result))
 
 

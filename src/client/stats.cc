@@ -52,26 +52,34 @@ std::string json_text(const Table& rows) {
   return "[\n" + fmt::format("{}", fmt::join(items, ",\n")) + "\n]\n";
 }
 
+bool write_json(const Table& rows, const char* path) {
+  FILE* f = std::fopen(path, "w");
+  if (!f) return false;
+  const bool written = std::fputs(json_text(rows).c_str(), f) >= 0;
+  return std::fclose(f) == 0 && written;
+}
+
 // Collects rows; report() writes them out.
 class Stats {
  public:
   Row& row(const std::string& name) { return rows_[name]; }
   std::mutex& mutex() { return mu_; }
 
-  void report() {
+  // The rows so far, most called first.
+  Table rows() {
     std::lock_guard lock(mu_);
     Table rows(rows_.begin(), rows_.end());
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
       return a.second.calls != b.second.calls ? a.second.calls > b.second.calls : a.first < b.first;
     });
-    if (const char* path = std::getenv("SCUDA_STATS_JSON"); path && *path) {
-      if (FILE* f = std::fopen(path, "w")) {
-        std::fputs(json_text(rows).c_str(), f);
-        std::fclose(f);
-      }
-    }
+    return rows;
+  }
+
+  void report() {
+    const Table all = rows();
+    if (const char* path = std::getenv("SCUDA_STATS_JSON"); path && *path) write_json(all, path);
     if (const char* flag = std::getenv("SCUDA_STATS"); flag && *flag && *flag != '0')
-      std::fputs(table_text(rows).c_str(), stderr);
+      std::fputs(table_text(all).c_str(), stderr);
   }
 
  private:
@@ -130,4 +138,14 @@ void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited) {
 extern "C" __attribute__((visibility("default"))) uint64_t scuda_replies_awaited() {
   const scuda::client::Connection* conn = scuda::client::connection();
   return conn ? conn->replies_awaited() : 0;
+}
+
+// For benchmarks: the stats so far as SCUDA_STATS_JSON would hold them, so
+// that a phase of a program (bench/apps/step_time.py's first step) can be
+// told apart by difference. 0 when written; -1 when stats are off or the
+// file cannot be.
+extern "C" __attribute__((visibility("default"))) int scuda_stats_write(const char* path) {
+  namespace stats = scuda::client::stats;
+  if (!stats::enabled() || !path) return -1;
+  return stats::write_json(stats::stats().rows(), path) ? 0 : -1;
 }
