@@ -172,7 +172,7 @@ CUresult Connection::settle(uint64_t id) {
   if (!owed()) return CUDA_SUCCESS;
   awaited_.fetch_add(1, std::memory_order_relaxed);
   ReadTurn turn(*this);
-  if (CUresult rc = deliver_before(id + 1); broken_) return rc;
+  if (CUresult rc = deliver_before(id + 1, id); broken_) return rc;
   return CUDA_SUCCESS;
 }
 
@@ -201,7 +201,7 @@ bool Connection::owes_before(uint64_t id) const {
   return !deliveries_.empty() && deliveries_.front().id < id;
 }
 
-CUresult Connection::deliver_before(uint64_t id) {
+CUresult Connection::deliver_before(uint64_t id, uint64_t awaited) {
   for (;;) {
     Delivery d;
     {
@@ -209,7 +209,7 @@ CUresult Connection::deliver_before(uint64_t id) {
       if (!owes_before(id)) break;
       d = deliveries_.front();
     }
-    awaiting_ = false;
+    awaiting_ = d.id == awaited;
     const CUresult rc = read_delivery(d);
     {
       std::lock_guard lock(turn_mu_);

@@ -141,8 +141,10 @@ class Connection {
   CUresult lost(const std::string& why);
   // With turn_mu_ held: whether a delivery ahead of request `id` is unread.
   bool owes_before(uint64_t id) const;
-  // With a turn: reads every reply owed to deliver_later ahead of request `id`.
-  CUresult deliver_before(uint64_t id);
+  // With a turn: reads every reply owed to deliver_later ahead of request
+  // `id`. The one to `awaited`, if among them, counts as a round trip in
+  // the stats; the rest as deferred.
+  CUresult deliver_before(uint64_t id, uint64_t awaited = 0);
   CUresult read_into(uint64_t id, void* dst, size_t size, const HostLayout& layout);
   CUresult read_delivery(const Delivery& d);
   CUresult read_reply(uint64_t id, std::vector<uint8_t>* reply);
