@@ -6,14 +6,20 @@
 // what the cache holds for that whole family, unless it repeats the value
 // last set: cuDNN and cuBLAS set limits before launches, and emptying the
 // whole cache on each cost 800 round trips per ResNet-18 step (device run,
-// 2026-11-22).
+// 2026-11-22). Occupancy answers are also kept across runs
+// (answer_cache.h), under the function's lasting name and the attributes its
+// family was set to: nothing else this side changes them, but for
+// cuCtxSetCacheConfig, after which none is kept.
 #include <climits>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
 
+#include "client/answer_cache.h"
 #include "client/attributes.h"
 #include "client/descriptions.h"
+#include "client/lasting_names.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -49,6 +55,7 @@ struct AttributeCache {
   std::map<Key, int64_t> values;
   std::map<Key, int64_t> last_set;
   std::map<uint64_t, uint64_t> kernel_of;  // function id -> kernel id
+  bool context_config_set = false;         // by cuCtxSetCacheConfig
 };
 
 AttributeCache& cache() {
@@ -71,15 +78,49 @@ bool find_cached(uint64_t id, int query, int dev, const Args& args, T* value) {
   return true;
 }
 
+// The answer cache's key for a question about `id`, asked with `args` in
+// terms that hold across runs; empty if the question cannot be kept.
+std::string lasting_key(uint64_t id, int query, int dev, const Args& args) {
+  std::string name;
+  if (!lasting_name(id, &name)) return {};
+  std::lock_guard lock(cache().mu);
+  if (cache().context_config_set) return {};
+  std::string key = "O" + args_of(query, dev, uint32_t(name.size()), uint32_t(args.size())) +
+                    name + args;
+  const uint64_t family = std::get<0>(key_of(id, query, dev));
+  for (auto it = cache().last_set.lower_bound({family, 0, INT_MIN, INT_MIN, ""});
+       it != cache().last_set.end() && std::get<0>(it->first) == family; ++it) {
+    const auto& [f, set_id, set_query, set_dev, unused] = it->first;
+    key += args_of(set_id == id, set_query, set_dev, it->second);
+  }
+  return key;
+}
+
+template <class T>
+bool recall(const std::string& key, T* value) {
+  std::string bytes;
+  int64_t v = 0;
+  if (key.empty() || !answers::find(key, &bytes) || bytes.size() != sizeof v) return false;
+  std::memcpy(&v, bytes.data(), sizeof v);
+  *value = static_cast<T>(v);
+  return true;
+}
+
+// `lasting`: the arguments in terms that hold across runs, when the answer
+// may be kept for them.
 template <class T, class Ask>
-CUresult cached(uint64_t id, int query, int dev, Args args, T* value, const Ask& ask) {
+CUresult cached(uint64_t id, int query, int dev, Args args, T* value, const Ask& ask,
+                const std::optional<Args>& lasting = std::nullopt) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   if (find_cached(id, query, dev, args, value)) return CUDA_SUCCESS;
-  CUresult rc = ask();
-  if (rc == CUDA_SUCCESS) {
-    std::lock_guard lock(cache().mu);
-    cache().values[key_of(id, query, dev, std::move(args))] = *value;
-  }
+  const std::string key = lasting ? lasting_key(id, query, dev, *lasting) : std::string();
+  const bool recalled = recall(key, value);
+  CUresult rc = recalled ? CUDA_SUCCESS : ask();
+  if (rc != CUDA_SUCCESS) return rc;
+  const auto v = static_cast<int64_t>(*value);
+  if (!recalled && !key.empty()) answers::remember(key, args_of(v));
+  std::lock_guard lock(cache().mu);
+  cache().values[key_of(id, query, dev, std::move(args))] = v;
   return rc;
 }
 
@@ -127,10 +168,11 @@ bool read_attributes(protocol::Reader& r, uint64_t id) {
   return r.ok();
 }
 
-CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config, int* value,
+CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,
+                                  std::optional<std::string> lasting_config, int* value,
                                   const std::function<CUresult()>& ask) {
   return cached(fn, which == 0 ? kMaxActiveClusters : kMaxClusterSize, -1, std::move(config),
-                value, ask);
+                value, ask, lasting_config);
 }
 
 namespace {
@@ -138,6 +180,7 @@ namespace {
 // The context's cache preference shapes every function's occupancy.
 void forget_occupancy() {
   std::lock_guard lock(cache().mu);
+  cache().context_config_set = true;
   std::erase_if(cache().values, [](const auto& entry) { return std::get<2>(entry.first) < 0; });
 }
 
@@ -219,7 +262,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* block
   return cached(handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks, [&] {
     return forward::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size,
                                                                          smem, flags);
-  });
+  }, args);
 }
 
 CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn,
@@ -228,7 +271,7 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunctio
   const Args args = scuda::client::args_of(blocks, block_size);
   return cached(handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem, [&] {
     return forward::cuOccupancyAvailableDynamicSMemPerBlock(smem, fn, blocks, block_size);
-  });
+  }, args);
 }
 
 }  // extern "C"

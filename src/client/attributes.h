@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "protocol/codec.h"
@@ -22,8 +23,11 @@ bool read_attributes(protocol::Reader& r, uint64_t id);
 // The answer to cuOccupancyMaxActiveClusters (`which` 0) or
 // MaxPotentialClusterSize (1) for function `fn` and the launch
 // configuration encoded as `config`: cached, else ask()'s, then cached until
-// an attribute of the kernel's family changes.
-CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config, int* value,
+// an attribute of the kernel's family changes. `lasting_config`, the same
+// configuration in terms that hold across runs, if it has them, keeps the
+// answer for later runs too (answer_cache.h).
+CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,
+                                  std::optional<std::string> lasting_config, int* value,
                                   const std::function<CUresult()>& ask);
 
 }  // namespace scuda::client

@@ -3,8 +3,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/answer_cache.h"
 #include "client/attributes.h"
 #include "client/handle_errors.h"
+#include "client/lasting_names.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/ops.h"
@@ -24,6 +26,17 @@ Owed& owed() {
   return *o;
 }
 
+// Decodes a description of `id` and caches it; false if malformed. *known:
+// it has the layout.
+bool decode(protocol::Reader& r, uint64_t id, bool* known) {
+  Layout layout;
+  if (!read_layout(r, &layout, known) || !read_attributes(r, id)) return false;
+  if (*known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
+  return true;
+}
+
+std::string description_key(const std::string& lasting_name) { return "D" + lasting_name; }
+
 // With the connection's lock held, when the lookup's reply is read. An
 // error is the handle's (handle_errors.h), not the next synchronize's.
 CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
@@ -38,11 +51,23 @@ CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
 }  // namespace
 
 bool read_description(protocol::Reader& r, uint64_t id) {
-  Layout layout;
+  const uint8_t* start = r.take(0);
+  const size_t before = r.remaining();
   bool known = false;
-  if (!read_layout(r, &layout, &known) || !read_attributes(r, id)) return false;
-  if (known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
+  if (!decode(r, id, &known)) return false;
+  // One without a layout (looked up before any context) is not worth keeping.
+  if (std::string name; known && lasting_name(id, &name))
+    answers::remember(description_key(name),
+                      {reinterpret_cast<const char*>(start), before - r.remaining()});
   return true;
+}
+
+bool recall_description(uint64_t id) {
+  std::string name, bytes;
+  if (!lasting_name(id, &name) || !answers::find(description_key(name), &bytes)) return false;
+  protocol::Reader r(bytes.data(), bytes.size());
+  bool known = false;
+  return decode(r, id, &known) && r.done() && known;
 }
 
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {

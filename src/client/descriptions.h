@@ -17,8 +17,13 @@
 
 namespace scuda::client {
 
-// Decodes a description of `id` and caches it; false if malformed.
+// Decodes a description of `id` from a reply and caches it, also for later
+// runs (answer_cache.h); false if malformed.
 bool read_description(protocol::Reader& r, uint64_t id);
+
+// Caches the description an earlier run was given for `id`'s lasting name
+// (lasting_names.h); false if there is none.
+bool recall_description(uint64_t id);
 
 // Sends lookup `op` without waiting; its reply describes `id` (or says why
 // the lookup failed) whenever it is read.

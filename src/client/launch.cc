@@ -115,15 +115,12 @@ size_t occupancy_bytes(uint8_t which, CUlaunchAttributeID id) {
   }
 }
 
-// What a cluster occupancy answer depends on, as a cache key: the block
-// shape, dynamic shared memory, the attributes above and the context. The
-// grid does not count (cuBLASLt asks again for each problem size), and the
-// stream only by the context it picks for a CUkernel (cuda.h): the current
-// one for NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD (ids 0 to 2).
-std::string occupancy_key(uint8_t which, const CUlaunchConfig& c) {
+// What a cluster occupancy answer depends on, as a cache key: where it is
+// asked (`where`), the block shape, dynamic shared memory and the attributes
+// above. The grid does not count (cuBLASLt asks again for each problem size).
+std::string occupancy_key(uint8_t which, const CUlaunchConfig& c, uint64_t where) {
   protocol::Writer w;
-  const uint64_t stream = handle_id(c.hStream);
-  w.u64(stream <= 2 ? current_context_id() : stream);
+  w.u64(where);
   for (unsigned v : {c.blockDimX, c.blockDimY, c.blockDimZ, c.sharedMemBytes}) w.u32(v);
   for (unsigned i = 0; i < c.numAttrs; ++i) {
     const size_t n = occupancy_bytes(which, c.attrs[i].id);
@@ -134,13 +131,24 @@ std::string occupancy_key(uint8_t which, const CUlaunchConfig& c) {
   return {w.data().begin(), w.data().end()};
 }
 
+// The stream counts only by the context it picks for a CUkernel (cuda.h):
+// the current one for NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD (ids 0
+// to 2). Across runs, that context is named by its device.
+std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchConfig& c) {
+  CUdevice dev = 0;
+  if (handle_id(c.hStream) > 2 || cuCtxGetDevice(&dev) != CUDA_SUCCESS) return std::nullopt;
+  return occupancy_key(which, c, static_cast<uint64_t>(dev));
+}
+
 // cuOccupancyMaxActiveClusters (which 0) and MaxPotentialClusterSize (1).
 CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlaunchConfig* c) {
   if (!value || !c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
   protocol::Writer w;
   w.u8(which);
   write_config(w, *c, f, false);
-  return cached_cluster_occupancy(handle_id(f), which, occupancy_key(which, *c), value, [&] {
+  const uint64_t stream = handle_id(c->hStream);
+  const std::string key = occupancy_key(which, *c, stream <= 2 ? current_context_id() : stream);
+  return cached_cluster_occupancy(handle_id(f), which, key, lasting_occupancy_key(which, *c), value, [&] {
     std::vector<uint8_t> reply;
     CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
     if (rc != CUDA_SUCCESS) return rc;

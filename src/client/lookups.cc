@@ -3,7 +3,8 @@
 //
 // cuModuleGetFunction waits for its reply, which says at once whether the
 // name exists: Triton and NVRTC users check that, and launch right after,
-// which needs the layout the reply brings anyway. cuLibraryGetKernel and
+// which needs the layout the reply brings anyway; unless an earlier run was
+// given both for the same image (answer_cache.h). cuLibraryGetKernel and
 // cuKernelGetFunction are mostly cudart's, for names it registered from the
 // same image, often well before their first launch: they go with ids chosen
 // here and their replies are read when something needs them
@@ -19,6 +20,7 @@
 #include "client/context.h"
 #include "client/descriptions.h"
 #include "client/handle_errors.h"
+#include "client/lasting_names.h"
 #include "client/library_loads.h"
 #include "client/runtime.h"
 #include "forward.h"
@@ -87,23 +89,32 @@ void forget(uint64_t parent) {
     return true;
   });
   for (uint64_t id : gone) known().names.erase(id);
+  forget_names(parent);
 }
 
+// A function an earlier run found in the same image is sure to be there:
+// its lookup goes one-way, with the description that run was given.
 CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
   if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
   const std::pair key{handle_id(module), std::string(name)};
   uint64_t id = 0;
   if (!find(known().by_name, key, &id)) {
+    id = new_handle_id();
+    name_lookup(id, key.first, 'f', name);
     protocol::Writer w;
-    w.u64(new_handle_id());
+    w.u64(id);
     w.u64(key.first);
     w.str(name);
-    std::vector<uint8_t> reply;
-    if (CUresult rc = call(protocol::kOpModuleGetFunction, w, &reply); rc != CUDA_SUCCESS)
-      return rc;
-    protocol::Reader r(reply);
-    id = r.u64();
-    if (!read_description(r, id) || !r.done()) return bad_reply("cuModuleGetFunction");
+    if (recall_description(id)) {
+      if (CUresult rc = look_up_later(protocol::kOpModuleGetFunction, w, id); rc != CUDA_SUCCESS)
+        return rc;
+    } else {
+      std::vector<uint8_t> reply;
+      if (CUresult rc = call(protocol::kOpModuleGetFunction, w, &reply); rc != CUDA_SUCCESS)
+        return rc;
+      protocol::Reader r(reply);
+      if (!read_description(r, id) || !r.done()) return bad_reply("cuModuleGetFunction");
+    }
     remember(known().by_name, key, id);
     remember_name(id, key.second);
   }
@@ -120,6 +131,8 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
   } else {
     if (CUresult rc = library_ready(key.first); rc != CUDA_SUCCESS) return rc;
     id = new_handle_id();
+    name_lookup(id, key.first, 'k', name);
+    recall_description(id);
     protocol::Writer w;
     w.u64(id);
     w.u64(key.first);
@@ -148,6 +161,10 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
     // Before the reply can be read, so its attributes join the kernel's family.
     note_kernel_function(key.first, id);
     if (auto layout = find_layout(key.first)) note_layout(id, std::move(layout));
+    if (CUdevice dev = 0; cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+      name_kernel_function(id, key.first, dev);
+      recall_description(id);
+    }
     protocol::Writer w;
     w.u64(id);
     w.u64(key.first);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/held_images.h"
+#include "client/lasting_names.h"
 #include "client/library_loads.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
@@ -31,8 +32,8 @@ CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, bo
 // synchronizing call, and at the next request naming the module. Library
 // loads never wait (library_loads.cc). A module load does: JIT users (Triton,
 // NVRTC) check its result.
-CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
-  const ImageHash hash = protocol::image_hash(image, size);
+CUresult send_load(uint32_t op, const ImageHash& hash, const void* image, size_t size,
+                   uint64_t* id) {
   const uint64_t proposed = new_handle_id();
   if (is_held(hash)) {
     spdlog::debug("{}: {} bytes held by the server; hash only, one-way", op_name(op), size);
@@ -53,6 +54,13 @@ CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
   spdlog::debug("{}: sending {} bytes", op_name(op), size);
   CUresult rc = call(op, load_request(proposed, hash, image, size), &reply);
   return rc == CUDA_SUCCESS ? read_reply(reply, hash, true, id) : rc;
+}
+
+CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
+  const ImageHash hash = protocol::image_hash(image, size);
+  const CUresult rc = send_load(op, hash, image, size, id);
+  if (rc == CUDA_SUCCESS) note_image(*id, hash);
+  return rc;
 }
 
 template <class H>

@@ -150,25 +150,25 @@ void write_kernel(const DriverTable& d, CUkernel kernel, CUdevice dev, Writer& o
 }
 
 CUresult module_get_function(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
+  const uint64_t id = in.u64();
   const uint64_t module_id = in.u64();
   const std::string name = in.str();
   if (!in.done()) return kMalformed;
   void* mod = nullptr;
   if (!s.handles().resolve(module_id, HandleKind::CUmodule, &mod) || !mod)
     return unknown_handle(module_id);
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   CUfunction fn = nullptr;
   CUresult rc = d.cuModuleGetFunction(&fn, static_cast<CUmodule>(mod), name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
-  out.u64(s.handles().bind(proposed, HandleKind::CUfunction, fn));
+  s.handles().alias(id, HandleKind::CUfunction, fn);
   write_function(d, fn, out);
   return CUDA_SUCCESS;
 }
 
-// The client has handed `id` out already and reads this reply when it needs
-// the description, so the id is bound as it is.
+// The client may have handed `id` out already and read this reply only when
+// it needs the description, so the id is bound as it is.
 CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
   const uint64_t id = in.u64();
   const uint64_t library_id = in.u64();

@@ -8,6 +8,12 @@
 //                                   up kernel "k" in each, then ask each
 //                                   kernel an attribute; with the replies
 //                                   awaited after each step, and the bytes
+//   module_load_tool answers FILE   load FILE as a module and as a library,
+//                                   look kernel "k" up in each (and the
+//                                   library kernel's function), launch
+//                                   both, ask an occupancy question of
+//                                   both; with the replies awaited after
+//                                   each step
 #include <cuda.h>
 
 #include <cstdio>
@@ -95,6 +101,40 @@ int libraries(int n, char** paths) {
   return 0;
 }
 
+// Launches k(buf, 7) on the current context's default stream.
+CUresult launch_k(CUfunction fn, CUdeviceptr buf) {
+  int value = 7;
+  void* params[] = {&buf, &value};
+  return cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+}
+
+int answers(const char* path) {
+  const std::string image = read_file(path);
+  CUdeviceptr buf = 0;
+  if (cuMemAlloc(&buf, 64)) return 1;
+  const uint64_t start = scuda_replies_awaited();
+  CUmodule mod = nullptr;
+  CUlibrary lib = nullptr;
+  CUkernel kernel = nullptr;
+  CUfunction fn = nullptr, kernel_fn = nullptr;
+  std::printf("module: %s\n", name_of(cuModuleLoadData(&mod, image.c_str())));
+  std::printf("function: %s\n", name_of(cuModuleGetFunction(&fn, mod, "k")));
+  std::printf("library: %s\n", name_of(cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr,
+                                                         0, nullptr, nullptr, 0)));
+  std::printf("kernel: %s\n", name_of(cuLibraryGetKernel(&kernel, lib, "k")));
+  std::printf("kernel function: %s\n", name_of(cuKernelGetFunction(&kernel_fn, kernel)));
+  print_awaited(start);
+  std::printf("launches: %s %s\n", name_of(launch_k(fn, buf)), name_of(launch_k(kernel_fn, buf)));
+  print_awaited(start);
+  int a = 0, b = 0;
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(&a, fn, 256, 0);
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_fn, 512, 0);
+  std::printf("occupancy: %d %d\n", a, b);
+  print_awaited(start);
+  std::printf("synchronize: %s\n", name_of(cuCtxSynchronize()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +146,7 @@ int main(int argc, char** argv) {
     return 1;
   if (std::strcmp(argv[1], "detached") == 0) return detached(argv[2], ctx);
   if (std::strcmp(argv[1], "library") == 0) return libraries(argc - 2, argv + 2);
+  if (std::strcmp(argv[1], "answers") == 0) return answers(argv[2]);
   if (std::strcmp(argv[1], "load") != 0) return 2;
   for (int i = 2; i < argc; ++i) load(argv[i]);
   const long long written = bytes_written();

@@ -1,0 +1,101 @@
+// Answers kept across runs (client/answer_cache.h), end to end: client
+// processes of their own (module_load_tool answers) against a real server,
+// sharing a cache directory. What a run waited for is its count of replies
+// awaited after each step: lookups, launches, occupancy questions.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "server_process.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A double module image (tests/double/module_image.h) with kernel k(u64, i32).
+constexpr const char* kImage = "scuda-double-module\nkernel k 8 4\n";
+
+class AnswerCacheE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/scuda-answers-XXXXXX";
+    root_ = mkdtemp(templ);
+    answers_ = root_ + "/answers";
+    image_ = root_ + "/image";
+    std::ofstream(image_) << kImage;
+    server_ = std::make_unique<scuda::test::ServerProcess>(std::vector<std::string>{});
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(root_);
+  }
+
+  // One run's replies awaited after its lookups, launches and occupancy
+  // questions (cumulative), with its output checked.
+  std::vector<int> run(const std::string& setting = "on") {
+    auto o = scuda::test::run_program(
+        {MODULE_LOAD_TOOL, "answers", image_},
+        {"SCUDA_SERVER=" + server_->address(), "SCUDA_CACHE_DIR=" + answers_,
+         "SCUDA_ANSWER_CACHE=" + setting});
+    for (const char* line : {"launches: CUDA_SUCCESS CUDA_SUCCESS\n", "occupancy: 8 4\n"})
+      EXPECT_NE(o.out.find(line), std::string::npos) << o.out << o.err;
+    EXPECT_NE(o.out.find("synchronize: CUDA_SUCCESS"), std::string::npos) << o.out << o.err;
+    std::vector<int> awaited;
+    const std::regex line("awaited: (\\d+)");
+    for (std::sregex_iterator it(o.out.begin(), o.out.end(), line), end; it != end; ++it)
+      awaited.push_back(std::stoi((*it)[1]));
+    EXPECT_EQ(awaited.size(), 3u) << o.out;
+    return awaited;
+  }
+
+  std::vector<fs::path> files() const {
+    std::vector<fs::path> out;
+    if (fs::exists(answers_))
+      for (const auto& e : fs::directory_iterator(answers_)) out.push_back(e.path());
+    return out;
+  }
+
+  std::string root_, answers_, image_;
+  std::unique_ptr<scuda::test::ServerProcess> server_;
+};
+
+// Only the module load, which must say at once whether the image loads,
+// still waits in a second run.
+TEST_F(AnswerCacheE2E, ASecondRunWaitsOnlyForTheModuleLoad) {
+  const std::vector<int> first = run();
+  EXPECT_EQ(files().size(), 1u);
+  const std::vector<int> second = run();
+  EXPECT_EQ(second, (std::vector<int>{1, 1, 1}));
+  EXPECT_GT(first.back(), second.back() + 2);
+}
+
+TEST_F(AnswerCacheE2E, OffKeepsNothing) {
+  const std::vector<int> first = run("off");
+  EXPECT_TRUE(files().empty());
+  EXPECT_EQ(run("off"), first);
+}
+
+// A file that is not one (or torn) is started afresh: its answers are asked
+// again, then kept again.
+TEST_F(AnswerCacheE2E, AGarbledFileIsAskedAgainAndMended) {
+  const std::vector<int> first = run();
+  ASSERT_EQ(files().size(), 1u);
+  const fs::path file = files()[0];
+  const std::string kept = [&] {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "not answers at all";
+  EXPECT_EQ(run(), first);
+  // Torn in the middle of its last record.
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << kept.substr(0, kept.size() - 3);
+  EXPECT_LT(run().back(), first.back());
+  EXPECT_EQ(run(), (std::vector<int>{1, 1, 1}));
+}
+
+}  // namespace
