@@ -39,11 +39,10 @@ size_t PieceWriter::room(size_t size, size_t piece) {
 }
 
 void PieceWriter::add(const uint8_t* piece, uint32_t size) {
-  auto* head = reinterpret_cast<PieceHead*>(free_);
-  uint8_t* block = free_ + sizeof(PieceHead);
   const bool try_it = compression::sample_ratio(piece, size) <= compression::kMaxRatio;
-  const size_t n = try_it ? compression::compress(piece, size, block) : 0;
-  *head = {size, static_cast<uint32_t>(n)};
+  const size_t n = try_it ? compression::compress(piece, size, free_ + sizeof(PieceHead)) : 0;
+  const PieceHead head{size, static_cast<uint32_t>(n)};
+  std::memcpy(free_, &head, sizeof head);  // blocks leave heads unaligned
   if (n) {
     parts_.push_back({free_, sizeof(PieceHead) + n});
     ++compressed_;
