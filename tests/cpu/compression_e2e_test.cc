@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "primary_context_test.h"
@@ -102,12 +103,12 @@ TEST_P(CompressionTest, ChunksLandAtTheirOffsets) {
   EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
 }
 
+std::string data_name(const ::testing::TestParamInfo<Data>& info) {
+  return info.param == Data::kZeros ? "Zeros" : info.param == Data::kFloats ? "Floats" : "Random";
+}
+
 INSTANTIATE_TEST_SUITE_P(Data, CompressionTest,
-                         ::testing::Values(Data::kZeros, Data::kFloats, Data::kRandom),
-                         [](const auto& info) {
-                           const char* names[] = {"Zeros", "Floats", "Random"};
-                           return std::string(names[static_cast<int>(info.param)]);
-                         });
+                         ::testing::Values(Data::kZeros, Data::kFloats, Data::kRandom), data_name);
 
 TEST(CompressionMode, UnknownModesAreRefused) {
   EXPECT_EQ(scuda_set_compression("sometimes"), -1);
