@@ -56,7 +56,6 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   do {
     const size_t n = std::min(kChunkSize, size - offset);
     const bool last = offset + n == size;
-    const auto start = Clock::now();
     const auto chunk = copy_compression::outgoing(static_cast<const uint8_t*>(src) + offset, n);
     protocol::Writer w;
     w.u64(dst + offset);
@@ -64,10 +63,11 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     w.u8(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
     w.u64(n);  // the blob's length (raw); its bytes, or their lz4 block, follow as the frame's tail
     const uint16_t flags = wait && last ? sync_flag(mode) : protocol::kOneWay;
+    const auto start = Clock::now();
     if (!conn->send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
                     chunk.size, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    if (!chunk.compressed) copy_compression::sent_raw(n, seconds_since(start));
+    copy_compression::sent(chunk.size, seconds_since(start));
     offset += n;
   } while (offset < size);
   coherence::device_wrote(dst, size);

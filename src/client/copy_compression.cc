@@ -40,13 +40,16 @@ std::atomic<Mode>& current() {
 }
 
 // A moving estimate of the link's bulk rate one way, in bytes per second;
-// 0 until a chunk has been measured.
+// 0 until a chunk has been measured. It rises fast and falls slowly, so that
+// a slow chunk or two (a busy CPU, a hiccup) does not start compressing on a
+// fast link.
 class LinkRate {
  public:
   void observe(size_t bytes, double seconds) {
     if (bytes < kSmallestSample || seconds <= 0) return;
     const double sample = bytes / seconds;
-    rate_ = rate_ ? rate_ + 0.25 * (sample - rate_) : sample;
+    const double weight = sample > rate_ ? 0.5 : 0.125;
+    rate_ = rate_ ? rate_ + weight * (sample - rate_) : sample;
   }
   double get() const { return rate_; }
 
@@ -107,7 +110,7 @@ void deliver_later(Connection& conn, uint64_t id, void* dst, size_t size) {
   });
 }
 
-void sent_raw(size_t bytes, double seconds) { up.observe(bytes, seconds); }
+void sent(size_t bytes, double seconds) { up.observe(bytes, seconds); }
 void received_raw(size_t bytes, double seconds) { down.observe(bytes, seconds); }
 
 }  // namespace scuda::client::copy_compression

@@ -35,9 +35,12 @@ bool ask_compressed(size_t size);
 CUresult receive(Connection& conn, uint64_t id, void* dst, size_t size);
 void deliver_later(Connection& conn, uint64_t id, void* dst, size_t size);
 
-// `bytes` crossed raw one way in `seconds` (from the chunk's start to its
-// end): the link's rate that way, for auto.
-void sent_raw(size_t bytes, double seconds);
+// The link's rate each way, for auto: a host-to-device chunk's `bytes` on
+// the wire took `seconds` to leave (lz4's time is not in it); a
+// device-to-host chunk received raw took `seconds` from the previous one's
+// end to its own (the server's lz4 time would be, so compressed ones are not
+// counted).
+void sent(size_t bytes, double seconds);
 void received_raw(size_t bytes, double seconds);
 
 }  // namespace scuda::client::copy_compression
