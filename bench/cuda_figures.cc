@@ -39,18 +39,31 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
 };
 
+// Three quarters zeros, then floats repeating every 64: what lz4 shrinks
+// well, as sparse activations or padded batches are shrunk.
+void fill_compressible(void* p, size_t bytes) {
+  auto* out = static_cast<char*>(p);
+  std::memset(out, 0, bytes);
+  for (size_t i = bytes / 4 * 3 / sizeof(float) * sizeof(float); i + sizeof(float) <= bytes;
+       i += sizeof(float)) {
+    const float f = 0.25f * static_cast<float>(i / sizeof(float) % 64);
+    std::memcpy(out + i, &f, sizeof f);
+  }
+}
+
 // Pageable (a touched std::vector) or page-locked (cuMemHostAlloc) memory.
 class HostBuffer {
  public:
-  HostBuffer(size_t bytes, bool pinned) {
+  HostBuffer(size_t bytes, bool pinned, Content content) {
     if (pinned) {
       check(cuMemHostAlloc(&pinned_, bytes, 0), "cuMemHostAlloc");
-      // Written, as the pageable buffer is: untouched pages would all be
-      // one zero page, which copies faster than real data.
-      std::memset(pinned_, 1, bytes);
     } else {
-      pageable_.assign(bytes, 1);
+      pageable_.resize(bytes);
     }
+    // Written: untouched pages would all be one zero page, which copies
+    // faster than real data.
+    if (content == Content::kOnes) std::memset(get(), 1, bytes);
+    else fill_compressible(get(), bytes);
   }
   ~HostBuffer() {
     if (pinned_) cuMemFreeHost(pinned_);
@@ -94,9 +107,10 @@ std::vector<double> CudaBench::sync_copy(const Plan& plan) {
   return timed(plan, [&] { check(cuMemcpyDtoH(host, device.get(), 4), "cuMemcpyDtoH"); });
 }
 
-std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan) {
+std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan,
+                                    Content content) {
   DeviceBuffer device(bytes);
-  HostBuffer host(bytes, pinned);
+  HostBuffer host(bytes, pinned, content);
   // A copy into a known allocation may return once its bytes are sent, as
   // CUDA's may once they are staged: the synchronize makes it a delivered rate.
   return timed(plan, [&] {
@@ -105,9 +119,13 @@ std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan)
   });
 }
 
-std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan) {
+std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan,
+                                    Content content) {
   DeviceBuffer device(bytes);
-  HostBuffer host(bytes, pinned);
+  HostBuffer host(bytes, pinned, content);
+  // The device holds what the host buffer does; the copies then overwrite
+  // the host buffer with the same bytes.
+  check(cuMemcpyHtoD(device.get(), host.get(), bytes), "cuMemcpyHtoD");
   return timed(plan, [&] { check(cuMemcpyDtoH(host.get(), device.get(), bytes), "cuMemcpyDtoH"); });
 }
 

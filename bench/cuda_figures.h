@@ -11,6 +11,10 @@
 
 namespace scuda::bench {
 
+// What a copy's host buffer holds: ones, or mostly zeros with a repeating
+// float pattern (lz4 shrinks it to a few percent).
+enum class Content { kOnes, kCompressible };
+
 // Which empty-kernel image to load: the test double's text format or PTX.
 enum class ModuleKind { kAuto, kDouble, kPtx };
 
@@ -26,8 +30,10 @@ class CudaBench {
   std::vector<double> sync_copy(const Plan& plan);
   // Seconds per copy of `bytes`, from pageable or cuMemHostAlloc memory
   // (host to device: until a cuCtxSynchronize after it returns).
-  std::vector<double> htod(size_t bytes, bool pinned, const Plan& plan);
-  std::vector<double> dtoh(size_t bytes, bool pinned, const Plan& plan);
+  std::vector<double> htod(size_t bytes, bool pinned, const Plan& plan,
+                           Content content = Content::kOnes);
+  std::vector<double> dtoh(size_t bytes, bool pinned, const Plan& plan,
+                           Content content = Content::kOnes);
   // Seconds per cuMemAlloc/cuMemFree pair.
   std::vector<double> alloc_free(const Plan& plan);
 

@@ -86,6 +86,41 @@ void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r)
   r.add_ratio("d2h_pinned_ratio", "d2h_pinned_gbps", "raw_tcp_down_gbps");
 }
 
+using SetCompression = int (*)(const char*);
+
+// The stand-in's switch for SCUDA_COMPRESS, or nullptr when the local driver
+// answers (there is nothing to compress then).
+SetCompression compression_switch() {
+  return reinterpret_cast<SetCompression>(dlsym(RTLD_DEFAULT, "scuda_set_compression"));
+}
+
+// A mostly-zero buffer copied with lz4 off and in auto mode, alternately,
+// after measure_transfers has let auto measure the link (with lz4 off).
+void measure_compression(CudaBench& cuda, SetCompression set, const Plans& p, Report& r) {
+  const size_t n = p.transfer_bytes;
+  Plan round = p.transfer;
+  round.min_samples = 1;
+  round.max_samples = std::max(1, p.transfer.max_samples / kTransferRounds);
+  round.budget_s = p.transfer.budget_s / kTransferRounds;
+  std::map<std::string, std::vector<double>> seconds;
+  auto take = [&](const char* key, const char* mode, bool up) {
+    set(mode);
+    const auto more = up ? cuda.htod(n, false, round, Content::kCompressible)
+                         : cuda.dtoh(n, false, round, Content::kCompressible);
+    seconds[key].insert(seconds[key].end(), more.begin(), more.end());
+  };
+  for (int i = 0; i < kTransferRounds; ++i) {
+    take("h2d_sparse_gbps", "off", true);
+    take("h2d_sparse_lz4_gbps", "auto", true);
+    take("d2h_sparse_gbps", "off", false);
+    take("d2h_sparse_lz4_gbps", "auto", false);
+  }
+  set("off");
+  for (const auto& [key, samples] : seconds) add_transfer(r, key, n, samples);
+  r.add_ratio("h2d_lz4_speedup", "h2d_sparse_lz4_gbps", "h2d_sparse_gbps");
+  r.add_ratio("d2h_lz4_speedup", "d2h_sparse_lz4_gbps", "d2h_sparse_gbps");
+}
+
 void measure_launches(CudaBench& cuda, const Options& o, const Plans& p, Report& r) {
   std::vector<double> rates, cpu;
   for (const auto& s : cuda.launches(o.module, p.launches, p.launch)) {
@@ -109,6 +144,13 @@ const std::vector<Row> kRows = {
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
 };
 
+const std::vector<Row> kCompressionRows = {
+    {"H2D pageable, mostly zeros, Gbit/s", "h2d_sparse_lz4_gbps", "h2d_sparse_gbps",
+     "h2d_lz4_speedup"},
+    {"D2H pageable, mostly zeros, Gbit/s", "d2h_sparse_lz4_gbps", "d2h_sparse_gbps",
+     "d2h_lz4_speedup"},
+};
+
 // "scuda" when the stand-in answers this process's driver calls, else
 // "native": run with no server configured, the same program measures CUDA.
 const char* driver_kind() {
@@ -123,8 +165,12 @@ int run(const Options& o) {
   CudaBench cuda;
   RawLink raw(o.echo.empty() ? start_local_echo() : o.echo);
   Report r;
+  // The figures beside raw TCP measure the protocol: lz4 stays off for them.
+  const SetCompression set_compression = compression_switch();
+  if (set_compression) set_compression("off");
   measure_latency(cuda, raw, p, r);
   measure_transfers(cuda, raw, p, r);
+  if (set_compression) measure_compression(cuda, set_compression, p, r);
   measure_launches(cuda, o, p, r);
   r.add_meta("device", cuda.device_name());
   r.add_meta("driver", driver_kind());
@@ -137,6 +183,8 @@ int run(const Options& o) {
   std::printf("device: %s, driver: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(),
               driver_kind(), o.link.c_str(), o.quick ? "quick" : "full",
               r.markdown(kRows).c_str());
+  if (set_compression)
+    std::printf("\n%s", r.markdown(kCompressionRows, {"lz4 auto", "lz4 off", "auto / off"}).c_str());
   return 0;
 }
 

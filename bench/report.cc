@@ -66,8 +66,9 @@ std::string Report::json() const {
   return out + "}\n}\n";
 }
 
-std::string Report::markdown(const std::vector<Row>& rows) const {
-  std::string out = "| figure | scuda | raw TCP | scuda / raw |\n|---|---:|---:|---:|\n";
+std::string Report::markdown(const std::vector<Row>& rows, const Columns& columns) const {
+  std::string out = fmt::format("| figure | {} | {} | {} |\n|---|---:|---:|---:|\n", columns.key,
+                                columns.raw_key, columns.ratio_key);
   for (const Row& r : rows) {
     const bool paired = !r.raw_key.empty();
     out += fmt::format("| {} (`{}`) | {} | {} | {} |\n", r.label, r.key, number(figure(r.key)),

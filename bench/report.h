@@ -22,6 +22,13 @@ struct Row {
   std::string ratio_key;
 };
 
+// A table's column heads: the figure, its counterpart, their ratio.
+struct Columns {
+  std::string key = "scuda";
+  std::string raw_key = "raw TCP";
+  std::string ratio_key = "scuda / raw";
+};
+
 class Report {
  public:
   void add(const std::string& key, double value, size_t samples);
@@ -31,7 +38,7 @@ class Report {
   double figure(const std::string& key) const;
 
   std::string json() const;
-  std::string markdown(const std::vector<Row>& rows) const;
+  std::string markdown(const std::vector<Row>& rows, const Columns& columns = {}) const;
 
  private:
   std::vector<Figure> figures_;

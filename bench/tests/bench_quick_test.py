@@ -14,6 +14,8 @@ KEYS = [
     "raw_tcp_gbps", "raw_tcp_down_gbps",
     "h2d_ratio", "d2h_ratio", "h2d_pinned_ratio", "d2h_pinned_ratio",
     "launch_rate_per_s", "launch_client_cpu_us", "alloc_free_us",
+    "h2d_sparse_gbps", "h2d_sparse_lz4_gbps", "h2d_lz4_speedup",
+    "d2h_sparse_gbps", "d2h_sparse_lz4_gbps", "d2h_lz4_speedup",
 ]
 
 

@@ -41,7 +41,8 @@ struct LinkProfile {
   double gbit;  // 0: no limit
 };
 
-const std::map<std::string, LinkProfile> kProfiles = {{"1ms-10gbit", {1, 10}}, {"150ms", {150, 0}}};
+const std::map<std::string, LinkProfile> kProfiles = {
+    {"1ms-10gbit", {1, 10}}, {"1ms-1gbit", {1, 1}}, {"150ms", {150, 0}}};
 
 std::filesystem::path bin_dir() {
   return std::filesystem::canonical("/proc/self/exe").parent_path();

@@ -20,6 +20,7 @@ struct RunArgs {
   std::string token_file;
   bool stats = false;
   std::string stats_json;
+  std::string compress;
   std::vector<std::string> command;
 };
 
@@ -44,6 +45,7 @@ int run_program(const RunArgs& args) {
   if (args.stats) setenv("SCUDA_STATS", "1", 1);
   if (!args.stats_json.empty())
     setenv("SCUDA_STATS_JSON", std::filesystem::absolute(args.stats_json).c_str(), 1);
+  if (!args.compress.empty()) setenv("SCUDA_COMPRESS", args.compress.c_str(), 1);
   if (!args.token_file.empty())
     setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
@@ -73,6 +75,10 @@ void add_run_command(CLI::App& app) {
                 "At exit, print each driver function's calls, one-way and synchronous "
                 "requests, bytes and time waited");
   cmd->add_option("--stats-json", args->stats_json, "At exit, write the same as JSON to FILE");
+  cmd->add_option("--compress", args->compress,
+                  "lz4 for host<->device copies: off, auto (when the link is slower than lz4 "
+                  "and the data shrinks) or on (default: SCUDA_COMPRESS, else auto)")
+      ->check(CLI::IsMember({"off", "auto", "on"}));
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required();
   cmd->callback([args] { std::exit(run_program(*args)); });

@@ -1,11 +1,14 @@
 // Host<->device copies. Data travels in chunks of protocol::kChunkSize:
 // host-to-device chunks go one-way with only the last awaiting a reply, and
 // device-to-host requests are all sent before the first reply is read, so
-// the link stays busy in both directions.
+// the link stays busy in both directions. Chunks may cross lz4-compressed
+// (copy_compression.h).
+#include <chrono>
 #include <cstring>
 
 #include "client/coherent_pages.h"
 #include "client/context.h"
+#include "client/copy_compression.h"
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -19,6 +22,11 @@ namespace scuda::client {
 namespace {
 
 using protocol::kChunkSize;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // A synchronous copy is a synchronizing call; an async one is not.
 uint16_t sync_flag(uint8_t mode) {
@@ -48,15 +56,18 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   do {
     const size_t n = std::min(kChunkSize, size - offset);
     const bool last = offset + n == size;
+    const auto chunk = copy_compression::outgoing(static_cast<const uint8_t*>(src) + offset, n);
     protocol::Writer w;
     w.u64(dst + offset);
     w.u64(handle_id(stream));
-    w.u8(mode);
-    w.u64(n);  // the blob's length; its bytes follow as the frame's tail
+    w.u8(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
+    w.u64(n);  // the blob's length (raw); its bytes, or their lz4 block, follow as the frame's tail
     const uint16_t flags = wait && last ? sync_flag(mode) : protocol::kOneWay;
-    if (!conn->send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(),
-                    static_cast<const uint8_t*>(src) + offset, n, &last_id))
+    const auto start = Clock::now();
+    if (!conn->send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
+                    chunk.size, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    copy_compression::sent(chunk.size, seconds_since(start));
     offset += n;
   } while (offset < size);
   coherence::device_wrote(dst, size);
@@ -77,30 +88,45 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   std::lock_guard lock(conn->mutex());
   coherence::before_request(*conn, true);
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  std::vector<uint64_t> ids;
+  struct Pending {
+    uint64_t id;
+    bool compressed;
+  };
+  std::vector<Pending> pending;
   size_t offset = 0;
   do {
     const size_t n = std::min(kChunkSize, size - offset);
+    const bool compressed = copy_compression::ask_compressed(n);
     protocol::Writer w;
     w.u64(src + offset);
     w.u64(n);
     w.u64(handle_id(stream));
-    w.u8(mode);
+    w.u8(compressed ? mode | protocol::kCopyCompressed : mode);
     uint64_t id = 0;
     if (!conn->send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr,
                     0, &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    if ((mode & protocol::kCopyAsync) && !capture_begun())
-      conn->deliver_later(id, static_cast<uint8_t*>(dst) + offset, n);
-    else
-      ids.push_back(id);
+    uint8_t* into = static_cast<uint8_t*>(dst) + offset;
+    if ((mode & protocol::kCopyAsync) && !capture_begun()) {
+      if (compressed) copy_compression::deliver_later(*conn, id, into, n);
+      else conn->deliver_later(id, into, n);
+    } else {
+      pending.push_back({id, compressed});
+    }
     offset += n;
   } while (offset < size);
   CUresult first = CUDA_SUCCESS;
   offset = 0;
-  for (uint64_t id : ids) {
+  // The first reply also waits for the server to begin; the next ones'
+  // arrival times measure the link.
+  auto start = Clock::now();
+  for (size_t i = 0; i < pending.size(); ++i) {
     const size_t n = std::min(kChunkSize, size - offset);
-    CUresult rc = conn->receive_into(id, static_cast<uint8_t*>(dst) + offset, n);
+    uint8_t* into = static_cast<uint8_t*>(dst) + offset;
+    CUresult rc = pending[i].compressed ? copy_compression::receive(*conn, pending[i].id, into, n)
+                                        : conn->receive_into(pending[i].id, into, n);
+    if (i && !pending[i].compressed) copy_compression::received_raw(n, seconds_since(start));
+    start = Clock::now();
     if (first == CUDA_SUCCESS) first = rc;
     offset += n;
   }

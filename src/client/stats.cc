@@ -131,6 +131,13 @@ void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited) {
   r.waited_ns += waited_ns;
 }
 
+void count_lz4(uint32_t op, size_t raw_bytes, bool outgoing) {
+  std::lock_guard lock(stats().mutex());
+  Row& r = stats().row(std::string(protocol::op_name(op)) + " lz4");
+  ++r.calls;
+  (outgoing ? r.bytes_out : r.bytes_in) += raw_bytes;
+}
+
 }  // namespace scuda::client::stats
 
 // For benchmarks (bench/apps/step_time.py reads it through ctypes): replies

@@ -60,6 +60,7 @@ const char* op_name(uint32_t op);
 enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
+  kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
 };
 
 // Which kind of object kOpResourceDesc asks about.

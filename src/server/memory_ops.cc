@@ -4,8 +4,11 @@
 #include <cstring>
 #include <memory>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/compression.h"
+#include "protocol/compressed_pieces.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -45,6 +48,15 @@ CUresult small_async_to_device(Session& s, CopyToDevice copy, CUdeviceptr dst, s
   return copy(dst, data.get(), size, on);
 }
 
+// After a chunk's copies out of its staging half are queued: only a copy the
+// client waits for waits for its stream.
+CUresult release_half(Session& s, StreamSync sync, CUstream on, bool per_thread, CUresult rc) {
+  s.staging().released(on, per_thread);
+  if (s.request().flags & protocol::kOneWay) return rc;
+  const CUresult synced = sync(on);
+  return rc == CUDA_SUCCESS ? synced : rc;
+}
+
 // The data is read from the request piece by piece into a page-locked
 // staging half, and each piece's copy is queued as soon as it is in, so
 // that it runs while the next piece is read; the next chunk takes the other
@@ -59,24 +71,56 @@ CUresult staged_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUdevi
     if (!s.read_data(buf + at, n)) break;  // the session ends
     if (rc == CUDA_SUCCESS) rc = copy(dst + at, buf + at, n, on);
   }
-  s.staging().released(on, per_thread);
-  if (s.request().flags & protocol::kOneWay) return rc;
-  const CUresult synced = sync(on);
-  return rc == CUDA_SUCCESS ? synced : rc;
+  return release_half(s, sync, on, per_thread, rc);
+}
+
+// A compressed chunk: its lz4 block is read whole, then decoded straight
+// into a staging half, whose copy is queued at once. (Compression is for
+// links slow enough that the copy's overlap with the reading matters little.)
+CUresult inflated_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUdeviceptr dst,
+                            size_t size, CUstream on, bool per_thread) {
+  const size_t block_size = s.unread();
+  uint8_t* block = s.scratch().get(block_size);
+  if (!s.read_data(block, block_size)) return CUDA_ERROR_UNKNOWN;  // the session ends
+  uint8_t* buf = s.staging().next_half();
+  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!compression::decompress(block, block_size, buf, size))
+    return s.malformed(fmt::format("its lz4 block ({} bytes) does not decode to the {} bytes announced",
+                                   block_size, size));
+  return release_half(s, sync, on, per_thread, copy(dst, buf, size, on));
 }
 
 // Copies into device memory: u64 dst, u64 stream id, u8 mode, u64 size,
-// then `size` bytes (at most one chunk) that the handler reads itself. A
+// then `size` bytes (at most one chunk) that the handler reads itself, or
+// with kCopyCompressed an lz4 block of them, to the frame's end. A
 // synchronous copy runs on the default stream, with its ordering; an async
 // one keeps its stream's order.
 constexpr uint32_t kHtoDHead = 8 + 8 + 1 + 8;
+
+// Whether a compressed chunk's sizes can be those of a real one, which
+// bounds what is read before the block is decoded.
+CUresult check_block(Session& s, uint64_t size) {
+  if (size > protocol::kChunkSize)
+    return s.malformed(fmt::format("{} bytes announced, more than a chunk ({})", size,
+                                   protocol::kChunkSize));
+  if (s.unread() > compression::bound(size))
+    return s.malformed(fmt::format("an lz4 block of {} bytes cannot hold only {} bytes",
+                                   s.unread(), size));
+  return CUDA_SUCCESS;
+}
 
 CUresult host_to_device(Session& s, Reader& in, Writer&) {
   const CUdeviceptr dst = in.u64();
   const uint64_t stream_id = in.u64();
   const uint8_t mode = in.u8();
   const uint64_t size = in.u64();
-  if (!in.done() || size != s.unread() || size > protocol::kChunkSize) return kMalformed;
+  const bool compressed = mode & protocol::kCopyCompressed;
+  if (!in.done()) return kMalformed;
+  if (compressed) {
+    if (CUresult rc = check_block(s, size); rc != CUDA_SUCCESS) return rc;
+  } else if (size != s.unread() || size > protocol::kChunkSize) {
+    return kMalformed;
+  }
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
   const bool async = mode & protocol::kCopyAsync;
@@ -88,6 +132,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
   CopyToDevice copy = per_thread ? d.cuMemcpyHtoDAsync_v2_ptsz : d.cuMemcpyHtoDAsync_v2;
   StreamSync sync = per_thread ? d.cuStreamSynchronize_ptsz : d.cuStreamSynchronize;
   if (!copy || !sync) return CUDA_ERROR_NOT_SUPPORTED;
+  if (compressed) return inflated_to_device(s, copy, sync, dst, size, on, per_thread);
   if (async && size <= kSmallAsync) return small_async_to_device(s, copy, dst, size, on);
   return staged_to_device(s, copy, sync, dst, size, on, per_thread);
 }
@@ -109,7 +154,8 @@ class PieceEvents {
     ++count_;
     return d_.cuEventRecord(events_[count_ - 1], stream);
   }
-  CUresult wait(size_t i) { return d_.cuEventSynchronize(events_[i]); }
+  // Nothing to wait for past the last event (a chunk of no bytes).
+  CUresult wait(size_t i) { return i < count_ ? d_.cuEventSynchronize(events_[i]) : CUDA_SUCCESS; }
 
  private:
   const DriverTable& d_;
@@ -129,6 +175,48 @@ CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr sr
   if (rc == CUDA_SUCCESS) rc = sync(on);
   if (rc != CUDA_SUCCESS) return rc;
   s.begin_reply(size, buf, size);
+  return kReplied;
+}
+
+// Queues every piece's copy into `buf`, with an event after each, and waits
+// for the first; on failure nothing is left writing into `buf`.
+CUresult queue_pieces(const DriverTable& d, PieceEvents& events, CopyToHost copy, uint8_t* buf,
+                      CUdeviceptr src, size_t size, CUstream on) {
+  CUresult rc = CUDA_SUCCESS;
+  for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
+    rc = copy(buf + at, src + at, std::min<size_t>(kPiece, size - at), on);
+    if (rc == CUDA_SUCCESS) rc = events.add(on);
+  }
+  if (rc == CUDA_SUCCESS) rc = events.wait(0);
+  if (rc != CUDA_SUCCESS && d.cuCtxSynchronize) d.cuCtxSynchronize();
+  return rc;
+}
+
+// A piece whose copy fails once the reply is under way is sent as zeros, and
+// its error returned by the next synchronizing request.
+void wait_piece(Session& s, PieceEvents& events, size_t i, uint8_t* piece, size_t n) {
+  if (CUresult rc = events.wait(i); rc != CUDA_SUCCESS) {
+    std::memset(piece, 0, n);
+    s.latch(rc);
+  }
+}
+
+// A compressed reply (protocol/compressed_pieces.h): each piece is
+// compressed, or not, as soon as its copy completes, while the next pieces'
+// copies run; the reply goes out once all are done, since its length leads
+// it. It then drains from the socket while the next chunk is copied.
+CUresult compressed_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr src,
+                            size_t size, CUstream on) {
+  PieceEvents events(s.driver());
+  if (CUresult rc = queue_pieces(s.driver(), events, copy, buf, src, size, on); rc != CUDA_SUCCESS)
+    return rc;
+  protocol::PieceWriter pieces(s.scratch().get(protocol::PieceWriter::room(size, kPiece)));
+  for (size_t i = 0, at = 0; at < size; ++i, at += kPiece) {
+    const size_t n = std::min<size_t>(kPiece, size - at);
+    if (i) wait_piece(s, events, i, buf + at, n);
+    pieces.add(buf + at, static_cast<uint32_t>(n));
+  }
+  if (s.begin_reply(pieces.size()) == CUDA_SUCCESS) s.send_data(pieces.parts());
   return kReplied;
 }
 
@@ -159,25 +247,14 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
     return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* buf = s.staging().get();
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (mode & protocol::kCopyCompressed) return compressed_to_host(s, copy, buf, src, size, on);
   if (size <= kPiece) return small_to_host(s, copy, buf, src, size, on, per_thread);
   PieceEvents events(d);
-  CUresult rc = CUDA_SUCCESS;
-  for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
-    rc = copy(buf + at, src + at, std::min<size_t>(kPiece, size - at), on);
-    if (rc == CUDA_SUCCESS) rc = events.add(on);
-  }
-  if (rc == CUDA_SUCCESS) rc = events.wait(0);
-  if (rc != CUDA_SUCCESS) {
-    if (d.cuCtxSynchronize) d.cuCtxSynchronize();  // nothing may still write into buf
-    return rc;
-  }
+  if (CUresult rc = queue_pieces(d, events, copy, buf, src, size, on); rc != CUDA_SUCCESS) return rc;
   if (s.begin_reply(size, buf, kPiece) != CUDA_SUCCESS) return kReplied;
   for (size_t i = 1, at = kPiece; at < size; ++i, at += kPiece) {
     const size_t n = std::min<size_t>(kPiece, size - at);
-    if ((rc = events.wait(i)) != CUDA_SUCCESS) {
-      std::memset(buf + at, 0, n);
-      s.latch(rc);
-    }
+    wait_piece(s, events, i, buf + at, n);
     if (!s.send_data(buf + at, n)) break;
   }
   return kReplied;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -151,7 +152,9 @@ bool Session::serve_one(const FrameHeader& rh) {
   protocol::Writer out;
   CUresult rc = entry->fn(*this, in, out);
   if (rc == kMalformed) {
-    refuse(rh.request_id, fmt::format("malformed {} request", entry->name));
+    const std::string why = std::exchange(malformed_why_, {});
+    refuse(rh.request_id,
+           fmt::format("malformed {} request{}{}", entry->name, why.empty() ? "" : ": ", why));
     return false;
   }
   if (lost_ || !reader_.skip(unread_)) return false;
@@ -222,6 +225,16 @@ bool Session::read_data(void* dst, size_t size) {
 bool Session::send_data(const void* data, size_t size) {
   if (!lost_ && !socket_.write_all(data, size)) lost_ = true;
   return !lost_;
+}
+
+bool Session::send_data(std::span<iovec> parts) {
+  if (!lost_ && !socket_.writev_all(parts.data(), static_cast<int>(parts.size()))) lost_ = true;
+  return !lost_;
+}
+
+CUresult Session::malformed(std::string why) {
+  malformed_why_ = std::move(why);
+  return kMalformed;
 }
 
 }  // namespace scuda::server

@@ -4,8 +4,10 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
+#include "common/compression.h"
 #include "common/driver_table.h"
 #include "common/socket.h"
 #include "protocol/frame.h"
@@ -59,6 +61,12 @@ class Session {
   bool read_data(void* dst, size_t size);
   CUresult begin_reply(size_t size, const void* data = nullptr, size_t first = 0);
   bool send_data(const void* data, size_t size);
+  bool send_data(std::span<iovec> parts);
+  // For a handler whose request is malformed in a way worth naming: returns
+  // kMalformed, and the session's refusal says `why`.
+  CUresult malformed(std::string why);
+  // Memory for compressed copies, reused from request to request.
+  compression::Scratch& scratch() { return scratch_; }
   // Keeps `rc` for the next synchronizing request, as a failed one-way
   // request's error is kept.
   void latch(CUresult rc);
@@ -94,6 +102,8 @@ class Session {
   size_t payload_room_ = 0;
   size_t unread_ = 0;
   bool lost_ = false;  // a handler's own reply or data read failed
+  std::string malformed_why_;
+  compression::Scratch scratch_;
   Staging staging_{driver_};
   HostMirrors mirrors_;
   SessionOutput output_;

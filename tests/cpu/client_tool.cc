@@ -8,9 +8,12 @@
 //   client_tool program-exit  the same, from one registered after it
 //   client_tool callback-exit  a host callback that never returns, then exit
 //   client_tool launch-exit   50 launches, then exit without synchronizing
+//   client_tool zeros-round-trip  24 MiB of zeros to the device and back,
+//                             whatever SCUDA_COMPRESS says
 #include <cuda.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -154,6 +157,22 @@ int callback_then_exit() {
   return 0;
 }
 
+// What SCUDA_STATS_JSON shows of compressed copies.
+int zeros_round_trip() {
+  CUdevice dev;
+  CUcontext ctx;
+  CUdeviceptr p;
+  const size_t size = 24u << 20;
+  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+      cuMemAlloc(&p, size))
+    return 1;
+  std::vector<char> host(size, 0);
+  if (CUresult rc = cuMemcpyHtoD(p, host.data(), size)) return report("cuMemcpyHtoD", rc);
+  host.assign(size, 1);
+  if (CUresult rc = cuMemcpyDtoH(host.data(), p, size)) return report("cuMemcpyDtoH", rc);
+  return std::all_of(host.begin(), host.end(), [](char c) { return c == 0; }) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,5 +186,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "submit") == 0) return submit();
   if (std::strcmp(argv[1], "callback-exit") == 0) return callback_then_exit();
   if (std::strcmp(argv[1], "launch-exit") == 0) return launch_then_exit();
+  if (std::strcmp(argv[1], "zeros-round-trip") == 0) return zeros_round_trip();
   return 2;
 }

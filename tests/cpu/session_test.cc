@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/compression.h"
 #include "common/socket.h"
 #include "protocol/copy_desc.h"
 #include "protocol/frame_io.h"
@@ -197,6 +199,48 @@ TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
+// A compressed host-to-device chunk whose lz4 block is not what it says
+// ends the session, with the reason, before any byte reaches the device.
+TEST(Session, MalformedCompressedChunksEndTheSession) {
+  ServerProcess server;
+  const std::vector<uint8_t> zeros(1000, 0);
+  std::vector<uint8_t> valid(compression::bound(zeros.size()));
+  valid.resize(compression::compress(zeros.data(), zeros.size(), valid.data()));
+  ASSERT_FALSE(valid.empty());
+  struct Case {
+    const char* what;
+    uint64_t raw;
+    std::vector<uint8_t> block;
+    const char* refusal;
+  };
+  const Case cases[] = {
+      {"garbage", 4096, std::vector<uint8_t>(100, 0xff), "does not decode to the 4096 bytes"},
+      {"raw size too large", protocol::kChunkSize + 1, valid, "more than a chunk"},
+      {"raw size larger than the block's", 2000, valid, "does not decode to the 2000 bytes"},
+      {"raw size smaller than the block's", 500, valid, "does not decode to the 500 bytes"},
+      {"block larger than any of its size", 10, std::vector<uint8_t>(1000, 0), "cannot hold only 10"},
+  };
+  for (const Case& c : cases) {
+    Socket sock = raw_connect(server);
+    hello(sock, good_hello());
+    protocol::Writer w;
+    w.u64(0x1000);
+    w.u64(0);
+    w.u8(protocol::kCopyCompressed);
+    w.u64(c.raw);
+    w.bytes(c.block.data(), c.block.size());
+    protocol::FrameHeader req;
+    req.op = protocol::kOpMemcpyHtoD;
+    req.request_id = 3;
+    const std::string answer = exchange(sock, req, w);
+    EXPECT_NE(answer.find("malformed memcpy-htod request"), std::string::npos) << c.what;
+    EXPECT_NE(answer.find(c.refusal), std::string::npos) << c.what << ": " << answer;
+    EXPECT_TRUE(closed_by_server(sock)) << c.what;
+  }
+  Output after = client(server, "init");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
 TEST(Session, ClientKilledMidCopyLeavesTheServerServing) {
   ServerProcess server;
   int out[2];
@@ -254,6 +298,38 @@ TEST(Session, StatsShowOneWayLaunchesAndCachedAttributes) {
   // Attributes come with the function's lookup: no query waits.
   EXPECT_NE(stats.find("{\"function\":\"cuFuncGetAttribute\",\"calls\":2,\"one_way\":0,\"round_trips\":0,"),
             std::string::npos) << stats;
+}
+
+// The bytes a row of SCUDA_STATS_JSON counts in `field`, or -1 without it.
+long long stats_field(const std::string& stats, const std::string& function,
+                      const std::string& field) {
+  const size_t row = stats.find("{\"function\":\"" + function + "\"");
+  if (row == std::string::npos) return -1;
+  const size_t at = stats.find("\"" + field + "\":", row);
+  return at == std::string::npos ? -1 : std::stoll(stats.substr(at + field.size() + 3));
+}
+
+// Zeros cross compressed with SCUDA_COMPRESS=on: the op rows count the bytes
+// on the wire, the "lz4" rows those before compression.
+TEST(Session, CompressedCopiesPutFewerBytesOnTheWire) {
+  ServerProcess server;
+  const size_t size = 24u << 20;
+  std::map<std::string, std::string> stats;
+  for (const char* mode : {"off", "on"}) {
+    const std::string json = "/tmp/scuda-test-" + std::to_string(getpid()) + "-lz4-" + mode + ".json";
+    Output o = client(server, "zeros-round-trip",
+                      {"SCUDA_STATS_JSON=" + json, std::string("SCUDA_COMPRESS=") + mode});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    stats[mode] = read_all(json);
+  }
+  EXPECT_GT(stats_field(stats["off"], "memcpy-htod", "bytes_out"), static_cast<long long>(size));
+  EXPECT_LT(stats_field(stats["on"], "memcpy-htod", "bytes_out"), static_cast<long long>(size / 100));
+  EXPECT_GT(stats_field(stats["off"], "memcpy-dtoh", "bytes_in"), static_cast<long long>(size));
+  EXPECT_LT(stats_field(stats["on"], "memcpy-dtoh", "bytes_in"), static_cast<long long>(size / 100));
+  EXPECT_EQ(stats_field(stats["off"], "memcpy-htod lz4", "calls"), -1) << stats["off"];
+  EXPECT_EQ(stats_field(stats["on"], "memcpy-htod lz4", "calls"), 3) << stats["on"];
+  EXPECT_EQ(stats_field(stats["on"], "memcpy-htod lz4", "bytes_out"), static_cast<long long>(size));
+  EXPECT_EQ(stats_field(stats["on"], "memcpy-dtoh lz4", "bytes_in"), static_cast<long long>(size));
 }
 
 std::string tail(const std::string& s) { return s.substr(s.size() - std::min<size_t>(s.size(), 2000)); }

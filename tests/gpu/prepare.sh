@@ -2,7 +2,8 @@
 # prepare.sh: run on the DEV machine (Debian 12, registry access) before the
 # tree is sent to the GPU machine, which has no internet. Fills .deps/ with:
 #   .deps/root/  CLI11, spdlog, fmt (dev packages + the runtime libraries
-#                their CMake configs point at), unpacked with dpkg -x
+#                their CMake configs point at), and lz4 (lz4.h and liblz4.a,
+#                which src/CMakeLists.txt links statically), unpacked with dpkg -x
 #   .deps/whl/   the Python libclang wheel, same version as installed here,
 #                and nvidia-nvml-dev (nvml.h), likewise
 # run.sh uses .deps automatically when it exists.
@@ -15,7 +16,7 @@ mkdir -p "$deps/deb" "$deps/root" "$deps/whl"
 # libspdlog1.10 and libfmt9 hold the .so files that spdlog's and fmt's CMake
 # target files check for, so find_package() fails without them.
 (cd "$deps/deb" && apt-get download libcli11-dev libspdlog-dev libfmt-dev \
-  libspdlog1.10 libfmt9)
+  libspdlog1.10 libfmt9 liblz4-dev)
 for deb in "$deps"/deb/*.deb; do
   dpkg -x "$deb" "$deps/root"
 done
@@ -49,7 +50,8 @@ python3 -m zipfile -l "$deps"/whl/nvidia_nvml_dev-"$nvml_ver"-*.whl | grep -q 'i
 for f in usr/include/CLI/CLI.hpp usr/include/spdlog/spdlog.h \
   usr/include/fmt/format.h usr/share/cmake/CLI11/CLI11Config.cmake \
   usr/lib/x86_64-linux-gnu/cmake/spdlog/spdlogConfig.cmake \
-  usr/lib/x86_64-linux-gnu/cmake/fmt/fmt-config.cmake; do
+  usr/lib/x86_64-linux-gnu/cmake/fmt/fmt-config.cmake \
+  usr/include/lz4.h usr/lib/x86_64-linux-gnu/liblz4.a; do
   [ -e "$deps/root/$f" ] || { echo "prepare: missing $f" >&2; exit 1; }
 done
 whl=$(ls "$deps"/whl/libclang-"$ver"-*.whl)
