@@ -16,6 +16,7 @@
 #include "server/host_mirrors.h"
 #include "server/session_output.h"
 #include "server/staging.h"
+#include "server/va_space.h"
 
 namespace scuda::server {
 
@@ -43,6 +44,7 @@ class Session {
   HandleTable& handles() { return handles_; }
   Staging& staging() { return staging_; }
   HostMirrors& mirrors() { return mirrors_; }
+  VaSpace& va() { return va_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
   // the request being served, the reply's head for `size` bytes of data
@@ -96,6 +98,7 @@ class Session {
   bool lost_ = false;  // a handler's own reply or data read failed
   Staging staging_{driver_};
   HostMirrors mirrors_;
+  VaSpace va_;
   SessionOutput output_;
 };
 
