@@ -56,8 +56,8 @@ bool wanted() {
     return false;
   const auto& devices = snapshot().devices;
   constexpr size_t vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-  return devices.size() == 1 && devices[0].attrs.size() > vmm && devices[0].attr_ok[vmm] &&
-         devices[0].attrs[vmm] == 1;
+  return devices.size() == 1 && devices[0].attrs.size() > vmm &&
+         devices[0].attr_ok.size() > vmm && devices[0].attr_ok[vmm] && devices[0].attrs[vmm] == 1;
 }
 
 // Asks the server for one more range of addresses.

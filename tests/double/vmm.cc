@@ -46,9 +46,13 @@ bool overlaps_allocation(uintptr_t ptr, size_t size) {
   return allocation_base(ptr) != 0;
 }
 
-void forget_physical(uintptr_t handle, Physical* p) {
+Physical* find_physical(CUmemGenericAllocationHandle handle) {
+  return state().physical.find(reinterpret_cast<void*>(handle));
+}
+
+void forget_physical(CUmemGenericAllocationHandle handle, Physical* p) {
   state().used -= p->size;
-  state().physical.erase(handle);
+  state().physical.erase(reinterpret_cast<void*>(handle));
 }
 
 }  // namespace
@@ -108,7 +112,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
-  Physical* p = state().physical.find(handle);
+  Physical* p = find_physical(handle);
   if (p == nullptr || p->released) return CUDA_ERROR_INVALID_VALUE;
   if (p->mapped_at) p->released = true;
   else forget_physical(handle, p);
@@ -119,7 +123,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
                   unsigned long long flags) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
-  Physical* p = state().physical.find(handle);
+  Physical* p = find_physical(handle);
   if (p == nullptr || p->released || p->mapped_at || offset || flags || size != p->size ||
       !granular(ptr) || !inside_reservation(ptr, size) || overlaps_allocation(ptr, size))
     return CUDA_ERROR_INVALID_VALUE;
@@ -138,10 +142,10 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto it = state().allocations.find(ptr);
   if (it == state().allocations.end() || !it->second.physical || it->second.size != size)
     return CUDA_ERROR_INVALID_VALUE;
-  const uintptr_t handle = it->second.physical;
+  const CUmemGenericAllocationHandle handle = it->second.physical;
   state().allocations.erase(it);
   remap(ptr, size, PROT_NONE);
-  Physical* p = state().physical.find(handle);
+  Physical* p = find_physical(handle);
   p->mapped_at = 0;
   if (p->released) forget_physical(handle, p);
   return CUDA_SUCCESS;
