@@ -4,6 +4,7 @@
 // holds before the driver sees it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 
