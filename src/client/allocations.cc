@@ -74,6 +74,12 @@ bool mapped_range(CUdeviceptr address, CUdeviceptr* base, size_t* size) {
   return find_allocation(address, base, size) && mapped_allocation(*base);
 }
 
+bool runs_past_mapped(CUdeviceptr address, size_t size) {
+  CUdeviceptr base = 0;
+  size_t length = 0;
+  return mapped_range(address, &base, &length) && size > base + length - address;
+}
+
 bool is_device_address(const void* p) {
   return inside_allocation(reinterpret_cast<CUdeviceptr>(p), 1);
 }
@@ -104,7 +110,8 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t wid
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
   CUresult rc = CUDA_SUCCESS;
-  if (!scuda::client::free_mapped(dptr, &rc)) rc = scuda::client::forward::cuMemFree_v2(dptr);
+  if (scuda::client::free_mapped(dptr, &rc)) return rc;
+  rc = scuda::client::forward::cuMemFree_v2(dptr);
   if (rc == CUDA_SUCCESS) {
     scuda::client::forget_allocation(dptr);
     scuda::client::forget_managed(dptr);

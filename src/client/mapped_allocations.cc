@@ -145,6 +145,8 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   // so already. Its address is free all the same.
   if (*rc == CUDA_ERROR_NOT_MAPPED) *rc = CUDA_SUCCESS;
   if (*rc != CUDA_SUCCESS) return true;
+  // Forgotten before another thread can be given the address and note it.
+  forget_allocation(dptr);
   m.addresses.give_back(dptr);
   refresh(m, reply);
   return true;

@@ -17,6 +17,9 @@ bool inside_allocation(CUdeviceptr base, size_t size);
 // one the client placed itself (mapped_allocations.cc): the driver would
 // describe the mapping, rounded to the granularity, instead.
 bool mapped_range(CUdeviceptr address, CUdeviceptr* base, size_t* size);
+// True when [address, address + size) starts in such an allocation and runs
+// past its end: the driver, which sees the mapping, would not refuse it.
+bool runs_past_mapped(CUdeviceptr address, size_t size);
 // True when a box of w x h x d bytes at (x, y, z) lies inside array `a`,
 // one the client created with a plain format (arrays.cc).
 bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, size_t d);
@@ -29,6 +32,7 @@ void forget_managed(CUdeviceptr base);
 // Device memory at addresses the client chooses (mapped_allocations.cc).
 // allocate_mapped and free_mapped return false, having done nothing, for
 // what they leave to cuMemAlloc_v2 and cuMemFree_v2; else *rc is the result.
+// free_mapped also forgets the allocation (note_allocation's record).
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc);
 bool free_mapped(CUdeviceptr dptr, CUresult* rc);
 // True when an allocation of allocate_mapped's starts at `base`.

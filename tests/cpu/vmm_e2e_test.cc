@@ -107,6 +107,10 @@ TEST_F(VmmTest, RangesAreTheAllocationsAsAskedFor) {
   EXPECT_EQ(type, unsigned{CU_MEMORYTYPE_DEVICE});
   EXPECT_EQ(start, p);
   EXPECT_EQ(length, size);
+  std::vector<uint8_t> bytes(size + 1);
+  EXPECT_EQ(cuMemcpyDtoH(bytes.data(), p, size + 1), CUDA_ERROR_INVALID_VALUE)
+      << "past the allocation, though inside its mapping";
+  EXPECT_EQ(cuMemcpyHtoD(p + 1, bytes.data(), size), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
 }
 
