@@ -141,8 +141,8 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   w.u64(dptr);
   std::vector<uint8_t> reply;
   *rc = call(protocol::kOpVaFree, w, &reply);
-  // Not mapped: its one-way map failed, and a synchronizing call has said
-  // so already. Its address is free all the same.
+  // Not mapped: its one-way map failed, and a synchronizing call returns
+  // (or returned) that error. Its address is free all the same.
   if (*rc == CUDA_ERROR_NOT_MAPPED) *rc = CUDA_SUCCESS;
   if (*rc != CUDA_SUCCESS) return true;
   // Forgotten before another thread can be given the address and note it.
