@@ -46,14 +46,38 @@ CUresult get_global(Forward forward, CUdeviceptr* dptr, size_t* bytes, Owner own
   return rc;
 }
 
-bool inside_allocation(CUdeviceptr base, size_t size) {
+namespace {
+
+// The allocation holding `address`; false when none does.
+bool find_allocation(CUdeviceptr address, CUdeviceptr* base, size_t* size) {
   std::lock_guard lock(allocations().mu);
   auto& ranges = allocations().ranges;
-  auto it = ranges.upper_bound(base);
+  auto it = ranges.upper_bound(address);
   if (it == ranges.begin()) return false;
   --it;
-  const CUdeviceptr end = it->first + it->second;
-  return base < end && size <= end - base;
+  if (address - it->first >= it->second) return false;
+  *base = it->first;
+  *size = it->second;
+  return true;
+}
+
+}  // namespace
+
+bool inside_allocation(CUdeviceptr base, size_t size) {
+  CUdeviceptr start = 0;
+  size_t length = 0;
+  if (!find_allocation(base, &start, &length)) return false;
+  return size <= start + length - base;
+}
+
+bool mapped_range(CUdeviceptr address, CUdeviceptr* base, size_t* size) {
+  return find_allocation(address, base, size) && mapped_allocation(*base);
+}
+
+bool runs_past_mapped(CUdeviceptr address, size_t size) {
+  CUdeviceptr base = 0;
+  size_t length = 0;
+  return mapped_range(address, &base, &length) && size > base + length - address;
 }
 
 bool is_device_address(const void* p) {
@@ -68,7 +92,9 @@ extern "C" {
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   SCUDA_PASSTHROUGH(cuMemAlloc_v2, dptr, size);
-  CUresult rc = scuda::client::forward::cuMemAlloc_v2(dptr, size);
+  CUresult rc = CUDA_SUCCESS;
+  if (!scuda::client::allocate_mapped(dptr, size, &rc))
+    rc = scuda::client::forward::cuMemAlloc_v2(dptr, size);
   if (rc == CUDA_SUCCESS) note_allocation(*dptr, size);
   return rc;
 }
@@ -83,12 +109,25 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t wid
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
-  CUresult rc = scuda::client::forward::cuMemFree_v2(dptr);
+  CUresult rc = CUDA_SUCCESS;
+  if (scuda::client::free_mapped(dptr, &rc)) return rc;
+  rc = scuda::client::forward::cuMemFree_v2(dptr);
   if (rc == CUDA_SUCCESS) {
     scuda::client::forget_allocation(dptr);
     scuda::client::forget_managed(dptr);
   }
   return rc;
+}
+
+CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+  SCUDA_PASSTHROUGH(cuMemGetAddressRange_v2, pbase, psize, dptr);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (!scuda::client::mapped_range(dptr, &base, &size))
+    return scuda::client::forward::cuMemGetAddressRange_v2(pbase, psize, dptr);
+  if (pbase) *pbase = base;
+  if (psize) *psize = size;
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule mod,

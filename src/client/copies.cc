@@ -42,7 +42,7 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
 // so does every copy once the process has begun a capture: the server
 // refuses to capture host memory, and that must not go unnoticed.
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
-  if (size && !src) return CUDA_ERROR_INVALID_VALUE;
+  if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
@@ -80,7 +80,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
 // delivered at the next call that waits for the server, so that it costs no
 // round trip of its own (unless a capture has begun: see to_device).
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
-  if (size && !dst) return CUDA_ERROR_INVALID_VALUE;
+  if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
   if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
   Connection* conn = connection();

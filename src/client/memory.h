@@ -13,6 +13,13 @@ void forget_allocation(CUdeviceptr base);
 bool is_device_address(const void* p);
 // True when [base, base + size) lies inside one known allocation.
 bool inside_allocation(CUdeviceptr base, size_t size);
+// The allocation holding `address`, as the program asked for it, when it is
+// one the client placed itself (mapped_allocations.cc): the driver would
+// describe the mapping, rounded to the granularity, instead.
+bool mapped_range(CUdeviceptr address, CUdeviceptr* base, size_t* size);
+// True when [address, address + size) starts in such an allocation and runs
+// past its end: the driver, which sees the mapping, would not refuse it.
+bool runs_past_mapped(CUdeviceptr address, size_t size);
 // True when a box of w x h x d bytes at (x, y, z) lies inside array `a`,
 // one the client created with a plain format (arrays.cc).
 bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, size_t d);
@@ -21,5 +28,14 @@ bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, si
 // the same address here. forget_managed does nothing for other memory.
 CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags);
 void forget_managed(CUdeviceptr base);
+
+// Device memory at addresses the client chooses (mapped_allocations.cc).
+// allocate_mapped and free_mapped return false, having done nothing, for
+// what they leave to cuMemAlloc_v2 and cuMemFree_v2; else *rc is the result.
+// free_mapped also forgets the allocation (note_allocation's record).
+bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc);
+bool free_mapped(CUdeviceptr dptr, CUresult* rc);
+// True when an allocation of allocate_mapped's starts at `base`.
+bool mapped_allocation(CUdeviceptr base);
 
 }  // namespace scuda::client

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "client/host_memory.h"
+#include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/ops.h"
@@ -56,6 +57,19 @@ void describe_host_block(CUpointer_attribute a, CUdeviceptr ptr, unsigned flags,
   std::memcpy(data, &value, n < 8 ? n : 8);
 }
 
+// An allocation the client placed itself is described as the program asked
+// for it, where the driver would describe the mapping, rounded up.
+void describe_range(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (!mapped_range(ptr, &base, &size)) return;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) continue;
+    if (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) std::memcpy(data[i], &base, 8);
+    if (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE) std::memcpy(data[i], &size, 8);
+  }
+}
+
 CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
   protocol::Writer w;
   w.u64(ptr);
@@ -68,6 +82,7 @@ CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, C
     return bad_reply("cuPointerGetAttributes");
   for (unsigned i = 0; i < n; ++i)
     if (data[i]) std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
+  describe_range(n, attrs, data, ptr);
   return CUDA_SUCCESS;
 }
 

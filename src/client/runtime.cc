@@ -110,6 +110,8 @@ bool may_start_device_work(uint32_t op) {
     case protocol::kOpPointerAttributes:
     case protocol::kOpHostRegister:
     case protocol::kOpHostUnregister:
+    case protocol::kOpVaReserve:
+    case protocol::kOpVaMap:
       return false;
   }
   return true;

@@ -44,6 +44,9 @@ const char* op_name(uint32_t op) {
     case kOpTexObjectCreate: return "tex-object-create";
     case kOpSurfObjectCreate: return "surf-object-create";
     case kOpResourceDesc: return "resource-desc";
+    case kOpVaReserve: return "va-reserve";
+    case kOpVaMap: return "va-map";
+    case kOpVaFree: return "va-free";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

@@ -49,6 +49,11 @@ enum Op : uint32_t {
   kOpTexObjectCreate = 251,   // cuTexObjectCreate
   kOpSurfObjectCreate = 252,  // cuSurfObjectCreate
   kOpResourceDesc = 253,      // cuTex/SurfObjectGetResourceDesc
+  // Device memory at addresses the client chooses (docs/protocol.md, "Device
+  // memory"; 400-409).
+  kOpVaReserve = 400,  // a range of device addresses for the client to place allocations in
+  kOpVaMap = 401,      // one-way unless near capacity: device memory at a reserved address
+  kOpVaFree = 402,     // unmaps and frees what kOpVaMap mapped
   kFirstGeneratedOp = 1000,
 };
 

@@ -24,6 +24,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(graph_exec_handlers());
   add(copy3d_handlers());
   add(resource_object_handlers());
+  add(va_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());
   return index;

@@ -18,6 +18,7 @@
 #include "server/host_mirrors.h"
 #include "server/session_output.h"
 #include "server/staging.h"
+#include "server/va_space.h"
 
 namespace scuda::server {
 
@@ -45,6 +46,7 @@ class Session {
   HandleTable& handles() { return handles_; }
   Staging& staging() { return staging_; }
   HostMirrors& mirrors() { return mirrors_; }
+  VaSpace& va() { return va_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
   // the request being served, the reply's head for `size` bytes of data
@@ -106,6 +108,7 @@ class Session {
   compression::Scratch scratch_;
   Staging staging_{driver_};
   HostMirrors mirrors_;
+  VaSpace va_;
   SessionOutput output_;
 };
 

@@ -165,7 +165,41 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
-// 2D copies from host memory whose packed rows do not match their extent, or
+// Device addresses come from the client: a map outside what the session
+// reserved is refused and the session goes on; one that does not decode
+// ends it.
+TEST(Session, VaMapsOutsideTheSessionsReservationsAreRefused) {
+  ServerProcess server;
+  Socket sock = raw_connect(server);
+  hello(sock, good_hello());
+  protocol::FrameHeader req;
+  req.op = protocol::kOpVaMap;
+  req.request_id = 2;
+  auto result = [](const std::string& reply) {
+    uint32_t rc = 0;
+    if (reply.size() >= sizeof rc) std::memcpy(&rc, reply.data(), sizeof rc);
+    return rc;
+  };
+  for (uint64_t address : {uint64_t{0}, uint64_t{0x200000}, ~uint64_t{0} - 0x1fffff}) {
+    protocol::Writer w;
+    w.u64(address);
+    w.u64(0x200000);
+    EXPECT_EQ(result(exchange(sock, req, w)), uint32_t{CUDA_ERROR_INVALID_VALUE}) << address;
+  }
+  protocol::FrameHeader reserve;
+  reserve.op = protocol::kOpVaReserve;
+  reserve.request_id = 3;
+  EXPECT_NE(result(exchange(sock, reserve, protocol::Writer())), uint32_t{CUDA_SUCCESS})
+      << "no context is current";
+  protocol::Writer short_map;
+  short_map.u64(0x200000);
+  EXPECT_NE(exchange(sock, req, short_map).find("malformed va-map"), std::string::npos);
+  EXPECT_TRUE(closed_by_server(sock));
+
+  Output after = client(server, "init");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
 // whose shape is not one the server knows, end the session.
 TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
   ServerProcess server;

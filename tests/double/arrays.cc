@@ -39,7 +39,7 @@ CUresult create(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
   array->desc = *desc;
   array->element = element;
   const size_t size = array->row() * array->rows() * array->slices();
-  if (size > kTotalMemory) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size > total_memory()) return CUDA_ERROR_OUT_OF_MEMORY;
   array->bytes.assign(size, 0);
   *handle = as_handle<CUarray>(state().arrays.add(std::move(array)));
   return CUDA_SUCCESS;

@@ -98,7 +98,7 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   Call call = begin_device(dev);
   if (call.status != CUDA_SUCCESS) return call.status;
   if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *bytes = kTotalMemory;
+  *bytes = total_memory();
   return CUDA_SUCCESS;
 }
 

@@ -27,7 +27,8 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (call.status != CUDA_SUCCESS) return call.status;
   if (dptr == 0) return CUDA_SUCCESS;
   auto it = state().allocations.find(dptr);
-  if (it == state().allocations.end() || it->second.module != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (it == state().allocations.end() || it->second.module != 0 || it->second.physical != 0)
+    return CUDA_ERROR_INVALID_VALUE;
   release(dptr);
   return CUDA_SUCCESS;
 }
@@ -36,8 +37,8 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *free = kTotalMemory - state().used;
-  *total = kTotalMemory;
+  *free = total_memory() - state().used;
+  *total = total_memory();
   return CUDA_SUCCESS;
 }
 
@@ -50,7 +51,7 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInByt
     return CUDA_ERROR_INVALID_VALUE;
   }
   size_t pitch = (WidthInBytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
-  if (Height > kTotalMemory / pitch) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (Height > total_memory() / pitch) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult result = allocate(pitch * Height, call.ctx_id, 0, dptr);
   if (result == CUDA_SUCCESS) *pPitch = pitch;
   return result;

@@ -18,7 +18,7 @@ CUresult fill_2d(CUdeviceptr dst, size_t pitch, T value, size_t width, size_t he
   if (dst % sizeof(T) != 0 || pitch % sizeof(T) != 0 || pitch < row_bytes) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (height - 1 > kTotalMemory / pitch) return CUDA_ERROR_INVALID_VALUE;
+  if (height - 1 > total_memory() / pitch) return CUDA_ERROR_INVALID_VALUE;
   if (!device_range(dst, pitch * (height - 1) + row_bytes)) return CUDA_ERROR_INVALID_VALUE;
   for (size_t row = 0; row < height; ++row) {
     std::fill_n(reinterpret_cast<T*>(dst + row * pitch), width, value);

@@ -1,9 +1,19 @@
 #include "state.h"
 
+#include <cstdlib>
+
 #include "allocations.h"
 #include "current.h"
 
 namespace scuda_double {
+
+size_t total_memory() {
+  static const size_t total = [] {
+    const char* bytes = std::getenv("SCUDA_DOUBLE_TOTAL_MEMORY");
+    return bytes && *bytes ? std::strtoull(bytes, nullptr, 10) : size_t{1} << 30;
+  }();
+  return total;
+}
 
 State& state() {
   static State instance;

@@ -15,7 +15,8 @@
 
 namespace scuda_double {
 
-constexpr size_t kTotalMemory = size_t{1} << 30;
+// The device's memory: SCUDA_DOUBLE_TOTAL_MEMORY bytes, else 1 GiB.
+size_t total_memory();
 
 struct Context {
   CUdevice device = 0;
@@ -32,6 +33,14 @@ struct Allocation {
   uintptr_t module = 0;  // non-zero for a module global
   bool managed = false;  // cuMemAllocManaged: its own mapping (managed.cc)
   bool registered = false;  // cuMemHostRegister: the caller's memory (host_register.cc)
+  uintptr_t physical = 0;   // cuMemMap: the handle of the memory mapped here (vmm.cc)
+};
+
+// Memory of cuMemCreate: only counted; cuMemMap gives it pages.
+struct Physical {
+  size_t size = 0;
+  uintptr_t mapped_at = 0;
+  bool released = false;  // cuMemRelease came while it was mapped
 };
 
 struct Stream {
@@ -106,6 +115,8 @@ struct State {
   Registry<Kernel> kernels{0x70000000};
   Registry<Array> arrays{0x80000000};
   Registry<ResourceObject> objects{0x90000000};
+  Registry<Physical> physical{0xA0000000};
+  std::map<uintptr_t, size_t> reservations;  // cuMemAddressReserve: base -> size
 };
 
 State& state();

@@ -1,0 +1,134 @@
+// Device memory at addresses the client chooses (docs/protocol.md, "Device
+// memory"): the session reserves ranges of device addresses, and maps and
+// unmaps physical memory in them where the client says, with the driver's
+// virtual memory management calls. Every address is checked against what
+// the session holds (VaSpace) before the driver sees it.
+#include "protocol/ops.h"
+#include "server/dispatch.h"
+#include "server/session.h"
+
+namespace scuda::server {
+
+namespace {
+
+using protocol::Reader;
+using protocol::Writer;
+
+// A reservation is this many times the device's memory: room for a caching
+// allocator's fragmentation without reserving again.
+constexpr uint64_t kReserveFactor = 4;
+
+bool has_vmm(const DriverTable& d) {
+  return d.cuMemAddressReserve && d.cuMemCreate && d.cuMemMap && d.cuMemSetAccess &&
+         d.cuMemUnmap && d.cuMemRelease && d.cuMemGetAllocationGranularity && d.cuCtxGetDevice &&
+         d.cuMemGetInfo_v2 && d.cuCtxSynchronize;
+}
+
+CUmemAllocationProp pinned_on(CUdevice dev) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  return prop;
+}
+
+// The device's free and total memory, for the client's estimate; nothing
+// when the driver cannot tell.
+void write_memory_info(const DriverTable& d, Writer& out) {
+  size_t free = 0, total = 0;
+  if (d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return;
+  out.u64(free);
+  out.u64(total);
+}
+
+// -> u64 base, u64 size, u64 granularity, u64 free, u64 total.
+CUresult va_reserve(Session& s, Reader& in, Writer& out) {
+  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  const DriverTable& d = s.driver();
+  if (!has_vmm(d)) return CUDA_ERROR_NOT_SUPPORTED;
+  if (s.va().full()) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUdevice dev = 0;
+  if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
+  const CUmemAllocationProp prop = pinned_on(dev);
+  size_t granularity = 0, free = 0, total = 0;
+  CUresult rc =
+      d.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  if (rc == CUDA_SUCCESS) rc = d.cuMemGetInfo_v2(&free, &total);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (granularity == 0 || total == 0) return CUDA_ERROR_NOT_SUPPORTED;
+  const uint64_t size = (kReserveFactor * total + granularity - 1) / granularity * granularity;
+  CUdeviceptr base = 0;
+  if ((rc = d.cuMemAddressReserve(&base, size, 0, 0, 0)) != CUDA_SUCCESS) return rc;
+  s.va().add_reservation(base, size, granularity);
+  out.u64(base);
+  out.u64(size);
+  out.u64(granularity);
+  out.u64(free);
+  out.u64(total);
+  return CUDA_SUCCESS;
+}
+
+// Memory of the current context's device at [address, address + size),
+// read/write for that device. Once mapped, the mapping holds the memory:
+// unmapping it frees it.
+CUresult map(Session& s, uint64_t address, uint64_t size) {
+  if (!s.va().can_map(address, size)) return CUDA_ERROR_INVALID_VALUE;
+  const DriverTable& d = s.driver();
+  CUdevice dev = 0;
+  if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
+  const CUmemAllocationProp prop = pinned_on(dev);
+  CUmemGenericAllocationHandle memory = 0;
+  if (CUresult rc = d.cuMemCreate(&memory, size, &prop, 0); rc != CUDA_SUCCESS) return rc;
+  CUresult rc = d.cuMemMap(address, size, 0, memory, 0);
+  d.cuMemRelease(memory);
+  if (rc != CUDA_SUCCESS) return rc;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if ((rc = d.cuMemSetAccess(address, size, &access, 1)) != CUDA_SUCCESS) {
+    d.cuMemUnmap(address, size);
+    return rc;
+  }
+  s.va().add_mapping(address, size);
+  return CUDA_SUCCESS;
+}
+
+// u64 address, u64 size; one-way, or -> u64 free, u64 total (also when the
+// map failed, so that the client's estimate is fresh).
+CUresult va_map(Session& s, Reader& in, Writer& out) {
+  const uint64_t address = in.u64();
+  const uint64_t size = in.u64();
+  if (!in.done()) return kMalformed;
+  const CUresult rc = map(s, address, size);
+  if (!(s.request().flags & protocol::kOneWay)) write_memory_info(s.driver(), out);
+  return rc;
+}
+
+// u64 address (where a va-map mapped) -> u64 free, u64 total. Waits for the
+// context's work first, as cuMemFree does: queued kernels may still use
+// the memory.
+CUresult va_free(Session& s, Reader& in, Writer& out) {
+  const uint64_t address = in.u64();
+  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  const uint64_t size = s.va().mapping_size(address);
+  if (size == 0) return CUDA_ERROR_NOT_MAPPED;
+  const DriverTable& d = s.driver();
+  CUresult rc = d.cuCtxSynchronize();
+  if (rc == CUDA_SUCCESS) rc = d.cuMemUnmap(address, size);
+  if (rc != CUDA_SUCCESS) return rc;
+  s.va().remove_mapping(address);
+  write_memory_info(d, out);
+  return CUDA_SUCCESS;
+}
+
+const HandlerEntry kHandlers[] = {
+    {protocol::kOpVaReserve, va_reserve, "va-reserve"},
+    {protocol::kOpVaMap, va_map, "va-map"},
+    {protocol::kOpVaFree, va_free, "va-free"},
+};
+
+}  // namespace
+
+std::span<const HandlerEntry> va_handlers() { return kHandlers; }
+
+}  // namespace scuda::server
