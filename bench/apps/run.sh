@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Application benchmarks on a GPU host (bench/apps/README.md): each model
-# natively, then through a loopback scuda server with a cold and then a warm
-# module cache, then behind each emulated link; ratios from this one run.
+# natively, then through a loopback scuda server with cold and then warm
+# caches (the server's modules, the client's answers), then behind each
+# emulated link; ratios from this one run.
 # Usage: bench/apps/run.sh [MODEL...]   (default: mlp resnet18)
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
@@ -17,6 +18,10 @@ models=("$@")
 links=${SCUDA_LINKS-1ms-10gbit 150ms}
 limit=${SCUDA_APP_TIMEOUT:-300}
 cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
+# The client's answers kept across runs start empty too: the cold case fills
+# them and the server's module cache, the cases after it find both.
+SCUDA_CACHE_DIR=$(mktemp -d /tmp/scuda-apps-answers.XXXXXX)
+export SCUDA_CACHE_DIR
 isolate=()
 [ "${SCUDA_ISOLATE:-0}" = 1 ] && isolate=(tests/gpu/isolate.sh)
 port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
