@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "client/answer_cache.h"
 #include "client/attributes.h"
@@ -55,6 +56,7 @@ struct AttributeCache {
   std::map<Key, int64_t> values;
   std::map<Key, int64_t> last_set;
   std::map<uint64_t, uint64_t> kernel_of;  // function id -> kernel id
+  std::map<uint64_t, uint64_t> sets;       // family -> how many sets changed it
   bool context_config_set = false;         // by cuCtxSetCacheConfig
 };
 
@@ -67,6 +69,12 @@ AttributeCache& cache() {
 Key key_of(uint64_t id, int query, int dev, Args args = {}) {
   const auto it = cache().kernel_of.find(id);
   return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, std::move(args)};
+}
+
+// With the lock held.
+uint64_t generation_of(uint64_t id) {
+  const auto it = cache().sets.find(std::get<0>(key_of(id, 0, 0)));
+  return it == cache().sets.end() ? 0 : it->second;
 }
 
 template <class T>
@@ -147,6 +155,7 @@ void note_set(uint64_t id, int query, int dev, int64_t value) {
   if (!first && it->second == value) return;
   it->second = value;
   const uint64_t family = std::get<0>(key);
+  ++cache().sets[family];
   auto& values = cache().values;
   values.erase(values.lower_bound({family, 0, INT_MIN, INT_MIN, ""}),
                values.lower_bound({family + 1, 0, INT_MIN, INT_MIN, ""}));
@@ -154,18 +163,25 @@ void note_set(uint64_t id, int query, int dev, int64_t value) {
 
 }  // namespace
 
-bool read_attributes(protocol::Reader& r, uint64_t id) {
+uint64_t set_generation(uint64_t id) {
+  std::lock_guard lock(cache().mu);
+  return generation_of(id);
+}
+
+bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation) {
   const int32_t dev = r.get<int32_t>();
   const uint32_t n = r.u32();
   if (n > CU_FUNC_ATTRIBUTE_MAX) return false;
-  std::lock_guard lock(cache().mu);
-  for (uint32_t i = 0; i < n; ++i) {
-    const int32_t attr = r.get<int32_t>();
-    const int32_t value = r.get<int32_t>();
+  std::vector<std::pair<int32_t, int32_t>> values(n);
+  for (auto& [attr, value] : values) {
+    attr = r.get<int32_t>();
+    value = r.get<int32_t>();
     if (!r.ok() || attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return false;
-    cache().values[key_of(id, attr, dev)] = value;
   }
-  return r.ok();
+  std::lock_guard lock(cache().mu);
+  if (generation_of(id) != generation) return true;
+  for (const auto& [attr, value] : values) cache().values[key_of(id, attr, dev)] = value;
+  return true;
 }
 
 CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,

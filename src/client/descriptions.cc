@@ -28,9 +28,9 @@ Owed& owed() {
 
 // Decodes a description of `id` and caches it; false if malformed. *known:
 // it has the layout.
-bool decode(protocol::Reader& r, uint64_t id, bool* known) {
+bool decode(protocol::Reader& r, uint64_t id, uint64_t generation, bool* known) {
   Layout layout;
-  if (!read_layout(r, &layout, known) || !read_attributes(r, id)) return false;
+  if (!read_layout(r, &layout, known) || !read_attributes(r, id, generation)) return false;
   if (*known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
   return true;
 }
@@ -39,8 +39,8 @@ std::string description_key(const std::string& lasting_name) { return "D" + last
 
 // With the connection's lock held, when the lookup's reply is read. An
 // error is the handle's (handle_errors.h), not the next synchronize's.
-CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
-  if (rc == CUDA_SUCCESS && !(read_description(r, id) && r.done()))
+CUresult on_lookup_reply(uint64_t id, uint64_t generation, CUresult rc, protocol::Reader& r) {
+  if (rc == CUDA_SUCCESS && !(read_description(r, id, generation) && r.done()))
     rc = bad_reply("function lookup");
   if (rc != CUDA_SUCCESS) note_handle_error(id, rc);
   std::lock_guard lock(owed().mu);
@@ -50,13 +50,15 @@ CUresult on_lookup_reply(uint64_t id, CUresult rc, protocol::Reader& r) {
 
 }  // namespace
 
-bool read_description(protocol::Reader& r, uint64_t id) {
+bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation) {
   const uint8_t* start = r.take(0);
   const size_t before = r.remaining();
   bool known = false;
-  if (!decode(r, id, &known)) return false;
-  // One without a layout (looked up before any context) is not worth keeping.
-  if (std::string name; known && lasting_name(id, &name))
+  if (!decode(r, id, generation, &known)) return false;
+  // Kept for later runs only as the image made it, before any set, and with
+  // its layout (a kernel looked up before any context has none).
+  if (std::string name; known && generation == 0 && set_generation(id) == 0 &&
+                        lasting_name(id, &name))
     answers::remember(description_key(name),
                       {reinterpret_cast<const char*>(start), before - r.remaining()});
   return true;
@@ -64,16 +66,19 @@ bool read_description(protocol::Reader& r, uint64_t id) {
 
 bool recall_description(uint64_t id) {
   std::string name, bytes;
-  if (!lasting_name(id, &name) || !answers::find(description_key(name), &bytes)) return false;
+  if (set_generation(id) != 0 || !lasting_name(id, &name) ||
+      !answers::find(description_key(name), &bytes))
+    return false;
   protocol::Reader r(bytes.data(), bytes.size());
   bool known = false;
-  return decode(r, id, &known) && r.done() && known;
+  return decode(r, id, 0, &known) && r.done() && known;
 }
 
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {
   uint64_t sent = 0;
-  CUresult rc = call_later(op, request, &sent, [id](CUresult result, protocol::Reader& r) {
-    return on_lookup_reply(id, result, r);
+  const uint64_t generation = set_generation(id);
+  CUresult rc = call_later(op, request, &sent, [=](CUresult result, protocol::Reader& r) {
+    return on_lookup_reply(id, generation, result, r);
   });
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(owed().mu);
@@ -103,10 +108,11 @@ CUresult fetch_description(uint64_t id, int dev) {
   protocol::Writer w;
   w.u64(id);
   w.put<int32_t>(dev);
+  const uint64_t generation = set_generation(id);
   std::vector<uint8_t> reply;
   if (CUresult rc = call(protocol::kOpFunctionInfo, w, &reply); rc != CUDA_SUCCESS) return rc;
   protocol::Reader r(reply);
-  return read_description(r, id) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
+  return read_description(r, id, generation) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
 }
 
 CUresult layout_of(uint64_t id, std::shared_ptr<const Layout>* layout) {

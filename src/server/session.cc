@@ -161,6 +161,9 @@ bool Session::serve_one(const FrameHeader& rh) {
   unread_ = 0;
   if (rc == kReplied) return true;
   if (rh.flags & protocol::kOneWay) {
+    if (rc != CUDA_SUCCESS)
+      spdlog::debug("one-way {} request {} failed with {}; the next synchronizing call reports it",
+                    entry->name, rh.request_id, static_cast<int>(rc));
     latch(rc);
     return true;
   }

@@ -13,7 +13,8 @@
 //                                   library kernel's function), launch
 //                                   both, ask an occupancy question of
 //                                   both; with the replies awaited after
-//                                   each step
+//                                   each step; then a function attribute
+//                                   before and after a set
 #include <cuda.h>
 
 #include <cstdio>
@@ -131,6 +132,12 @@ int answers(const char* path) {
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_fn, 512, 0);
   std::printf("occupancy: %d %d\n", a, b);
   print_awaited(start);
+  const auto attr = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+  int before = 0, after = 0;
+  cuFuncGetAttribute(&before, attr, kernel_fn);
+  cuFuncSetAttribute(kernel_fn, attr, 65536);
+  cuFuncGetAttribute(&after, attr, kernel_fn);
+  std::printf("dynamic shared: %d then %d\n", before, after);
   std::printf("synchronize: %s\n", name_of(cuCtxSynchronize()));
   return 0;
 }

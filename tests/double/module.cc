@@ -2,7 +2,9 @@
 #include <cuda.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
+#include <utility>
 
 #include "allocations.h"
 #include "functions.h"
@@ -69,15 +71,23 @@ int function_attribute(CUfunction_attribute attrib) {
   }
 }
 
+// Values set by cuFuncSetAttribute, shared by a kernel and its functions.
+std::map<std::pair<const KernelDesc*, int>, int>& set_attributes() {
+  static std::map<std::pair<const KernelDesc*, int>, int> values;
+  return values;
+}
+
 CUresult get_attribute(int* pi, CUfunction_attribute attrib, CUfunction fn, CUdevice dev) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (resolve_function(fn) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const KernelDesc* desc = resolve_function(fn);
+  if (desc == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (pi == nullptr || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  *pi = function_attribute(attrib);
+  auto it = set_attributes().find({desc, attrib});
+  *pi = it != set_attributes().end() ? it->second : function_attribute(attrib);
   return CUDA_SUCCESS;
 }
 
@@ -157,12 +167,14 @@ CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel ker
   return get_attribute(pi, attrib, reinterpret_cast<CUfunction>(kernel), dev);
 }
 
-// Accepted and forgotten: the attributes above stay fixed.
-CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int) {
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
-  if (resolve_function(hfunc) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  return attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  const KernelDesc* desc = resolve_function(hfunc);
+  if (desc == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+  set_attributes()[{desc, attrib}] = value;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache) {
