@@ -17,6 +17,8 @@
 #include <tuple>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "client/answer_cache.h"
 #include "client/attributes.h"
 #include "client/descriptions.h"
@@ -77,6 +79,19 @@ uint64_t generation_of(uint64_t id) {
   return it == cache().sets.end() ? 0 : it->second;
 }
 
+// With the lock held: what has been set on `id`'s family, in terms that
+// hold across runs; empty while nothing has.
+std::string digest_of(uint64_t id) {
+  std::string digest;
+  const uint64_t family = std::get<0>(key_of(id, 0, 0));
+  for (auto it = cache().last_set.lower_bound({family, 0, INT_MIN, INT_MIN, ""});
+       it != cache().last_set.end() && std::get<0>(it->first) == family; ++it) {
+    const auto& [f, set_id, set_query, set_dev, unused] = it->first;
+    digest += args_of(set_id == id, set_query, set_dev, it->second);
+  }
+  return digest;
+}
+
 template <class T>
 bool find_cached(uint64_t id, int query, int dev, const Args& args, T* value) {
   std::lock_guard lock(cache().mu);
@@ -87,21 +102,21 @@ bool find_cached(uint64_t id, int query, int dev, const Args& args, T* value) {
 }
 
 // The answer cache's key for a question about `id`, asked with `args` in
-// terms that hold across runs; empty if the question cannot be kept.
+// terms that hold across runs, and what was set on its family; empty if
+// the question cannot be kept.
 std::string lasting_key(uint64_t id, int query, int dev, const Args& args) {
   std::string name;
-  if (!lasting_name(id, &name)) return {};
-  std::lock_guard lock(cache().mu);
-  if (cache().context_config_set) return {};
-  std::string key = "O" + args_of(query, dev, uint32_t(name.size()), uint32_t(args.size())) +
-                    name + args;
-  const uint64_t family = std::get<0>(key_of(id, query, dev));
-  for (auto it = cache().last_set.lower_bound({family, 0, INT_MIN, INT_MIN, ""});
-       it != cache().last_set.end() && std::get<0>(it->first) == family; ++it) {
-    const auto& [f, set_id, set_query, set_dev, unused] = it->first;
-    key += args_of(set_id == id, set_query, set_dev, it->second);
+  if (!lasting_name(id, &name)) {
+    spdlog::debug("occupancy question {} about {:#x}: no lasting name, not kept", query, id);
+    return {};
   }
-  return key;
+  std::lock_guard lock(cache().mu);
+  if (cache().context_config_set) {
+    spdlog::debug("occupancy question {}: not kept after cuCtxSetCacheConfig", query);
+    return {};
+  }
+  return "O" + args_of(query, dev, uint32_t(name.size()), uint32_t(args.size())) + name + args +
+         digest_of(id);
 }
 
 template <class T>
@@ -141,6 +156,7 @@ CUresult attribute(uint64_t id, CUfunction_attribute attr, int dev, int* value,
                    const Forward& forward) {
   if (attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return forward();
   return cached(id, attr, dev, {}, value, [&] {
+    if (recall_description(id) && find_cached(id, attr, dev, {}, value)) return CUDA_SUCCESS;
     if (CUresult rc = await_description(id); rc != CUDA_SUCCESS) return rc;
     if (find_cached(id, attr, dev, {}, value)) return CUDA_SUCCESS;
     if (CUresult rc = fetch_description(id, dev); rc != CUDA_SUCCESS) return rc;
@@ -168,8 +184,13 @@ uint64_t set_generation(uint64_t id) {
   return generation_of(id);
 }
 
-bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation) {
-  const int32_t dev = r.get<int32_t>();
+std::string set_digest(uint64_t id) {
+  std::lock_guard lock(cache().mu);
+  return digest_of(id);
+}
+
+bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device) {
+  const int32_t dev = *device = r.get<int32_t>();
   const uint32_t n = r.u32();
   if (n > CU_FUNC_ATTRIBUTE_MAX) return false;
   std::vector<std::pair<int32_t, int32_t>> values(n);

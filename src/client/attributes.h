@@ -19,12 +19,16 @@ void note_kernel_function(uint64_t kernel, uint64_t fn);
 // How many times the attributes of `id`'s kernel family have been set so
 // far: 0 while they are as the image made them.
 uint64_t set_generation(uint64_t id);
+// What has been set on `id`'s family, as bytes that name the same sets in
+// any run; empty while nothing has.
+std::string set_digest(uint64_t id);
 
 // Decodes the attributes a reply carries for function or kernel `id`
-// (module_ops.cc write_attributes), asked for when the family's set
-// generation was `generation`; false if they are malformed. They are cached
-// unless a set has come since, which makes them stale.
-bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation);
+// (module_ops.cc write_attributes) and the device they are of, asked for
+// when the family's set generation was `generation`; false if they are
+// malformed. They are cached unless a set has come since, which makes them
+// stale.
+bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device);
 
 // The answer to cuOccupancyMaxActiveClusters (`which` 0) or
 // MaxPotentialClusterSize (1) for function `fn` and the launch

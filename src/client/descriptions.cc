@@ -28,14 +28,23 @@ Owed& owed() {
 
 // Decodes a description of `id` and caches it; false if malformed. *known:
 // it has the layout.
-bool decode(protocol::Reader& r, uint64_t id, uint64_t generation, bool* known) {
+bool decode(protocol::Reader& r, uint64_t id, uint64_t generation, bool* known, int32_t* dev) {
   Layout layout;
-  if (!read_layout(r, &layout, known) || !read_attributes(r, id, generation)) return false;
+  if (!read_layout(r, &layout, known) || !read_attributes(r, id, generation, dev)) return false;
   if (*known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
   return true;
 }
 
-std::string description_key(const std::string& lasting_name) { return "D" + lasting_name; }
+// A description depends on what was set on the family, and its attributes
+// are of one device.
+std::string description_key(const std::string& lasting_name, const std::string& digest,
+                            int32_t dev) {
+  protocol::Writer w;
+  w.str(lasting_name);
+  w.str(digest);
+  w.put(dev);
+  return "D" + std::string(w.data().begin(), w.data().end());
+}
 
 // With the connection's lock held, when the lookup's reply is read. An
 // error is the handle's (handle_errors.h), not the next synchronize's.
@@ -54,24 +63,31 @@ bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation) {
   const uint8_t* start = r.take(0);
   const size_t before = r.remaining();
   bool known = false;
-  if (!decode(r, id, generation, &known)) return false;
-  // Kept for later runs only as the image made it, before any set, and with
-  // its layout (a kernel looked up before any context has none).
-  if (std::string name; known && generation == 0 && set_generation(id) == 0 &&
-                        lasting_name(id, &name))
-    answers::remember(description_key(name),
+  int32_t dev = -1;
+  if (!decode(r, id, generation, &known, &dev)) return false;
+  // Kept for later runs with its layout (a kernel looked up before any
+  // context has none), unless a set since its request made it stale.
+  if (std::string name; known && set_generation(id) == generation && lasting_name(id, &name))
+    answers::remember(description_key(name, set_digest(id), dev),
                       {reinterpret_cast<const char*>(start), before - r.remaining()});
   return true;
 }
 
 bool recall_description(uint64_t id) {
-  std::string name, bytes;
-  if (set_generation(id) != 0 || !lasting_name(id, &name) ||
-      !answers::find(description_key(name), &bytes))
-    return false;
-  protocol::Reader r(bytes.data(), bytes.size());
-  bool known = false;
-  return decode(r, id, 0, &known) && r.done() && known;
+  std::string name;
+  if (!lasting_name(id, &name)) return false;
+  const std::string digest = set_digest(id);
+  const uint64_t generation = set_generation(id);
+  bool found = false;
+  for (int32_t dev = -1; dev < static_cast<int32_t>(snapshot().devices.size()); ++dev) {
+    std::string bytes;
+    if (!answers::find(description_key(name, digest, dev), &bytes)) continue;
+    protocol::Reader r(bytes.data(), bytes.size());
+    bool known = false;
+    int32_t read_dev = dev;
+    found |= decode(r, id, generation, &known, &read_dev) && r.done() && known;
+  }
+  return found;
 }
 
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {

@@ -19,12 +19,13 @@ namespace scuda::client {
 
 // Decodes a description of `id` from the reply to a request sent at set
 // generation `generation` (attributes.h) and caches it, also for later runs
-// (answer_cache.h) when it is as the image made it; false if malformed.
+// (answer_cache.h) under `id`'s lasting name and what was set on its family;
+// false if malformed.
 bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation);
 
-// Caches the description an earlier run was given for `id`'s lasting name
-// (lasting_names.h), unless `id`'s attributes were set since it was looked
-// up; false if there is none.
+// Caches the descriptions earlier runs were given for `id`'s lasting name
+// (lasting_names.h) with the same sets made: one per device; false if there
+// is none.
 bool recall_description(uint64_t id);
 
 // Sends lookup `op` without waiting; its reply describes `id` (or says why

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "client/attributes.h"
 #include "client/context.h"
 #include "client/kernel_arguments.h"
@@ -136,7 +138,10 @@ std::string occupancy_key(uint8_t which, const CUlaunchConfig& c, uint64_t where
 // to 2). Across runs, that context is named by its device.
 std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchConfig& c) {
   CUdevice dev = 0;
-  if (handle_id(c.hStream) > 2 || cuCtxGetDevice(&dev) != CUDA_SUCCESS) return std::nullopt;
+  if (handle_id(c.hStream) > 2 || cuCtxGetDevice(&dev) != CUDA_SUCCESS) {
+    spdlog::debug("cluster occupancy on stream {:#x}: not kept across runs", handle_id(c.hStream));
+    return std::nullopt;
+  }
   return occupancy_key(which, c, static_cast<uint64_t>(dev));
 }
 

@@ -138,6 +138,7 @@ int answers(const char* path) {
   cuFuncSetAttribute(kernel_fn, attr, 65536);
   cuFuncGetAttribute(&after, attr, kernel_fn);
   std::printf("dynamic shared: %d then %d\n", before, after);
+  print_awaited(start);
   std::printf("synchronize: %s\n", name_of(cuCtxSynchronize()));
   return 0;
 }
