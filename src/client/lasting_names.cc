@@ -59,6 +59,12 @@ bool lasting_name(uint64_t id, std::string* out) {
   return true;
 }
 
+bool named_kernel(uint64_t id) {
+  std::lock_guard lock(names().mu);
+  auto it = names().names.find(id);
+  return it != names().names.end() && it->second[0] == 'k';
+}
+
 void forget_names(uint64_t parent) {
   std::lock_guard lock(names().mu);
   names().images.erase(parent);

@@ -26,6 +26,10 @@ void name_kernel_function(uint64_t fn, uint64_t kernel, int dev);
 // The lasting name of `id`, if it has one.
 bool lasting_name(uint64_t id, std::string* name);
 
+// True when `id` is named as a library's kernel (kind 'k'), whose context a
+// launch's stream picks; a function has its own.
+bool named_kernel(uint64_t id);
+
 // Module or library `parent` is unloaded: its image and its lookups' names go.
 void forget_names(uint64_t parent);
 

@@ -9,6 +9,7 @@
 #include "client/attributes.h"
 #include "client/context.h"
 #include "client/kernel_arguments.h"
+#include "client/lasting_names.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
 
@@ -135,10 +136,13 @@ std::string occupancy_key(uint8_t which, const CUlaunchConfig& c, uint64_t where
 
 // The stream counts only by the context it picks for a CUkernel (cuda.h):
 // the current one for NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD (ids 0
-// to 2). Across runs, that context is named by its device.
-std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchConfig& c) {
+// to 2). Across runs, that context is named by its device; a function's
+// lasting name holds its own.
+std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchConfig& c,
+                                                 CUfunction f) {
   CUdevice dev = 0;
-  if (handle_id(c.hStream) > 2 || cuCtxGetDevice(&dev) != CUDA_SUCCESS) {
+  if ((handle_id(c.hStream) > 2 && named_kernel(handle_id(f))) ||
+      cuCtxGetDevice(&dev) != CUDA_SUCCESS) {
     spdlog::debug("cluster occupancy on stream {:#x}: not kept across runs", handle_id(c.hStream));
     return std::nullopt;
   }
@@ -153,7 +157,8 @@ CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlau
   write_config(w, *c, f, false);
   const uint64_t stream = handle_id(c->hStream);
   const std::string key = occupancy_key(which, *c, stream <= 2 ? current_context_id() : stream);
-  return cached_cluster_occupancy(handle_id(f), which, key, lasting_occupancy_key(which, *c), value, [&] {
+  auto lasting = lasting_occupancy_key(which, *c, f);
+  return cached_cluster_occupancy(handle_id(f), which, key, std::move(lasting), value, [&] {
     std::vector<uint8_t> reply;
     CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
     if (rc != CUDA_SUCCESS) return rc;
