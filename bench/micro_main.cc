@@ -61,12 +61,18 @@ void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
 // both sides of each ratio alike.
 constexpr int kTransferRounds = 3;
 
+// One of kTransferRounds rounds of `whole`.
+Plan one_round(const Plan& whole) {
+  Plan round = whole;
+  round.min_samples = 1;
+  round.max_samples = std::max(1, whole.max_samples / kTransferRounds);
+  round.budget_s = whole.budget_s / kTransferRounds;
+  return round;
+}
+
 void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
-  Plan round = p.transfer;
-  round.min_samples = 1;
-  round.max_samples = std::max(1, p.transfer.max_samples / kTransferRounds);
-  round.budget_s = p.transfer.budget_s / kTransferRounds;
+  const Plan round = one_round(p.transfer);
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const std::vector<double>& more) {
     seconds[key].insert(seconds[key].end(), more.begin(), more.end());
@@ -98,10 +104,7 @@ SetCompression compression_switch() {
 // after measure_transfers has let auto measure the link (with lz4 off).
 void measure_compression(CudaBench& cuda, SetCompression set, const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
-  Plan round = p.transfer;
-  round.min_samples = 1;
-  round.max_samples = std::max(1, p.transfer.max_samples / kTransferRounds);
-  round.budget_s = p.transfer.budget_s / kTransferRounds;
+  const Plan round = one_round(p.transfer);
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const char* mode, bool up) {
     set(mode);

@@ -29,14 +29,20 @@ int report(const char* what, CUresult rc) {
   return rc == CUDA_SUCCESS ? 0 : 1;
 }
 
-int copy_loop() {
+// `size` bytes of device memory in device 0's primary context, made current.
+CUresult device_buffer(CUdeviceptr* p, size_t size) {
   CUdevice dev;
   CUcontext ctx;
+  if (CUresult rc = cuDeviceGet(&dev, 0)) return rc;
+  if (CUresult rc = cuDevicePrimaryCtxRetain(&ctx, dev)) return rc;
+  if (CUresult rc = cuCtxSetCurrent(ctx)) return rc;
+  return cuMemAlloc(p, size);
+}
+
+int copy_loop() {
   CUdeviceptr p;
   const size_t size = 64u << 20;
-  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-      cuMemAlloc(&p, size))
-    return 1;
+  if (device_buffer(&p, size)) return 1;
   std::vector<char> host(size, 7);
   for (;;) {
     if (CUresult rc = cuMemcpyHtoD(p, host.data(), size)) return report("copy", rc);
@@ -159,13 +165,9 @@ int callback_then_exit() {
 
 // What SCUDA_STATS_JSON shows of compressed copies.
 int zeros_round_trip() {
-  CUdevice dev;
-  CUcontext ctx;
   CUdeviceptr p;
   const size_t size = 24u << 20;
-  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-      cuMemAlloc(&p, size))
-    return 1;
+  if (device_buffer(&p, size)) return 1;
   std::vector<char> host(size, 0);
   if (CUresult rc = cuMemcpyHtoD(p, host.data(), size)) return report("cuMemcpyHtoD", rc);
   host.assign(size, 1);
