@@ -11,6 +11,7 @@
 #include "client/kernel_arguments.h"
 #include "client/lasting_names.h"
 #include "client/runtime.h"
+#include "client/stream_devices.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -136,14 +137,17 @@ std::string occupancy_key(uint8_t which, const CUlaunchConfig& c, uint64_t where
 
 // The stream counts only by the context it picks for a CUkernel (cuda.h):
 // the current one for NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD (ids 0
-// to 2). Across runs, that context is named by its device; a function's
-// lasting name holds its own.
+// to 2), else the stream's own. Across runs, that context is named by its
+// device; a function's lasting name holds its own.
 std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchConfig& c,
                                                  CUfunction f) {
+  const uint64_t stream = handle_id(c.hStream);
   CUdevice dev = 0;
-  if ((handle_id(c.hStream) > 2 && named_kernel(handle_id(f))) ||
-      cuCtxGetDevice(&dev) != CUDA_SUCCESS) {
-    spdlog::debug("cluster occupancy on stream {:#x}: not kept across runs", handle_id(c.hStream));
+  const bool known = stream > 2 && named_kernel(handle_id(f))
+                         ? stream_device(stream, &dev)
+                         : cuCtxGetDevice(&dev) == CUDA_SUCCESS;
+  if (!known) {
+    spdlog::debug("cluster occupancy on stream {:#x}: not kept across runs", stream);
     return std::nullopt;
   }
   return occupancy_key(which, c, static_cast<uint64_t>(dev));

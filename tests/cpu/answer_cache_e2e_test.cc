@@ -44,7 +44,7 @@ class AnswerCacheE2E : public ::testing::Test {
         {"SCUDA_SERVER=" + server_->address(), "SCUDA_CACHE_DIR=" + answers_,
          "SCUDA_ANSWER_CACHE=" + setting});
     // A set attribute is not what a later run finds before its own set.
-    for (const char* line : {"launches: CUDA_SUCCESS CUDA_SUCCESS\n", "occupancy: 8 4\n",
+    for (const char* line : {"launches: CUDA_SUCCESS CUDA_SUCCESS\n", "occupancy: 8 4, clusters 32\n",
                              "dynamic shared: 49152 then 65536\n"})
       EXPECT_NE(o.out.find(line), std::string::npos) << o.out << o.err;
     EXPECT_NE(o.out.find("synchronize: CUDA_SUCCESS"), std::string::npos) << o.out << o.err;

@@ -11,7 +11,7 @@
 //   module_load_tool answers FILE   load FILE as a module and as a library,
 //                                   look kernel "k" up in each (and the
 //                                   library kernel's function), launch
-//                                   both, ask an occupancy question of
+//                                   both, ask occupancy questions of
 //                                   both; with the replies awaited after
 //                                   each step; then a function attribute
 //                                   before and after a set
@@ -127,10 +127,19 @@ int answers(const char* path) {
   print_awaited(start);
   std::printf("launches: %s %s\n", name_of(launch_k(fn, buf)), name_of(launch_k(kernel_fn, buf)));
   print_awaited(start);
-  int a = 0, b = 0;
+  int a = 0, b = 0, clusters = 0;
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&a, fn, 256, 0);
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_fn, 512, 0);
-  std::printf("occupancy: %d %d\n", a, b);
+  // A kernel's cluster question names a stream, whose context is the kernel's.
+  CUstream stream = nullptr;
+  cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 2;
+  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+  const CUlaunchConfig config{64, 1, 1, 128, 1, 1, 0, stream, &cluster, 1};
+  cuOccupancyMaxActiveClusters(&clusters, reinterpret_cast<CUfunction>(kernel), &config);
+  std::printf("occupancy: %d %d, clusters %d\n", a, b, clusters);
   print_awaited(start);
   const auto attr = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
   int before = 0, after = 0;
