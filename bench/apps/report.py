@@ -15,7 +15,8 @@ def rtt_ms(case):
 
 
 def overhead_rtts(res, base, case):
-    """The first step's cost beyond native, in round trips of the case's link."""
+    """What the case's link added to the first step, in its round trips: against
+    the warm loopback run, since native first steps vary by a third between runs."""
     rtt = rtt_ms(case)
     if not rtt or not base.get("first_step_ms"):
         return "-"
@@ -49,8 +50,9 @@ def top_waits(folder, model, count=8):
 def main(path, folder=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     native = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "native"}
+    warm = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "scuda-warm"}
     print("| model | case | first step ms | step ms | step / native | first / native first "
-          "| replies per step | first-step replies | first-step overhead in RTTs |")
+          "| replies per step | first-step replies | link's first-step cost in RTTs |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         res, base = r["result"], native.get(r["result"]["model"], {})
@@ -60,7 +62,8 @@ def main(path, folder=None):
         ratio = lambda k: f"{res[k] / base[k]:.3f}" if base.get(k) else "-"
         print(f"| {res['model']} | {r['case']} | {res['first_step_ms']:.1f} | {res['step_ms']:.2f} "
               f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} "
-              f"| {res.get('first_step_replies', '-')} | {overhead_rtts(res, base, r['case'])} |")
+              f"| {res.get('first_step_replies', '-')} "
+              f"| {overhead_rtts(res, warm.get(res['model'], {}), r['case'])} |")
 
     first_step_waits(rows)
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
