@@ -199,11 +199,24 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
+// The session's process holds the server's only references to its primary
+// contexts, so the server need hold one while the program holds any: only
+// the first retain and the last release are sent (ResNet-18's first step
+// waited for five retains).
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRetain, pctx, dev);
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  {
+    std::lock_guard lock(contexts().mu);
+    scuda::client::Primary& p = contexts().primaries[dev];
+    if (p.refs > 0) {
+      ++p.refs;
+      *pctx = handle_from_id<CUcontext>(p.id);
+      return CUDA_SUCCESS;
+    }
+  }
   CUresult rc = scuda::client::forward::cuDevicePrimaryCtxRetain(pctx, dev);
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(contexts().mu);
@@ -217,6 +230,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRelease_v2, dev);
+  {
+    std::lock_guard lock(contexts().mu);
+    scuda::client::Primary& p = contexts().primaries[dev];
+    if (p.refs > 1) {
+      --p.refs;
+      return CUDA_SUCCESS;
+    }
+  }
   CUresult rc = scuda::client::forward::cuDevicePrimaryCtxRelease_v2(dev);
   if (rc != CUDA_SUCCESS) return rc;
   uint64_t released = 0;

@@ -98,6 +98,26 @@ TEST_F(DriverTest, PrimaryContextStateIsTheDriversAndFollowsSetFlags) {
   EXPECT_EQ(flags, 0u);
 }
 
+// The server holds one reference while the program holds any.
+TEST_F(DriverTest, OnlyTheFirstRetainAndTheLastReleaseReachTheServer) {
+  CUcontext again = nullptr;
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&again, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(again, ctx_);
+  ASSERT_EQ(cuDevicePrimaryCtxRelease(dev_), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);  // the fixture's retain still holds it
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  unsigned flags = 0;
+  int active = 0;
+  ASSERT_EQ(cuDevicePrimaryCtxRelease(dev_), CUDA_SUCCESS);  // the fixture's, the last
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(dev_, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(active, 0);
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);  // for TearDown
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+}
+
 TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
   for (size_t size : {size_t{1}, size_t{3}, size_t{1 << 20} + 3, size_t{20} << 20}) {
     std::vector<uint8_t> in(size), out(size, 0);
