@@ -111,15 +111,17 @@ class Store {
       return;
     }
     ::flock(fd_, LOCK_EX);
-    load(path);
+    load();
     ::flock(fd_, LOCK_UN);
     spdlog::debug("answer cache: {} answers from {}", values_.size(), path);
   }
 
   // With the file locked: reads every whole record; a torn or foreign tail
   // is cut off, so that later records land where they can be read.
-  void load(const std::string& path) {
-    std::string bytes(std::min<size_t>(std::filesystem::file_size(path), kMaxFileBytes), '\0');
+  void load() {
+    struct stat st {};
+    const size_t size = ::fstat(fd_, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+    std::string bytes(std::min(size, kMaxFileBytes), '\0');
     if (::pread(fd_, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
       bytes.clear();
     size_t at = bytes.compare(0, kMagic.size(), kMagic) == 0 ? kMagic.size() : 0;
