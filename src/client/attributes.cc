@@ -67,15 +67,20 @@ AttributeCache& cache() {
   return *c;
 }
 
+// With the lock held: the kernel `id` was made from, else `id`.
+uint64_t family_of(uint64_t id) {
+  const auto it = cache().kernel_of.find(id);
+  return it == cache().kernel_of.end() ? id : it->second;
+}
+
 // With the lock held.
 Key key_of(uint64_t id, int query, int dev, Args args = {}) {
-  const auto it = cache().kernel_of.find(id);
-  return {it == cache().kernel_of.end() ? id : it->second, id, query, dev, std::move(args)};
+  return {family_of(id), id, query, dev, std::move(args)};
 }
 
 // With the lock held.
 uint64_t generation_of(uint64_t id) {
-  const auto it = cache().sets.find(std::get<0>(key_of(id, 0, 0)));
+  const auto it = cache().sets.find(family_of(id));
   return it == cache().sets.end() ? 0 : it->second;
 }
 
@@ -83,7 +88,7 @@ uint64_t generation_of(uint64_t id) {
 // hold across runs; empty while nothing has.
 std::string digest_of(uint64_t id) {
   std::string digest;
-  const uint64_t family = std::get<0>(key_of(id, 0, 0));
+  const uint64_t family = family_of(id);
   for (auto it = cache().last_set.lower_bound({family, 0, INT_MIN, INT_MIN, ""});
        it != cache().last_set.end() && std::get<0>(it->first) == family; ++it) {
     const auto& [f, set_id, set_query, set_dev, unused] = it->first;
