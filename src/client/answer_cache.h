@@ -7,8 +7,8 @@
 // still read with bounds checks, and what it gives is only ever an answer the
 // same server gave before.
 //
-// SCUDA_ANSWER_CACHE=off turns it off; SCUDA_CACHE_DIR moves it (default
-// $XDG_CACHE_HOME/scuda, else ~/.cache/scuda).
+// A RecordFile (record_file.h): SCUDA_ANSWER_CACHE=off turns it off,
+// SCUDA_CACHE_DIR moves it.
 #pragma once
 
 #include <string>

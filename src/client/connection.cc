@@ -33,14 +33,18 @@ protocol::Hello Connection::hello() const {
   return {protocol::kApiHash, CUDA_VERSION, token_, program_name()};
 }
 
-bool Connection::open(const std::string& address, const std::string& token, std::string* error) {
+bool Connection::open(const std::string& address, const std::string& token,
+                      const std::vector<protocol::ImageRef>& images, std::string* error) {
   address_ = address.find(':') == std::string::npos ? address + ":" + kDefaultPort : address;
   token_ = token;
+  protocol::Hello h = hello();
+  h.images = images;
   protocol::Frame f;
-  socket_ = dial(address_, hello(), &f, error);
+  socket_ = dial(address_, h, &f, error);
   if (!socket_.valid()) return false;
   protocol::Reader r(f.payload);
-  if (r.u32() != CUDA_SUCCESS || !protocol::decode(r, &welcome_)) {
+  if (r.u32() != CUDA_SUCCESS || !protocol::decode(r, &welcome_) ||
+      welcome_.images_kept.size() != images.size()) {
     *error = fmt::format("server {} sent a malformed handshake reply", address_);
     return false;
   }

@@ -45,9 +45,11 @@ struct HostLayout {
 
 class Connection {
  public:
-  // Connects to `address` (HOST[:PORT]) and performs the handshake. On
-  // failure says why, in words meant for the user.
-  bool open(const std::string& address, const std::string& token, std::string* error);
+  // Connects to `address` (HOST[:PORT]) and performs the handshake, asking
+  // the session to keep `images`. On failure says why, in words meant for
+  // the user.
+  bool open(const std::string& address, const std::string& token,
+            const std::vector<protocol::ImageRef>& images, std::string* error);
 
   // Any thread, once open: a second connection that joins this session as
   // its callback channel, with the name and secret the session gave out.

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <set>
 
+#include "client/kept_images.h"
 #include "client/runtime.h"
 
 namespace scuda::client {
@@ -27,6 +28,14 @@ bool is_held(const protocol::ImageHash& hash) {
   return held().hashes.count(hash) != 0;
 }
 
+void hold_kept(const std::vector<protocol::ImageRef>& asked, const std::vector<uint8_t>& kept) {
+  std::lock_guard lock(held().mu);
+  for (size_t i = 0; i < asked.size(); ++i) {
+    if (kept[i]) held().hashes.insert(asked[i].hash);
+    else note_gone(asked[i].hash);
+  }
+}
+
 bool server_caches() {
   std::lock_guard lock(held().mu);
   return held().server_caches;
@@ -43,14 +52,18 @@ protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash
   return w;
 }
 
-CUresult read_load_reply(protocol::Reader& r, const protocol::ImageHash& hash, bool sent,
-                         uint64_t* id) {
+CUresult read_load_reply(protocol::Reader& r, const protocol::ImageHash& hash, uint64_t size,
+                         bool sent, uint64_t* id) {
   *id = r.u64();
   const bool now_held = r.u8() != 0;
   if (!r.done()) return bad_reply("module load");
   std::lock_guard lock(held().mu);
-  if (now_held) held().hashes.insert(hash);
-  else if (sent) held().server_caches = false;
+  if (now_held) {
+    held().hashes.insert(hash);
+    note_kept(hash, size);
+  } else if (sent) {
+    held().server_caches = false;
+  }
   return CUDA_SUCCESS;
 }
 

@@ -19,6 +19,7 @@
 
 #include "client/handle_errors.h"
 #include "client/held_images.h"
+#include "client/kept_images.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "forward.h"
@@ -54,10 +55,10 @@ Probes& probes() {
 }
 
 // A failure is the library's, not the next synchronize's.
-CUresult on_load_reply(uint64_t library, const ImageHash& hash, bool sent, CUresult rc,
-                       protocol::Reader& r) {
+CUresult on_load_reply(uint64_t library, const ImageHash& hash, uint64_t size, bool sent,
+                       CUresult rc, protocol::Reader& r) {
   uint64_t id = 0;
-  if (rc == CUDA_SUCCESS) rc = read_load_reply(r, hash, sent, &id);
+  if (rc == CUDA_SUCCESS) rc = read_load_reply(r, hash, size, sent, &id);
   if (rc == CUDA_SUCCESS && id != library) rc = bad_reply("cuLibraryLoadData");
   if (rc != CUDA_SUCCESS) note_handle_error(library, rc);
   return CUDA_SUCCESS;
@@ -65,10 +66,13 @@ CUresult on_load_reply(uint64_t library, const ImageHash& hash, bool sent, CUres
 
 CUresult send_image(const ImageHash& hash, const void* image, size_t size, uint64_t library) {
   spdlog::debug("library load: sending {} bytes; the reply is read later", size);
+  // Noted now: the reply may come after the process is gone. A server that
+  // does not keep it says so in the next Welcome.
+  note_kept(hash, size);
   uint64_t request = 0;
   return call_later(protocol::kOpLibraryLoad, load_request(library, hash, image, size), &request,
                     [=](CUresult rc, protocol::Reader& r) {
-                      return on_load_reply(library, hash, true, rc, r);
+                      return on_load_reply(library, hash, size, true, rc, r);
                     });
 }
 
@@ -80,8 +84,9 @@ CUresult send_probe(const std::shared_ptr<Probe>& p) {
                         p->missed = true;
                         return CUDA_SUCCESS;
                       }
+                      const uint64_t size = p->image.size();
                       if (rc == CUDA_SUCCESS) std::string().swap(p->image);
-                      return on_load_reply(p->library, p->hash, false, rc, r);
+                      return on_load_reply(p->library, p->hash, size, false, rc, r);
                     });
 }
 

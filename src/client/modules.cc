@@ -21,10 +21,10 @@ namespace {
 using protocol::ImageHash;
 using protocol::op_name;
 
-CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, bool sent,
-                    uint64_t* id) {
+CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, size_t size,
+                    bool sent, uint64_t* id) {
   protocol::Reader r(reply);
-  return read_load_reply(r, hash, sent, id);
+  return read_load_reply(r, hash, size, sent, id);
 }
 
 // Loads an image; on success returns the new object's id in *id. An image the
@@ -48,12 +48,12 @@ CUresult send_load(uint32_t op, const ImageHash& hash, const void* image, size_t
   if (size >= kProbeBytes && server_caches()) {
     CUresult rc = call(op, load_request(proposed, hash, nullptr, size), &reply);
     spdlog::debug("{}: {} bytes, hash only: {}", op_name(op), size, static_cast<int>(rc));
-    if (rc == CUDA_SUCCESS) return read_reply(reply, hash, false, id);
+    if (rc == CUDA_SUCCESS) return read_reply(reply, hash, size, false, id);
     if (rc != static_cast<CUresult>(protocol::kImageNotHeld)) return rc;
   }
   spdlog::debug("{}: sending {} bytes", op_name(op), size);
   CUresult rc = call(op, load_request(proposed, hash, image, size), &reply);
-  return rc == CUDA_SUCCESS ? read_reply(reply, hash, true, id) : rc;
+  return rc == CUDA_SUCCESS ? read_reply(reply, hash, size, true, id) : rc;
 }
 
 CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {

@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/held_images.h"
+#include "client/kept_images.h"
 #include "common/config.h"
 
 namespace scuda::client {
@@ -36,12 +38,14 @@ CUresult connect_once() {
     return CUDA_ERROR_NO_DEVICE;
   }
   auto* conn = new Connection;
-  if (!conn->open(server, token, &error)) {
+  const std::vector<protocol::ImageRef> images = images_kept_on(server);
+  if (!conn->open(server, token, images, &error)) {
     spdlog::error("{} (is `scuda server` running there? The address comes from --server, "
                   "SCUDA_SERVER or ~/.config/scuda/host)", error);
     delete conn;
     return CUDA_ERROR_NO_DEVICE;
   }
+  hold_kept(images, conn->welcome().images_kept);
   g_connection = conn;
   watch_process_events();
   g_open.store(true, std::memory_order_release);

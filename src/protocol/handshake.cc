@@ -50,9 +50,13 @@ void encode(const Hello& h, Writer& w) {
   w.put<int32_t>(h.cuda_version);
   w.str(h.token);
   w.str(h.program);
-  if (h.join.empty()) return;
   w.str(h.join);
   w.str(h.secret);
+  w.u64(h.images.size());
+  for (const ImageRef& image : h.images) {
+    w.put(image.hash);
+    w.u64(image.size);
+  }
 }
 
 bool decode(Reader& r, Hello* h) {
@@ -60,10 +64,14 @@ bool decode(Reader& r, Hello* h) {
   h->cuda_version = r.get<int32_t>();
   read_bounded_string(r, &h->token);
   read_bounded_string(r, &h->program);
-  if (r.ok() && r.remaining() > 0) {
-    read_bounded_string(r, &h->join);
-    read_bounded_string(r, &h->secret);
-    if (h->join.empty()) r.fail();
+  read_bounded_string(r, &h->join);
+  read_bounded_string(r, &h->secret);
+  const uint64_t n = r.u64();
+  if (!r.ok() || n > kMaxKeptImages) return false;
+  h->images.resize(n);
+  for (ImageRef& image : h->images) {
+    image.hash = r.get<ImageHash>();
+    image.size = r.u64();
   }
   return r.done();
 }
@@ -73,6 +81,8 @@ void encode(const Welcome& w, Writer& out) {
   out.u32(w.session_pid);
   out.u64(w.devices.size());
   for (const DeviceInfo& d : w.devices) encode_device(d, out);
+  out.u64(w.images_kept.size());
+  for (uint8_t kept : w.images_kept) out.u8(kept);
 }
 
 bool decode(Reader& r, Welcome* w) {
@@ -83,6 +93,10 @@ bool decode(Reader& r, Welcome* w) {
   w->devices.resize(n);
   for (DeviceInfo& d : w->devices)
     if (!decode_device(r, &d)) return false;
+  n = r.u64();
+  if (!r.ok() || n > kMaxKeptImages) return false;
+  w->images_kept.resize(n);
+  for (uint8_t& kept : w->images_kept) kept = r.u8();
   return r.done();
 }
 

@@ -10,8 +10,18 @@
 #include <vector>
 
 #include "protocol/codec.h"
+#include "protocol/ops.h"
 
 namespace scuda::protocol {
+
+// A module image, named as load requests name it.
+struct ImageRef {
+  ImageHash hash{};
+  uint64_t size = 0;
+};
+
+// The most images a Hello may ask the session to keep.
+constexpr uint64_t kMaxKeptImages = 256;
 
 struct Hello {
   uint64_t api_hash = 0;     // generated op table both sides must share
@@ -22,6 +32,10 @@ struct Hello {
   // callbacks"): the session to join, as it named itself, and its secret.
   std::string join = {};
   std::string secret = {};
+  // Images the server's cache held on this client's earlier runs: the
+  // session keeps those it still has, so that their loads need not wait
+  // (docs/protocol.md, "Module images").
+  std::vector<ImageRef> images = {};
 };
 
 struct DeviceInfo {
@@ -38,6 +52,7 @@ struct Welcome {
   int32_t driver_version = 0;
   uint32_t session_pid = 0;
   std::vector<DeviceInfo> devices;
+  std::vector<uint8_t> images_kept;  // 1 or 0 for each of the Hello's images
 };
 
 void encode(const Hello& h, Writer& w);

@@ -147,6 +147,20 @@ bool ModuleCache::find(const protocol::ImageHash& hash, uint64_t size, std::stri
   return true;
 }
 
+bool ModuleCache::keep(const protocol::ImageHash& hash, uint64_t size) {
+  if (held_.count(hash) || !enabled()) return holds(hash);
+  const int fd = open(path_of(hash).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != size) {
+    close(fd);
+    return false;
+  }
+  futimens(fd, nullptr);
+  hold(hash, fd);
+  return holds(hash);
+}
+
 bool ModuleCache::read_held(const protocol::ImageHash& hash, uint64_t size, std::string* image) {
   const int fd = held_.at(hash);
   if (read_verified(fd, hash, size, image) != FileCheck::kGood) return false;

@@ -41,6 +41,9 @@ class ModuleCache {
   // bound, or the write fails.
   bool store(const protocol::ImageHash& hash, std::string_view image);
   bool holds(const protocol::ImageHash& hash) const { return held_.count(hash) != 0; }
+  // Holds the directory's file for `hash` if it has `size` bytes, without
+  // reading it yet (find() checks its bytes); false when it cannot.
+  bool keep(const protocol::ImageHash& hash, uint64_t size);
 
  private:
   std::string path_of(const protocol::ImageHash& hash) const;

@@ -95,6 +95,13 @@ template <class Load>
 CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load load) {
   LoadRequest req;
   CUresult rc = read_load(in, &req);
+  // A one-way load by hash named an image this session held, so the
+  // client has no copy left to send: the file went bad under the session.
+  if (rc == protocol::kImageNotHeld && (s.request().flags & protocol::kOneWay)) {
+    spdlog::warn("image {}: the cache's copy no longer reads back; the load fails",
+                 hash_hex(req.hash).substr(0, 12));
+    rc = CUDA_ERROR_INVALID_IMAGE;
+  }
   if (rc == CUDA_SUCCESS && !s.handles().can_bind(req.proposed)) rc = CUDA_ERROR_INVALID_VALUE;
   void* handle = nullptr;
   if (rc == CUDA_SUCCESS) rc = load(req.image.c_str(), &handle);

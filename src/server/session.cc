@@ -14,6 +14,7 @@
 #include "protocol/ops.h"
 #include "server/callback_channel.h"
 #include "server/dispatch.h"
+#include "server/module_cache.h"
 #include "server/snapshot.h"
 
 namespace scuda::server {
@@ -123,6 +124,8 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
     return false;
   }
   welcome.session_pid = static_cast<uint32_t>(getpid());
+  for (const protocol::ImageRef& image : hello.images)
+    welcome.images_kept.push_back(module_cache().keep(image.hash, image.size) ? 1 : 0);
   spdlog::info("session for '{}' ready on driver {}", hello.program, driver_.path);
   protocol::Writer w;
   w.u32(CUDA_SUCCESS);

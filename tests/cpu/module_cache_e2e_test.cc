@@ -3,6 +3,7 @@
 // from the kernel's count of the bytes its process wrote.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,9 +50,10 @@ class ModuleCacheE2E : public ::testing::Test {
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
   }
-  scuda::test::Output tool(std::vector<std::string> args) {
+  scuda::test::Output tool(std::vector<std::string> args, std::vector<std::string> env = {}) {
     args.insert(args.begin(), MODULE_LOAD_TOOL);
-    return scuda::test::run_program(args, {"SCUDA_SERVER=" + server_->address()});
+    env.push_back("SCUDA_SERVER=" + server_->address());
+    return scuda::test::run_program(args, env);
   }
   std::string cached_path(const std::string& bytes) {
     // The client sends the image with its terminating NUL.
@@ -157,6 +159,38 @@ TEST_F(ModuleCacheE2E, LibraryLoadsWaitOnceForAllTheirProbes) {
   EXPECT_EQ(warm.out.find(expected), 0u) << warm.out << warm.err;
   EXPECT_GE(wchar(warm.out), 0);
   EXPECT_LT(wchar(warm.out), 64 << 10);
+}
+
+// With the client's caches on, a later process names in its Hello the
+// images the server held before; those the session keeps load by hash
+// without a probe, and with the answers kept too nothing waits. An image
+// gone from the server's cache is probed and sent again, then kept again.
+TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
+  start({"--module-cache", cache_});
+  const std::string bytes_a = image("a");
+  const std::string a = write("a", bytes_a), b = write("b", image("b")), c = write("c", image("c"));
+  const std::vector<std::string> env = {"SCUDA_ANSWER_CACHE=on", "SCUDA_CACHE_DIR=" + root_ + "/client"};
+  const std::string loads = "load: CUDA_SUCCESS\nload: CUDA_SUCCESS\nload: CUDA_SUCCESS\n";
+  const std::string kernels = "kernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\n";
+  const std::string attributes =
+      "attribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\n";
+  const std::string nothing_waits =
+      loads + "awaited: 0\n" + kernels + "awaited: 0\n" + attributes + "awaited: 0\n";
+  auto cold = tool({"library", a, b, c}, env);
+  EXPECT_EQ(cold.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u) << cold.out << cold.err;
+  auto warm = tool({"library", a, b, c}, env);
+  EXPECT_EQ(warm.out.find(nothing_waits), 0u) << warm.out << warm.err;
+  EXPECT_LT(wchar(warm.out), 64 << 10);
+
+  ASSERT_TRUE(fs::remove(cached_path(bytes_a)));
+  auto gone = tool({"library", a, b, c}, env);
+  EXPECT_EQ(gone.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u)
+      << gone.out << gone.err;
+  EXPECT_GE(wchar(gone.out), kImageBytes);
+  // The session stores the image it was sent after the client is gone.
+  for (int i = 0; i < 500 && !fs::exists(cached_path(bytes_a)); ++i) usleep(10'000);
+  auto again = tool({"library", a, b, c}, env);
+  EXPECT_EQ(again.out.find(nothing_waits), 0u) << again.out << again.err;
 }
 
 // The load does not wait, so a library the driver rejects fails its uses.

@@ -53,6 +53,22 @@ TEST_F(ModuleCacheTest, AnotherSessionFindsAStoredImage) {
   EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
 }
 
+// What a Hello asks a session to keep: a file of the named size, held open
+// so that another session's eviction cannot take it away.
+TEST_F(ModuleCacheTest, KeepHoldsAFileOfTheNamedSizeAgainstEviction) {
+  const std::string image = "image one";
+  ASSERT_TRUE(cache().store(hash_of(image), image));
+  ModuleCache session({dir_, 1 << 20});
+  EXPECT_FALSE(session.keep(hash_of(image), image.size() + 1));
+  EXPECT_FALSE(session.keep(hash_of("no such image"), 13));
+  ASSERT_TRUE(session.keep(hash_of(image), image.size()));
+  EXPECT_TRUE(session.holds(hash_of(image)));
+  fs::remove(path(image));
+  std::string found;
+  ASSERT_TRUE(session.find(hash_of(image), image.size(), &found));
+  EXPECT_EQ(found, image);
+}
+
 TEST_F(ModuleCacheTest, UnknownHashesAndWrongSizesMiss) {
   const std::string image = "image one";
   ModuleCache c = cache();

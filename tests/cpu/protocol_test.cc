@@ -108,11 +108,13 @@ TEST(Handshake, WelcomeRoundTripsAndTruncationFails) {
   d.attrs = {1, 2, 3};
   d.attr_ok = {1, 0, 1};
   w.devices.push_back(d);
+  w.images_kept = {1, 0};
   Writer out;
   encode(w, out);
   Reader r(out.data());
   Welcome back;
   ASSERT_TRUE(decode(r, &back));
+  EXPECT_EQ(back.images_kept, w.images_kept);
   EXPECT_EQ(back.devices[0].name, "GPU");
   EXPECT_EQ(back.devices[0].attrs, d.attrs);
   EXPECT_EQ(back.devices[0].attr_ok, d.attr_ok);
@@ -121,6 +123,33 @@ TEST(Handshake, WelcomeRoundTripsAndTruncationFails) {
     Welcome ignored;
     EXPECT_FALSE(decode(partial, &ignored)) << cut;
   }
+}
+
+TEST(Handshake, HelloRoundTripsItsImagesUpToTheLimit) {
+  Hello h{42, 13000, "token", "program"};
+  h.images.resize(2);
+  h.images[1].hash[0] = 7;
+  h.images[1].size = 1 << 20;
+  Writer out;
+  encode(h, out);
+  Reader r(out.data());
+  Hello back;
+  ASSERT_TRUE(decode(r, &back));
+  EXPECT_EQ(back.program, "program");
+  EXPECT_TRUE(back.join.empty());
+  ASSERT_EQ(back.images.size(), 2u);
+  EXPECT_EQ(back.images[1].hash, h.images[1].hash);
+  EXPECT_EQ(back.images[1].size, h.images[1].size);
+  for (size_t cut = 0; cut < out.size(); ++cut) {
+    Reader partial(out.data().data(), cut);
+    Hello ignored;
+    EXPECT_FALSE(decode(partial, &ignored)) << cut;
+  }
+  h.images.resize(kMaxKeptImages + 1);
+  Writer over;
+  encode(h, over);
+  Reader too_many(over.data());
+  EXPECT_FALSE(decode(too_many, &back));
 }
 
 TEST(Handshake, TokensCompareByContent) {

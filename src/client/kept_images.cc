@@ -1,0 +1,52 @@
+#include "client/kept_images.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "client/record_file.h"
+
+namespace scuda::client {
+
+namespace {
+
+// Keys are hashes; a value is the image's size, or empty once it is gone.
+RecordFile* g_file = nullptr;  // set once, before the connection opens
+
+std::string key_of(const protocol::ImageHash& hash) {
+  return std::string(reinterpret_cast<const char*>(hash.data()), hash.size());
+}
+
+std::string file_name(const std::string& server) {
+  const protocol::ImageHash hash = protocol::image_hash(server.data(), server.size());
+  std::string name = "images-";
+  for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", hash[i]);
+  return name;
+}
+
+}  // namespace
+
+std::vector<protocol::ImageRef> images_kept_on(const std::string& server) {
+  if (!g_file) g_file = new RecordFile(file_name(server), "scuda images 1\n");  // used until exit
+  std::vector<protocol::ImageRef> images;
+  for (const auto& [key, value] : g_file->entries()) {
+    protocol::ImageRef image;
+    if (key.size() != image.hash.size() || value.size() != sizeof image.size) continue;
+    std::memcpy(image.hash.data(), key.data(), key.size());
+    std::memcpy(&image.size, value.data(), value.size());
+    images.push_back(image);
+  }
+  if (images.size() > protocol::kMaxKeptImages)
+    images.erase(images.begin(), images.end() - protocol::kMaxKeptImages);
+  return images;
+}
+
+void note_kept(const protocol::ImageHash& hash, uint64_t size) {
+  if (g_file) g_file->remember(key_of(hash), std::string_view(reinterpret_cast<const char*>(&size), sizeof size));
+}
+
+void note_gone(const protocol::ImageHash& hash) {
+  if (g_file) g_file->remember(key_of(hash), {});
+}
+
+}  // namespace scuda::client
