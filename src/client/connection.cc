@@ -146,6 +146,7 @@ bool Connection::reply_head(uint64_t id, CUresult* result, size_t* rest) {
 }
 
 void Connection::count_reply(size_t rest, std::chrono::steady_clock::time_point start) {
+  if (awaiting_) spdlog::debug("waited for the reply to {}", protocol::op_name(reply_op_));
   if (!stats::enabled()) return;
   const auto waited = std::chrono::steady_clock::now() - start;
   stats::count_reply(reply_op_, protocol::kHeaderSize + sizeof(uint32_t) + rest,

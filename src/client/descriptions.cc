@@ -3,6 +3,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "client/answer_cache.h"
 #include "client/attributes.h"
 #include "client/handle_errors.h"
@@ -112,6 +114,8 @@ CUresult await_description(uint64_t id) {
     if (it != owed().requests.end()) request = it->second;
   }
   if (request) {
+    if (std::string name; spdlog::should_log(spdlog::level::debug) && lasting_name(id, &name))
+      spdlog::debug("waiting for the description of {:?}", name);
     Connection* conn = connection();
     if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
     std::lock_guard lock(conn->mutex());

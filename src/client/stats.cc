@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "client/connection.h"
 #include "client/session.h"
@@ -154,5 +155,6 @@ extern "C" __attribute__((visibility("default"))) uint64_t scuda_replies_awaited
 extern "C" __attribute__((visibility("default"))) int scuda_stats_write(const char* path) {
   namespace stats = scuda::client::stats;
   if (!stats::enabled() || !path) return -1;
+  spdlog::debug("stats written to {}", path);
   return stats::write_json(stats::stats().rows(), path) ? 0 : -1;
 }
