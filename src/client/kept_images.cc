@@ -17,8 +17,12 @@ std::string key_of(const protocol::ImageHash& hash) {
   return std::string(reinterpret_cast<const char*>(hash.data()), hash.size());
 }
 
+// By host, not port: a link emulator or a restarted server's new port
+// still reaches the same cache. A second server on one host only costs
+// probes, when the Welcome says which images it lacks.
 std::string file_name(const std::string& server) {
-  const protocol::ImageHash hash = protocol::image_hash(server.data(), server.size());
+  const std::string host = server.substr(0, server.rfind(':'));
+  const protocol::ImageHash hash = protocol::image_hash(host.data(), host.size());
   std::string name = "images-";
   for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", hash[i]);
   return name;

@@ -1,5 +1,5 @@
 // Images a server's module cache held on this client's earlier runs, kept
-// per server address in the cache directory (record_file.h). The Hello
+// per server host in the cache directory (record_file.h). The Hello
 // names them and the session keeps those it still has, so that loading one
 // needs no probe: at 150 ms RTT, ResNet-18's first training step waited 28
 // times for probes of images the server held (device run 11, 2026-11-22).
@@ -13,7 +13,8 @@
 
 namespace scuda::client {
 
-// The images to name in the Hello to `server`: those noted last, at most
+// The images to name in the Hello to `server` (HOST[:PORT]): those noted
+// last, at most
 // protocol::kMaxKeptImages.
 std::vector<protocol::ImageRef> images_kept_on(const std::string& server);
 // The server holds `hash`, an image of `size` bytes.
