@@ -191,6 +191,13 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
   for (int i = 0; i < 500 && !fs::exists(cached_path(bytes_a)); ++i) usleep(10'000);
   auto again = tool({"library", a, b, c}, env);
   EXPECT_EQ(again.out.find(nothing_waits), 0u) << again.out << again.err;
+
+  // A new server (another port) on the same host and cache.
+  const std::string before = server_->address();
+  start({"--module-cache", cache_});
+  ASSERT_NE(server_->address(), before);
+  auto restarted = tool({"library", a, b, c}, env);
+  EXPECT_EQ(restarted.out.find(nothing_waits), 0u) << restarted.out << restarted.err;
 }
 
 // The load does not wait, so a library the driver rejects fails its uses.
