@@ -1,9 +1,11 @@
-// cuMemAlloc_v2 without a round trip (docs/protocol.md, "Device memory"):
-// the server reserves a range of device addresses once, the client places
-// each allocation in it itself (DeviceAddresses), and the server maps
-// memory there one-way. Near the device's capacity a map waits for its
-// result, so that running out of memory is still reported by the call that
-// ran out: PyTorch's caching allocator frees its cache and retries on it.
+// cuMemAlloc_v2 and cuMemFree_v2 without a round trip (docs/protocol.md,
+// "Device memory"): the server reserves a range of device addresses once,
+// the client places each allocation in it itself (DeviceAddresses; smaller
+// ones in slots of chunks it places, SmallAllocations), and the server maps
+// and unmaps memory there one-way. Near the device's capacity a map waits
+// for its result, so that running out of memory is still reported by the
+// call that ran out: PyTorch's caching allocator frees its cache and retries
+// on it.
 #include <cuda.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
+#include "client/small_allocations.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -36,11 +39,12 @@ struct MappedMemory {
   std::mutex mu;  // held for each whole call, so that requests go in order
   enum class State { kUnknown, kOn, kOff } state = State::kUnknown;
   DeviceAddresses addresses;
+  SmallAllocations small;
   uint64_t range_size = 0;  // of each reservation
   uint64_t granularity = 0;
   uint64_t total = 0;
   // Free device memory as of the last reply that told it, less what was
-  // mapped one-way since.
+  // mapped one-way since, plus what was unmapped.
   uint64_t free_estimate = 0;
 };
 
@@ -75,6 +79,7 @@ bool reserve(MappedMemory& m) {
   m.addresses.add_range(base, size);
   m.range_size = size;
   m.granularity = granularity;
+  m.small.set_chunk_size(granularity);
   m.total = total;
   m.free_estimate = free;
   return true;
@@ -117,45 +122,97 @@ CUresult map(MappedMemory& m, uint64_t at, uint64_t size) {
   return rc;
 }
 
+// Places and maps `size` bytes, a multiple of the granularity. False when
+// no address is free for them; else *rc is the map's result and, when it
+// succeeded, *at the address.
+bool map_new(MappedMemory& m, uint64_t size, uint64_t* at, CUresult* rc) {
+  *at = place(m, size);
+  if (*at == 0) return false;
+  *rc = map(m, *at, size);
+  if (*rc != CUDA_SUCCESS) m.addresses.give_back(*at);
+  return true;
+}
+
+bool allocate_large(MappedMemory& m, uint64_t size, CUdeviceptr* dptr, CUresult* rc) {
+  const uint64_t rounded = (size + m.granularity - 1) / m.granularity * m.granularity;
+  uint64_t at = 0;
+  if (!map_new(m, rounded, &at, rc)) return false;
+  if (*rc == CUDA_SUCCESS) *dptr = at;
+  return true;
+}
+
+bool allocate_small(MappedMemory& m, uint64_t size, CUdeviceptr* dptr, CUresult* rc) {
+  uint64_t at = m.small.take(size);
+  if (at == 0) {
+    uint64_t chunk = 0;
+    if (!map_new(m, m.granularity, &chunk, rc)) return false;
+    if (*rc != CUDA_SUCCESS) return true;
+    m.small.add_chunk(chunk, size);
+    at = m.small.take(size);
+  }
+  *rc = CUDA_SUCCESS;
+  *dptr = at;
+  return true;
+}
+
+// An allocation of allocate_large's starts at `base` (a chunk is placed the
+// same way, but is no allocation of the program's).
+bool large_at(const MappedMemory& m, uint64_t base) {
+  return m.addresses.size_at(base) != 0 && !m.small.chunk_at(base);
+}
+
+// Unmaps what is mapped at `at` one-way; the server waits for the context's
+// work first, in request order, as cuMemFree does. Its address is free at
+// once: a later map there comes after the unmap.
+CUresult unmap(MappedMemory& m, uint64_t at) {
+  Writer w;
+  w.u64(at);
+  if (const CUresult rc = post(protocol::kOpVaFree, w); rc != CUDA_SUCCESS) return rc;
+  m.free_estimate += m.addresses.size_at(at);
+  m.addresses.give_back(at);
+  return CUDA_SUCCESS;
+}
+
+// A freed slot is handed out again without asking the server, so work
+// queued before the free (on any stream) could still be using it when work
+// queued after its reuse starts. Native cuMemFree waits for the device, so
+// the free waits on the server too, one-way, in request order: va-sync, or
+// the va-free of its chunk, which waits as well. Waiting at the free rather
+// than at the reuse keeps cuMemAlloc from synchronizing, which the driver's
+// never does (stream capture forbids it).
+CUresult free_small(MappedMemory& m, uint64_t at) {
+  if (const uint64_t idle = m.small.give_back(at)) return unmap(m, idle);
+  return post(protocol::kOpVaSync, Writer());
+}
+
 }  // namespace
 
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc) {
   if (!dptr || current_context_id() == 0) return false;
   MappedMemory& m = mapped();
   std::lock_guard lock(m.mu);
-  if (!ready(m) || size < m.granularity || size > m.range_size) return false;
-  const uint64_t rounded = (size + m.granularity - 1) / m.granularity * m.granularity;
-  const uint64_t at = place(m, rounded);
-  if (at == 0) return false;
-  *rc = map(m, at, rounded);
-  if (*rc == CUDA_SUCCESS) *dptr = at;
-  else m.addresses.give_back(at);
-  return true;
+  if (!ready(m) || size == 0 || size > m.range_size) return false;
+  return m.small.serves(size) ? allocate_small(m, size, dptr, rc)
+                              : allocate_large(m, size, dptr, rc);
 }
 
 bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
+  // Without a context the server could not wait for the device's work.
+  if (current_context_id() == 0) return false;
   MappedMemory& m = mapped();
   std::lock_guard lock(m.mu);
-  if (m.state != MappedMemory::State::kOn || m.addresses.size_at(dptr) == 0) return false;
-  Writer w;
-  w.u64(dptr);
-  std::vector<uint8_t> reply;
-  *rc = call(protocol::kOpVaFree, w, &reply);
-  // Not mapped: its one-way map failed, and a synchronizing call returns
-  // (or returned) that error. Its address is free all the same.
-  if (*rc == CUDA_ERROR_NOT_MAPPED) *rc = CUDA_SUCCESS;
-  if (*rc != CUDA_SUCCESS) return true;
+  const bool small = m.small.in_use(dptr);
+  if (m.state != MappedMemory::State::kOn || (!small && !large_at(m, dptr))) return false;
   // Forgotten before another thread can be given the address and note it.
   forget_allocation(dptr);
-  m.addresses.give_back(dptr);
-  refresh(m, reply);
+  *rc = small ? free_small(m, dptr) : unmap(m, dptr);
   return true;
 }
 
 bool mapped_allocation(CUdeviceptr base) {
   MappedMemory& m = mapped();
   std::lock_guard lock(m.mu);
-  return m.addresses.size_at(base) != 0;
+  return m.small.in_use(base) || large_at(m, base);
 }
 
 }  // namespace scuda::client

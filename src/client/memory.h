@@ -15,7 +15,8 @@ bool is_device_address(const void* p);
 bool inside_allocation(CUdeviceptr base, size_t size);
 // The allocation holding `address`, as the program asked for it, when it is
 // one the client placed itself (mapped_allocations.cc): the driver would
-// describe the mapping, rounded to the granularity, instead.
+// describe the mapping, rounded to the granularity, or a small one's whole
+// chunk, instead.
 bool mapped_range(CUdeviceptr address, CUdeviceptr* base, size_t* size);
 // True when [address, address + size) starts in such an allocation and runs
 // past its end: the driver, which sees the mapping, would not refuse it.

@@ -112,6 +112,8 @@ bool may_start_device_work(uint32_t op) {
     case protocol::kOpHostUnregister:
     case protocol::kOpVaReserve:
     case protocol::kOpVaMap:
+    case protocol::kOpVaFree:
+    case protocol::kOpVaSync:
       return false;
   }
   return true;

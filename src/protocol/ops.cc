@@ -47,6 +47,7 @@ const char* op_name(uint32_t op) {
     case kOpVaReserve: return "va-reserve";
     case kOpVaMap: return "va-map";
     case kOpVaFree: return "va-free";
+    case kOpVaSync: return "va-sync";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

@@ -53,7 +53,8 @@ enum Op : uint32_t {
   // memory"; 400-409).
   kOpVaReserve = 400,  // a range of device addresses for the client to place allocations in
   kOpVaMap = 401,      // one-way unless near capacity: device memory at a reserved address
-  kOpVaFree = 402,     // unmaps and frees what kOpVaMap mapped
+  kOpVaFree = 402,     // one-way: waits for the context's work, then unmaps what kOpVaMap mapped
+  kOpVaSync = 403,     // one-way: waits for the context's work (a small allocation was freed)
   kFirstGeneratedOp = 1000,
 };
 

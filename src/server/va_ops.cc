@@ -104,27 +104,37 @@ CUresult va_map(Session& s, Reader& in, Writer& out) {
   return rc;
 }
 
-// u64 address (where a va-map mapped) -> u64 free, u64 total. Waits for the
-// context's work first, as cuMemFree does: queued kernels may still use
-// the memory.
-CUresult va_free(Session& s, Reader& in, Writer& out) {
+// u64 address (where a va-map mapped); one-way. Waits for the context's
+// work first, as cuMemFree does: queued kernels may still use the memory.
+// Unmaps even when the wait fails: the client has given the address back
+// already. An address with nothing mapped is left alone, without an error:
+// the client frees one only when its one-way map failed, and that failure
+// was reported on its own.
+CUresult va_free(Session& s, Reader& in, Writer&) {
   const uint64_t address = in.u64();
-  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  if (!in.done()) return kMalformed;
   const uint64_t size = s.va().mapping_size(address);
-  if (size == 0) return CUDA_ERROR_NOT_MAPPED;
+  if (size == 0) return CUDA_SUCCESS;
   const DriverTable& d = s.driver();
-  CUresult rc = d.cuCtxSynchronize();
-  if (rc == CUDA_SUCCESS) rc = d.cuMemUnmap(address, size);
-  if (rc != CUDA_SUCCESS) return rc;
-  s.va().remove_mapping(address);
-  write_memory_info(d, out);
-  return CUDA_SUCCESS;
+  const CUresult synced = d.cuCtxSynchronize();
+  const CUresult rc = d.cuMemUnmap(address, size);
+  if (rc == CUDA_SUCCESS) s.va().remove_mapping(address);
+  return synced != CUDA_SUCCESS ? synced : rc;
+}
+
+// Nothing; one-way. Waits for the context's work: the client freed a small
+// allocation, whose slot it may hand out again without asking.
+CUresult va_sync(Session& s, Reader& in, Writer&) {
+  if (!in.done()) return kMalformed;
+  const DriverTable& d = s.driver();
+  return has_vmm(d) ? d.cuCtxSynchronize() : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpVaReserve, va_reserve, "va-reserve"},
     {protocol::kOpVaMap, va_map, "va-map"},
     {protocol::kOpVaFree, va_free, "va-free"},
+    {protocol::kOpVaSync, va_sync, "va-sync"},
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ class ServerProcess {
 
   const std::string& address() const { return address_; }
   pid_t pid() const { return pid_; }
-  // The file the driver double appends its launch records to.
+  // The file the driver double appends its launch and synchronize records to.
   const std::string& launch_log() const { return launch_log_; }
   void stop();
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "current.h"
+#include "launch_log.h"
 #include "state.h"
 
 using namespace scuda_double;
@@ -156,7 +157,11 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void) { return begin_in_context().status; }
+CUresult cuCtxSynchronize(void) {
+  Call call = begin_in_context();
+  if (call.status == CUDA_SUCCESS) log_synchronize();
+  return call.status;
+}
 
 // Stack sizes are rounded up to 16 bytes, as the driver rounds them.
 CUresult cuCtxSetLimit(CUlimit limit, size_t value) {

@@ -1,5 +1,7 @@
-// Appends one line per launch to the file named by $SCUDA_DOUBLE_LOG:
+// Appends one line per launch, and one per context synchronization, to the
+// file named by $SCUDA_DOUBLE_LOG:
 //   launch <name> grid=X,Y,Z block=X,Y,Z shmem=N params=<lowercase hex>[ cooperative]
+//   synchronize
 #pragma once
 
 #include <cstdint>
@@ -18,5 +20,6 @@ struct LaunchRecord {
 };
 
 void log_launch(const LaunchRecord& record);
+void log_synchronize();
 
 }  // namespace scuda_double
