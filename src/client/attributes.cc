@@ -184,14 +184,9 @@ void note_set(uint64_t id, int query, int dev, int64_t value) {
 
 }  // namespace
 
-uint64_t set_generation(uint64_t id) {
+SetState set_state(uint64_t id) {
   std::lock_guard lock(cache().mu);
-  return generation_of(id);
-}
-
-std::string set_digest(uint64_t id) {
-  std::lock_guard lock(cache().mu);
-  return digest_of(id);
+  return {generation_of(id), digest_of(id)};
 }
 
 bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device) {

@@ -16,12 +16,12 @@ namespace scuda::client {
 // set on either forgets what the cache holds for both.
 void note_kernel_function(uint64_t kernel, uint64_t fn);
 
-// How many times the attributes of `id`'s kernel family have been set so
-// far: 0 while they are as the image made them.
-uint64_t set_generation(uint64_t id);
-// What has been set on `id`'s family, as bytes that name the same sets in
-// any run; empty while nothing has.
-std::string set_digest(uint64_t id);
+// What has been set on `id`'s kernel family so far.
+struct SetState {
+  uint64_t generation = 0;  // how many sets: 0 while as the image made it
+  std::string digest;       // the sets, named alike in any run; empty while none
+};
+SetState set_state(uint64_t id);
 
 // Decodes the attributes a reply carries for function or kernel `id`
 // (module_ops.cc write_attributes) and the device they are of, asked for

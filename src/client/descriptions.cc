@@ -50,8 +50,8 @@ std::string description_key(const std::string& lasting_name, const std::string& 
 
 // With the connection's lock held, when the lookup's reply is read. An
 // error is the handle's (handle_errors.h), not the next synchronize's.
-CUresult on_lookup_reply(uint64_t id, uint64_t generation, CUresult rc, protocol::Reader& r) {
-  if (rc == CUDA_SUCCESS && !(read_description(r, id, generation) && r.done()))
+CUresult on_lookup_reply(uint64_t id, const SetState& asked, CUresult rc, protocol::Reader& r) {
+  if (rc == CUDA_SUCCESS && !(read_description(r, id, asked) && r.done()))
     rc = bad_reply("function lookup");
   if (rc != CUDA_SUCCESS) note_handle_error(id, rc);
   std::lock_guard lock(owed().mu);
@@ -61,16 +61,16 @@ CUresult on_lookup_reply(uint64_t id, uint64_t generation, CUresult rc, protocol
 
 }  // namespace
 
-bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation) {
+bool read_description(protocol::Reader& r, uint64_t id, const SetState& asked) {
   const uint8_t* start = r.take(0);
   const size_t before = r.remaining();
   bool known = false;
   int32_t dev = -1;
-  if (!decode(r, id, generation, &known, &dev)) return false;
+  if (!decode(r, id, asked.generation, &known, &dev)) return false;
   // Kept for later runs with its layout (a kernel looked up before any
-  // context has none), unless a set since its request made it stale.
-  if (std::string name; known && set_generation(id) == generation && lasting_name(id, &name))
-    answers::remember(description_key(name, set_digest(id), dev),
+  // context has none).
+  if (std::string name; known && lasting_name(id, &name))
+    answers::remember(description_key(name, asked.digest, dev),
                       {reinterpret_cast<const char*>(start), before - r.remaining()});
   return true;
 }
@@ -78,26 +78,25 @@ bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation) {
 bool recall_description(uint64_t id) {
   std::string name;
   if (!lasting_name(id, &name)) return false;
-  const std::string digest = set_digest(id);
-  const uint64_t generation = set_generation(id);
+  const SetState now = set_state(id);
   bool found = false;
   for (int32_t dev = -1; dev < static_cast<int32_t>(snapshot().devices.size()); ++dev) {
     std::string bytes;
-    if (!answers::find(description_key(name, digest, dev), &bytes)) continue;
+    if (!answers::find(description_key(name, now.digest, dev), &bytes)) continue;
     protocol::Reader r(bytes.data(), bytes.size());
     bool known = false;
     int32_t read_dev = dev;
-    found |= decode(r, id, generation, &known, &read_dev) && r.done() && known;
+    found |= decode(r, id, now.generation, &known, &read_dev) && r.done() && known;
   }
   return found;
 }
 
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {
   uint64_t sent = 0;
-  const uint64_t generation = set_generation(id);
-  CUresult rc = call_later(op, request, &sent, [=](CUresult result, protocol::Reader& r) {
-    return on_lookup_reply(id, generation, result, r);
-  });
+  CUresult rc = call_later(op, request, &sent,
+                          [id, asked = set_state(id)](CUresult result, protocol::Reader& r) {
+                            return on_lookup_reply(id, asked, result, r);
+                          });
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(owed().mu);
   // Unless another thread has read the reply already: then settling on it
@@ -128,11 +127,11 @@ CUresult fetch_description(uint64_t id, int dev) {
   protocol::Writer w;
   w.u64(id);
   w.put<int32_t>(dev);
-  const uint64_t generation = set_generation(id);
+  const SetState asked = set_state(id);
   std::vector<uint8_t> reply;
   if (CUresult rc = call(protocol::kOpFunctionInfo, w, &reply); rc != CUDA_SUCCESS) return rc;
   protocol::Reader r(reply);
-  return read_description(r, id, generation) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
+  return read_description(r, id, asked) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
 }
 
 CUresult layout_of(uint64_t id, std::shared_ptr<const Layout>* layout) {

@@ -12,16 +12,18 @@
 #include <cstdint>
 #include <memory>
 
+#include "client/attributes.h"
 #include "client/layouts.h"
 #include "protocol/codec.h"
 
 namespace scuda::client {
 
-// Decodes a description of `id` from the reply to a request sent at set
-// generation `generation` (attributes.h) and caches it, also for later runs
-// (answer_cache.h) under `id`'s lasting name and what was set on its family;
-// false if malformed.
-bool read_description(protocol::Reader& r, uint64_t id, uint64_t generation);
+// Decodes a description of `id` from the reply to a request sent when its
+// family's sets were `asked` (attributes.h) and caches it, also for later
+// runs (answer_cache.h) under `id`'s lasting name and those sets: the server
+// answered after applying them, and before any later one; false if
+// malformed.
+bool read_description(protocol::Reader& r, uint64_t id, const SetState& asked);
 
 // Caches the descriptions earlier runs were given for `id`'s lasting name
 // (lasting_names.h) with the same sets made: one per device; false if there

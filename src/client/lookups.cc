@@ -113,7 +113,7 @@ CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
       if (CUresult rc = call(protocol::kOpModuleGetFunction, w, &reply); rc != CUDA_SUCCESS)
         return rc;
       protocol::Reader r(reply);
-      if (!read_description(r, id, 0) || !r.done()) return bad_reply("cuModuleGetFunction");
+      if (!read_description(r, id, {}) || !r.done()) return bad_reply("cuModuleGetFunction");
     }
     remember(known().by_name, key, id);
     remember_name(id, key.second);

@@ -79,6 +79,22 @@ TEST_F(AnswerCacheE2E, ASecondRunWaitsForNothing) {
   EXPECT_GT(first.back(), second.back() + 2);
 }
 
+// A lookup's reply read only after a set describes the kernel before it
+// (the server answers in order): it is kept as such, so the next run's
+// launch after the same set waits for nothing.
+TEST_F(AnswerCacheE2E, ALookupAnsweredBeforeASetIsKept) {
+  auto set_first = [&] {
+    auto o = scuda::test::run_program({MODULE_LOAD_TOOL, "set-first", image_},
+                                      {"SCUDA_SERVER=" + server_->address(),
+                                       "SCUDA_CACHE_DIR=" + answers_, "SCUDA_ANSWER_CACHE=on"});
+    EXPECT_NE(o.out.find("launch: CUDA_SUCCESS\n"), std::string::npos) << o.out << o.err;
+    EXPECT_NE(o.out.find("synchronize: CUDA_SUCCESS"), std::string::npos) << o.out << o.err;
+    return o.out.substr(o.out.find("awaited"));
+  };
+  EXPECT_EQ(set_first().rfind("awaited: 1\n", 0), 0u);
+  EXPECT_EQ(set_first().rfind("awaited: 0\n", 0), 0u);
+}
+
 TEST_F(AnswerCacheE2E, OffKeepsNothing) {
   const std::vector<int> first = run("off");
   EXPECT_TRUE(files().empty());

@@ -15,6 +15,10 @@
 //                                   both; with the replies awaited after
 //                                   each step; then a function attribute
 //                                   before and after a set
+//   module_load_tool set-first FILE  load FILE as a library, look kernel
+//                                   "k" and its function up, set an
+//                                   attribute, launch; with the replies
+//                                   awaited
 #include <cuda.h>
 
 #include <cstdio>
@@ -152,6 +156,25 @@ int answers(const char* path) {
   return 0;
 }
 
+// cuDNN's order: the lookup's reply is first needed by a launch after a set.
+int set_first(const char* path) {
+  const std::string image = read_file(path);
+  CUdeviceptr buf = 0;
+  if (cuMemAlloc(&buf, 64)) return 1;
+  const uint64_t start = scuda_replies_awaited();
+  CUlibrary lib = nullptr;
+  CUkernel kernel = nullptr;
+  CUfunction fn = nullptr;
+  cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  cuLibraryGetKernel(&kernel, lib, "k");
+  cuKernelGetFunction(&fn, kernel);
+  cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536);
+  std::printf("launch: %s\n", name_of(launch_k(fn, buf)));
+  print_awaited(start);
+  std::printf("synchronize: %s\n", name_of(cuCtxSynchronize()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +187,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "detached") == 0) return detached(argv[2], ctx);
   if (std::strcmp(argv[1], "library") == 0) return libraries(argc - 2, argv + 2);
   if (std::strcmp(argv[1], "answers") == 0) return answers(argv[2]);
+  if (std::strcmp(argv[1], "set-first") == 0) return set_first(argv[2]);
   if (std::strcmp(argv[1], "load") != 0) return 2;
   for (int i = 2; i < argc; ++i) load(argv[i]);
   const long long written = bytes_written();
