@@ -1,19 +1,28 @@
 // cuCtxGetLimit: a context's limits change only through cuCtxSetLimit, which
 // this client sends, so each answer is kept per context and limit. cuBLAS
-// and cuDNN ask for the stack size around many of their calls.
+// and cuDNN ask for the stack size around many of their calls. A limit no
+// set has touched is the device's default, alike in every run: it is kept
+// for later runs too (answer_cache.h).
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <utility>
 
+#include "client/answer_cache.h"
 #include "client/context.h"
 #include "client/runtime.h"
 #include "forward.h"
 
 namespace {
 
+using Key = std::pair<uint64_t, CUlimit>;  // (context, limit)
+
 struct Kept {
   std::mutex mu;
-  std::map<std::pair<uint64_t, CUlimit>, size_t> values;  // (context, limit)
+  std::map<Key, size_t> values;
+  std::set<Key> set;  // limits cuCtxSetLimit changed
 };
 
 Kept& kept() {
@@ -21,11 +30,41 @@ Kept& kept() {
   return *k;
 }
 
+// The answer cache's key for the current context's default of `limit`;
+// empty when it has no device.
+std::string default_key(CUlimit limit) {
+  CUdevice dev = 0;
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS) return {};
+  scuda::protocol::Writer w;
+  w.put<int32_t>(dev);
+  w.put<int32_t>(limit);
+  return "L" + std::string(w.data().begin(), w.data().end());
+}
+
+bool find_kept(const Key& key, size_t* value) {
+  std::lock_guard lock(kept().mu);
+  auto it = kept().values.find(key);
+  if (it == kept().values.end()) return false;
+  *value = it->second;
+  return true;
+}
+
+void keep(const Key& key, size_t value) {
+  std::lock_guard lock(kept().mu);
+  kept().values[key] = value;
+}
+
+bool was_set(const Key& key) {
+  std::lock_guard lock(kept().mu);
+  return kept().set.count(key) != 0;
+}
+
 }  // namespace
 
 void scuda::client::forget_limits(uint64_t ctx_id) {
   std::lock_guard lock(kept().mu);
   std::erase_if(kept().values, [&](const auto& v) { return v.first.first == ctx_id; });
+  std::erase_if(kept().set, [&](const Key& k) { return k.first == ctx_id; });
 }
 
 extern "C" {
@@ -33,19 +72,21 @@ extern "C" {
 CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit) {
   SCUDA_PASSTHROUGH(cuCtxGetLimit, value, limit);
   if (!value) return CUDA_ERROR_INVALID_VALUE;
-  const std::pair key{scuda::client::current_context_id(), limit};
-  {
-    std::lock_guard lock(kept().mu);
-    if (auto it = kept().values.find(key); it != kept().values.end()) {
-      *value = it->second;
-      return CUDA_SUCCESS;
-    }
+  const Key key{scuda::client::current_context_id(), limit};
+  if (find_kept(key, value)) return CUDA_SUCCESS;
+  if (std::string answer; key.first && !was_set(key) &&
+                          scuda::client::answers::find(default_key(limit), &answer) &&
+                          answer.size() == sizeof *value) {
+    std::memcpy(value, answer.data(), sizeof *value);
+    keep(key, *value);
+    return CUDA_SUCCESS;
   }
   const CUresult rc = scuda::client::forward::cuCtxGetLimit(value, limit);
-  if (rc == CUDA_SUCCESS && key.first) {
-    std::lock_guard lock(kept().mu);
-    kept().values[key] = *value;
-  }
+  if (rc != CUDA_SUCCESS || !key.first) return rc;
+  keep(key, *value);
+  if (!was_set(key))
+    scuda::client::answers::remember(default_key(limit),
+                                     {reinterpret_cast<const char*>(value), sizeof *value});
   return rc;
 }
 
@@ -54,7 +95,9 @@ CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
   SCUDA_PASSTHROUGH(cuCtxSetLimit, limit, value);
   {
     std::lock_guard lock(kept().mu);
-    kept().values.erase({scuda::client::current_context_id(), limit});
+    const Key key{scuda::client::current_context_id(), limit};
+    kept().values.erase(key);
+    kept().set.insert(key);
   }
   return scuda::client::forward::cuCtxSetLimit(limit, value);
 }

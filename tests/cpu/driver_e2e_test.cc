@@ -70,9 +70,21 @@ TEST_F(DriverTest, LimitsAreAskedOnceUntilSetOrReset) {
   ASSERT_EQ(cuDevicePrimaryCtxReset(dev_), CUDA_SUCCESS);
   ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_, dev_), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+  // Back at the device's default, which the first answer told.
   before = scuda_replies_awaited();
   ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
-  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  EXPECT_EQ(value, 1024u);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+}
+
+TEST_F(DriverTest, ApiVersionIsAskedOncePerDevice) {
+  unsigned first = 0, again = 0;
+  ASSERT_EQ(cuCtxGetApiVersion(nullptr, &first), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuCtxGetApiVersion(ctx_, &again), CUDA_SUCCESS);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  EXPECT_EQ(cuCtxGetApiVersion(ctx_, nullptr), CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST_F(DriverTest, LoadingModeIsAskedOnce) {

@@ -157,6 +157,16 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
+// Every context reports the version of the API that made it: the v2 one.
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  Call call = ctx ? begin() : begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (ctx && !state().contexts.find(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!version) return CUDA_ERROR_INVALID_VALUE;
+  *version = 3020;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuCtxSynchronize(void) {
   Call call = begin_in_context();
   if (call.status == CUDA_SUCCESS) log_synchronize();

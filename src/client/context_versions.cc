@@ -1,0 +1,61 @@
+// cuCtxGetApiVersion: fixed when a context is made, so kept per context; and
+// kept per device for later runs (answer_cache.h), since a device's contexts
+// all report the version of the API that made them, which is this library's.
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "client/answer_cache.h"
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace {
+
+struct Versions {
+  std::mutex mu;
+  std::map<CUcontext, unsigned> by_context;
+};
+
+Versions& versions() {
+  static Versions* v = new Versions;  // never freed: used until exit
+  return *v;
+}
+
+std::string lasting_key(CUdevice dev) {
+  scuda::protocol::Writer w;
+  w.put<int32_t>(dev);
+  return "V" + std::string(w.data().begin(), w.data().end());
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  SCUDA_PASSTHROUGH(cuCtxGetApiVersion, ctx, version);
+  if (!version) return CUDA_ERROR_INVALID_VALUE;
+  if (!ctx && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  {
+    std::lock_guard lock(versions().mu);
+    if (auto it = versions().by_context.find(ctx); it != versions().by_context.end()) {
+      *version = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  CUdevice dev = 0;
+  const bool has_device = ctx && cuCtxGetDevice_v2(&dev, ctx) == CUDA_SUCCESS;
+  std::string answer;
+  CUresult rc = CUDA_SUCCESS;
+  if (has_device && scuda::client::answers::find(lasting_key(dev), &answer) &&
+      answer.size() == sizeof *version) {
+    std::memcpy(version, answer.data(), sizeof *version);
+  } else {
+    rc = scuda::client::forward::cuCtxGetApiVersion(ctx, version);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (has_device)
+      scuda::client::answers::remember(
+          lasting_key(dev), {reinterpret_cast<const char*>(version), sizeof *version});
+  }
+  std::lock_guard lock(versions().mu);
+  versions().by_context[ctx] = *version;
+  return rc;
+}
