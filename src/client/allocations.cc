@@ -2,6 +2,8 @@
 #include <map>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "client/library_loads.h"
 #include "client/memory.h"
 #include "client/runtime.h"
@@ -111,6 +113,7 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
   CUresult rc = CUDA_SUCCESS;
   if (scuda::client::free_mapped(dptr, &rc)) return rc;
+  spdlog::debug("cuMemFree_v2({:#x}): not placed by this client; the server answers", dptr);
   rc = scuda::client::forward::cuMemFree_v2(dptr);
   if (rc == CUDA_SUCCESS) {
     scuda::client::forget_allocation(dptr);
