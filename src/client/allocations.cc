@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/context.h"
 #include "client/library_loads.h"
 #include "client/memory.h"
 #include "client/runtime.h"
@@ -111,6 +112,9 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t wid
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
+  // cudart's cudaFree(nullptr) comes here: the driver does nothing and
+  // answers CUDA_SUCCESS (asked on the H100, tests/gpu/diagnostics/free_null.c).
+  if (dptr == 0 && scuda::client::current_context_id() != 0) return CUDA_SUCCESS;
   CUresult rc = CUDA_SUCCESS;
   if (scuda::client::free_mapped(dptr, &rc)) return rc;
   spdlog::debug("cuMemFree_v2({:#x}): not placed by this client; the server answers", dptr);

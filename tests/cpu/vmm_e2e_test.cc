@@ -199,6 +199,7 @@ TEST_F(VmmTest, FreesMakeNoRoundTrip) {
   const uint64_t before = scuda_replies_awaited();
   ASSERT_EQ(cuMemFree(large), CUDA_SUCCESS);
   ASSERT_EQ(cuMemFree(small), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(0), CUDA_SUCCESS) << "cudaFree(nullptr), as the driver answers it";
   EXPECT_EQ(scuda_replies_awaited(), before) << "frees waited for the server";
   EXPECT_EQ(free_memory(), before_free + 6 * kMiB) << "a synchronous call sees the unmap";
   EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
