@@ -46,7 +46,8 @@ std::vector<protocol::ImageRef> images_kept_on(const std::string& server) {
 }
 
 void note_kept(const protocol::ImageHash& hash, uint64_t size) {
-  if (g_file) g_file->remember(key_of(hash), std::string_view(reinterpret_cast<const char*>(&size), sizeof size));
+  if (!g_file) return;
+  g_file->remember(key_of(hash), {reinterpret_cast<const char*>(&size), sizeof size});
 }
 
 void note_gone(const protocol::ImageHash& hash) {
