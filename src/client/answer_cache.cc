@@ -1,7 +1,5 @@
 #include "client/answer_cache.h"
 
-#include <fmt/format.h>
-
 #include "client/record_file.h"
 #include "client/session.h"
 #include "protocol/frame.h"
@@ -21,10 +19,7 @@ std::string file_name() {
   protocol::Writer out;
   out.u32(protocol::kProtocolVersion);
   encode(w, out);
-  const protocol::ImageHash hash = protocol::image_hash(out.data().data(), out.size());
-  std::string name = "answers-";
-  for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", hash[i]);
-  return name;
+  return hashed_name("answers-", {reinterpret_cast<const char*>(out.data().data()), out.size()});
 }
 
 RecordFile& store() {

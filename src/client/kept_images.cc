@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "client/record_file.h"
 
 namespace scuda::client {
@@ -21,11 +19,7 @@ std::string key_of(const protocol::ImageHash& hash) {
 // still reaches the same cache. A second server on one host only costs
 // probes, when the Welcome says which images it lacks.
 std::string file_name(const std::string& server) {
-  const std::string host = server.substr(0, server.rfind(':'));
-  const protocol::ImageHash hash = protocol::image_hash(host.data(), host.size());
-  std::string name = "images-";
-  for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", hash[i]);
-  return name;
+  return hashed_name("images-", std::string_view(server).substr(0, server.rfind(':')));
 }
 
 }  // namespace

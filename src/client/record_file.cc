@@ -10,7 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "protocol/ops.h"
 
 namespace scuda::client {
 
@@ -47,6 +50,13 @@ bool write_all(int fd, std::string_view bytes) {
 }
 
 }  // namespace
+
+std::string hashed_name(std::string_view prefix, std::string_view bytes) {
+  const protocol::ImageHash hash = protocol::image_hash(bytes.data(), bytes.size());
+  std::string name(prefix);
+  for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", hash[i]);
+  return name;
+}
 
 RecordFile::RecordFile(const std::string& name, std::string_view magic) : magic_(magic) {
   if (!turned_off()) open(name);

@@ -16,6 +16,10 @@
 
 namespace scuda::client {
 
+// `prefix` and 16 hex digits of the SHA-256 of `bytes`: a file name per
+// server, in the cache directory.
+std::string hashed_name(std::string_view prefix, std::string_view bytes);
+
 class RecordFile {
  public:
   // Opens `name` in the cache directory, `magic` being its first bytes;
