@@ -11,8 +11,10 @@
 // SCUDA_CACHE_DIR moves it.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace scuda::client::answers {
 
@@ -20,5 +22,20 @@ namespace scuda::client::answers {
 bool find(std::string_view key, std::string* value);
 // Remembers `value` for `key`, for this run and later ones.
 void remember(std::string_view key, std::string_view value);
+
+// The same for a value of plain bytes, such as a number.
+template <class T>
+bool find_value(std::string_view key, T* value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::string bytes;
+  if (!find(key, &bytes) || bytes.size() != sizeof *value) return false;
+  std::memcpy(value, bytes.data(), sizeof *value);
+  return true;
+}
+template <class T>
+void remember_value(std::string_view key, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  remember(key, {reinterpret_cast<const char*>(&value), sizeof value});
+}
 
 }  // namespace scuda::client::answers

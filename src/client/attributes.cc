@@ -126,10 +126,8 @@ std::string lasting_key(uint64_t id, int query, int dev, const Args& args) {
 
 template <class T>
 bool recall(const std::string& key, T* value) {
-  std::string bytes;
   int64_t v = 0;
-  if (key.empty() || !answers::find(key, &bytes) || bytes.size() != sizeof v) return false;
-  std::memcpy(&v, bytes.data(), sizeof v);
+  if (key.empty() || !answers::find_value(key, &v)) return false;
   *value = static_cast<T>(v);
   return true;
 }
@@ -146,7 +144,7 @@ CUresult cached(uint64_t id, int query, int dev, Args args, T* value, const Ask&
   CUresult rc = recalled ? CUDA_SUCCESS : ask();
   if (rc != CUDA_SUCCESS) return rc;
   const auto v = static_cast<int64_t>(*value);
-  if (!recalled && !key.empty()) answers::remember(key, args_of(v));
+  if (!recalled && !key.empty()) answers::remember_value(key, v);
   std::lock_guard lock(cache().mu);
   cache().values[key_of(id, query, dev, std::move(args))] = v;
   return rc;

@@ -3,7 +3,6 @@
 // and cuDNN ask for the stack size around many of their calls. A limit no
 // set has touched is the device's default, alike in every run: it is kept
 // for later runs too (answer_cache.h).
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -74,19 +73,15 @@ CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   const Key key{scuda::client::current_context_id(), limit};
   if (find_kept(key, value)) return CUDA_SUCCESS;
-  if (std::string answer; key.first && !was_set(key) &&
-                          scuda::client::answers::find(default_key(limit), &answer) &&
-                          answer.size() == sizeof *value) {
-    std::memcpy(value, answer.data(), sizeof *value);
+  if (key.first && !was_set(key) &&
+      scuda::client::answers::find_value(default_key(limit), value)) {
     keep(key, *value);
     return CUDA_SUCCESS;
   }
   const CUresult rc = scuda::client::forward::cuCtxGetLimit(value, limit);
   if (rc != CUDA_SUCCESS || !key.first) return rc;
   keep(key, *value);
-  if (!was_set(key))
-    scuda::client::answers::remember(default_key(limit),
-                                     {reinterpret_cast<const char*>(value), sizeof *value});
+  if (!was_set(key)) scuda::client::answers::remember_value(default_key(limit), *value);
   return rc;
 }
 

@@ -1,7 +1,6 @@
 // cuCtxGetApiVersion: fixed when a context is made, so kept per context; and
 // kept per device for later runs (answer_cache.h), since a device's contexts
 // all report the version of the API that made them, which is this library's.
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -43,19 +42,12 @@ extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* vers
   }
   CUdevice dev = 0;
   const bool has_device = ctx && cuCtxGetDevice_v2(&dev, ctx) == CUDA_SUCCESS;
-  std::string answer;
-  CUresult rc = CUDA_SUCCESS;
-  if (has_device && scuda::client::answers::find(lasting_key(dev), &answer) &&
-      answer.size() == sizeof *version) {
-    std::memcpy(version, answer.data(), sizeof *version);
-  } else {
-    rc = scuda::client::forward::cuCtxGetApiVersion(ctx, version);
-    if (rc != CUDA_SUCCESS) return rc;
-    if (has_device)
-      scuda::client::answers::remember(
-          lasting_key(dev), {reinterpret_cast<const char*>(version), sizeof *version});
+  if (!has_device || !scuda::client::answers::find_value(lasting_key(dev), version)) {
+    if (CUresult rc = scuda::client::forward::cuCtxGetApiVersion(ctx, version); rc != CUDA_SUCCESS)
+      return rc;
+    if (has_device) scuda::client::answers::remember_value(lasting_key(dev), *version);
   }
   std::lock_guard lock(versions().mu);
   versions().by_context[ctx] = *version;
-  return rc;
+  return CUDA_SUCCESS;
 }
