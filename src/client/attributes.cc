@@ -11,7 +11,6 @@
 // family was set to: nothing else this side changes them, but for
 // cuCtxSetCacheConfig, after which none is kept.
 #include <climits>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
