@@ -28,15 +28,23 @@ struct Options {
   size_t transfer_mib = 256;
 };
 
+// Transfers are measured in rounds of one sample of each figure
+// (measure_transfers).
+struct Rounds {
+  int min, max;
+  double budget_s;  // no round begins after this, once `min` are done
+};
+
 struct Plans {
   Plan latency, transfer, launch;
+  Rounds rounds;
   size_t transfer_bytes;
   int launches;
 };
 
 Plans plans_for(const Options& o) {
-  if (o.quick) return {{10, 3, 200, 2}, {1, 3, 3, 2}, {1, 3, 3, 2}, size_t{16} << 20, 2000};
-  return {{100, 5, 2000, 15}, {1, 3, 5, 20}, {1, 3, 5, 20}, o.transfer_mib << 20, 20000};
+  if (o.quick) return {{10, 3, 200, 2}, {1, 1, 1, 2}, {1, 3, 3, 2}, {3, 3, 0}, size_t{16} << 20, 2000};
+  return {{100, 5, 2000, 15}, {1, 1, 1, 10}, {1, 3, 5, 20}, {3, 9, 30}, o.transfer_mib << 20, 20000};
 }
 
 double gbit_per_s(size_t bytes, double seconds) { return bytes * 8.0 / seconds / 1e9; }
@@ -56,35 +64,33 @@ void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   r.add_ratio("sync_rtt_ratio", "sync_rtt_us", "raw_tcp_rtt_us");
 }
 
-// The samples are taken in rounds that alternate scuda's copies with raw
-// TCP's, so that a change in the machine's load during the run weighs on
-// both sides of each ratio alike.
-constexpr int kTransferRounds = 3;
-
-// One of kTransferRounds rounds of `whole`.
-Plan one_round(const Plan& whole) {
-  Plan round = whole;
-  round.min_samples = 1;
-  round.max_samples = std::max(1, whole.max_samples / kTransferRounds);
-  round.budget_s = whole.budget_s / kTransferRounds;
-  return round;
+// Each round takes one sample of every figure, alternating scuda's copies
+// with raw TCP's, so that a change in the machine's load during the run
+// weighs on both sides of each ratio alike. A 256 MiB copy on loopback varies
+// by a tenth from one sample to the next as the scheduler places the
+// threads, so the full plan takes up to 9 rounds.
+template <class F>
+void in_rounds(const Rounds& rounds, F&& one_round) {
+  const Clock::time_point start = Clock::now();
+  for (int i = 0; i < rounds.max && (i < rounds.min || seconds_since(start) < rounds.budget_s); ++i)
+    one_round();
 }
 
 void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
-  const Plan round = one_round(p.transfer);
+  const Plan& round = p.transfer;
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const std::vector<double>& more) {
     seconds[key].insert(seconds[key].end(), more.begin(), more.end());
   };
-  for (int i = 0; i < kTransferRounds; ++i) {
+  in_rounds(p.rounds, [&] {
     take("h2d_gbps", cuda.htod(n, false, round));
     take("raw_tcp_gbps", raw.upload(n, round));
     take("d2h_gbps", cuda.dtoh(n, false, round));
     take("raw_tcp_down_gbps", raw.download(n, round));
     take("h2d_pinned_gbps", cuda.htod(n, true, round));
     take("d2h_pinned_gbps", cuda.dtoh(n, true, round));
-  }
+  });
   for (const auto& [key, samples] : seconds) add_transfer(r, key, n, samples);
   r.add_ratio("h2d_ratio", "h2d_gbps", "raw_tcp_gbps");
   r.add_ratio("h2d_pinned_ratio", "h2d_pinned_gbps", "raw_tcp_gbps");
@@ -104,7 +110,7 @@ SetCompression compression_switch() {
 // after measure_transfers has let auto measure the link (with lz4 off).
 void measure_compression(CudaBench& cuda, SetCompression set, const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
-  const Plan round = one_round(p.transfer);
+  const Plan& round = p.transfer;
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const char* mode, bool up) {
     set(mode);
@@ -112,12 +118,12 @@ void measure_compression(CudaBench& cuda, SetCompression set, const Plans& p, Re
                          : cuda.dtoh(n, false, round, Content::kCompressible);
     seconds[key].insert(seconds[key].end(), more.begin(), more.end());
   };
-  for (int i = 0; i < kTransferRounds; ++i) {
+  in_rounds(p.rounds, [&] {
     take("h2d_sparse_gbps", "off", true);
     take("h2d_sparse_lz4_gbps", "auto", true);
     take("d2h_sparse_gbps", "off", false);
     take("d2h_sparse_lz4_gbps", "auto", false);
-  }
+  });
   set("off");
   for (const auto& [key, samples] : seconds) add_transfer(r, key, n, samples);
   r.add_ratio("h2d_lz4_speedup", "h2d_sparse_lz4_gbps", "h2d_sparse_gbps");
