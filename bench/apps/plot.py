@@ -16,7 +16,8 @@ def main(path, png):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [json.loads(line) for line in open(path) if line.strip()]
+    # The first repeat only: one point per case.
+    rows = [r for r in map(json.loads, filter(str.strip, open(path))) if r.get("repeat", 1) == 1]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
         mine = [r for r in rows if r["result"]["model"] == model and "step_ms" in r["result"]]

@@ -1,10 +1,12 @@
 """apps.jsonl (bench/apps/run.sh) as a markdown table: every case's first
-and steady step beside the same model's native run, as ratios; then, from
-the warm case's stats (in the folder given second), the functions that
-waited for replies most."""
+and steady step beside the same model's native run (of the same repeat, when
+there is one), as ratios; then the warm loopback case's steady ratio over
+the repeats; then, from the warm case's stats (in the folder given second),
+the functions that waited for replies most."""
 import json
 import os
 import re
+import statistics
 import sys
 
 
@@ -47,24 +49,53 @@ def top_waits(folder, model, count=8):
         print(f"| {r['function']} | {r['calls']} | {r['round_trips']} | {r['one_way']} |")
 
 
+def repeat(row):
+    return row.get("repeat", 1)
+
+
+def by_model_and_repeat(rows, case):
+    return {(r["result"]["model"], repeat(r)): r["result"] for r in rows
+            if r["case"] == case and "error" not in r["result"]}
+
+
+def steady_spread(rows, native):
+    """Each model's warm steady step over the native one of the same repeat:
+    the median, the lowest and the highest."""
+    warm = by_model_and_repeat(rows, "scuda-warm")
+    ratios = {}
+    for (model, n), res in warm.items():
+        if (model, n) in native:
+            ratios.setdefault(model, []).append(res["step_ms"] / native[(model, n)]["step_ms"])
+    if not any(len(v) > 1 for v in ratios.values()):
+        return
+    print("\n| model | warm steady step / native, median | lowest | highest | repeats |")
+    print("|---|---:|---:|---:|---:|")
+    for model, v in ratios.items():
+        print(f"| {model} | {statistics.median(v):.3f} | {min(v):.3f} | {max(v):.3f} | {len(v)} |")
+
+
 def main(path, folder=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
-    native = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "native"}
-    warm = {r["result"]["model"]: r["result"] for r in rows if r["case"] == "scuda-warm"}
+    native = by_model_and_repeat(rows, "native")
+    warm = by_model_and_repeat(rows, "scuda-warm")
     print("| model | case | first step ms | step ms | step / native | first / native first "
           "| replies per step | first-step replies | link's first-step cost in RTTs |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        res, base = r["result"], native.get(r["result"]["model"], {})
+        res = r["result"]
+        model, n = res["model"], repeat(r)
+        base = native.get((model, n)) or native.get((model, 1), {})
+        case = r["case"] if n == 1 else f"{r['case']} #{n}"
         if "error" in res:
-            print(f"| {res['model']} | {r['case']} | error: {res['error']} | | | | | | |")
+            print(f"| {model} | {case} | error: {res['error']} | | | | | | |")
             continue
         ratio = lambda k: f"{res[k] / base[k]:.3f}" if base.get(k) else "-"
-        print(f"| {res['model']} | {r['case']} | {res['first_step_ms']:.1f} | {res['step_ms']:.2f} "
+        print(f"| {model} | {case} | {res['first_step_ms']:.1f} | {res['step_ms']:.2f} "
               f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} "
               f"| {res.get('first_step_replies', '-')} "
-              f"| {overhead_rtts(res, warm.get(res['model'], {}), r['case'])} |")
+              f"| {overhead_rtts(res, warm.get((model, 1), {}), r['case'])} |")
 
+    steady_spread(rows, native)
     first_step_waits(rows)
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
         if folder:

@@ -5,6 +5,8 @@
 # emulated link; ratios from this one run.
 # Usage: bench/apps/run.sh [MODEL...]   (default: mlp resnet18)
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
+# SCUDA_APP_REPEATS: how many times native and the warm loopback case run,
+# alternately (default 3): the steady ratio is their median.
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
 # so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set,
 # and each scuda case's per-function stats as $OUT/apps_MODEL_CASE_stats.json.
@@ -17,6 +19,7 @@ models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(mlp resnet18)
 links=${SCUDA_LINKS-1ms-10gbit 150ms}
 limit=${SCUDA_APP_TIMEOUT:-300}
+repeats=${SCUDA_APP_REPEATS:-3}
 cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
 # The client's answers kept across runs start empty too: the cold case fills
 # them and the server's module cache, the cases after it find both.
@@ -52,9 +55,9 @@ done
 : >"$out/apps.jsonl"
 # A link of 150 ms RTT makes every step cost at least one RTT: fewer steps.
 steps_for() { case $1 in scuda-150ms) echo --steps 5 --warmup 2 ;; esac; }
-measure() {  # measure MODEL CASE [scuda SERVER]
-  local model=$1 case=$2 line
-  shift 2
+measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
+  local model=$1 case=$2 repeat=$3 line
+  shift 3
   # shellcheck disable=SC2046
   local prog=("$python" bench/apps/step_time.py "$model" $(steps_for "$case"))
   if [ $# -gt 0 ]; then
@@ -64,14 +67,18 @@ measure() {  # measure MODEL CASE [scuda SERVER]
     line=$(timeout "$limit" "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
   fi
   [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
-  echo "{\"case\": \"$case\", \"result\": $line}" | tee -a "$out/apps.jsonl"
+  echo "{\"case\": \"$case\", \"repeat\": $repeat, \"result\": $line}" | tee -a "$out/apps.jsonl"
 }
 for model in "${models[@]}"; do
-  measure "$model" native
-  measure "$model" scuda-cold scuda "${via[none]}"
-  measure "$model" scuda-warm scuda "${via[none]}"
+  measure "$model" native 1
+  measure "$model" scuda-cold 1 scuda "${via[none]}"
+  measure "$model" scuda-warm 1 scuda "${via[none]}"
+  for ((r = 2; r <= repeats; r++)); do
+    measure "$model" native "$r"
+    measure "$model" scuda-warm "$r" scuda "${via[none]}"
+  done
   for link in $links; do
-    [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" scuda "${via[$link]}"
+    [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" 1 scuda "${via[$link]}"
   done
 done
 python3 bench/apps/report.py "$out/apps.jsonl" "$out" | tee "$out/apps.md"
