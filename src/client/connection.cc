@@ -79,20 +79,21 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   if (id) *id = h.request_id;
   if (stats::enabled())
     stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
-  const bool one_way = flags & protocol::kOneWay;
-  if (one_way && outbox_.hold(h, head, head_size, tail, tail_size))
+  if ((flags & protocol::kOneWay) && outbox_.hold(h, head, head_size, tail, tail_size))
     return !outbox_.full() || flush_held();
+  std::lock_guard write(outbox_.write_lock());
   const bool sent =
       protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
-  outbox_.sent(one_way);
+  outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
 }
 
 bool Connection::flush_held() {
   if (outbox_.held().empty()) return true;
+  std::lock_guard write(outbox_.write_lock());
   const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
-  outbox_.sent(true);
+  outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
 }
@@ -320,7 +321,6 @@ CUresult Connection::lost(const std::string& why) {
   if (!broken_.exchange(true))
     spdlog::error("lost the connection to scuda server {}: {}; every CUDA call fails from now on",
                   address_, why);
-  outbox_.sent(false);
   ::shutdown(socket_.fd(), SHUT_RDWR);
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
@@ -332,15 +332,21 @@ void Connection::flush_at_exit() {
   outbox_.stop();
 }
 
+// The outbox's thread may be writing: the write lock is held across fork
+// too, so that the child's copy of it is not left locked by a thread the
+// child does not have.
 bool Connection::before_fork() {
   if (!mutex_.try_lock()) return false;
   flush_held();
+  outbox_.write_lock().lock();
   return true;
 }
 
 void Connection::after_fork(bool locked, bool child) {
   if (child) outbox_.stop();
-  if (locked) mutex_.unlock();
+  if (!locked) return;
+  outbox_.write_lock().unlock();
+  mutex_.unlock();
 }
 
 }  // namespace scuda::client

@@ -154,7 +154,10 @@ class Connection {
   bool flush_held();
 
   std::mutex mutex_;
-  Outbox outbox_{mutex_, [this] { flush_held(); }};
+  Outbox outbox_{
+      mutex_,
+      [this](std::span<const uint8_t> bytes) { return socket_.write_all(bytes.data(), bytes.size()); },
+      [this] { lost("the connection broke while sending"); }};
   Socket socket_;
   protocol::FrameReader reader_{socket_};
   std::string address_;

@@ -12,24 +12,16 @@ bool Outbox::hold(const protocol::FrameHeader& h, const void* head, size_t head_
                   const void* tail, size_t tail_size) {
   if (stopped_ || head_size + tail_size > kLargestHeld) return false;
   if (bytes_.empty()) {
-    const Clock::time_point now = Clock::now();
-    if (now - last_one_way_ >= kHoldFor) return false;
     if (!started_) {
       bytes_.reserve(kFull + kLargestHeld + protocol::kHeaderSize);
       std::thread([this] { run(); }).detach();  // the connection, and so this, is never freed
       started_ = true;
     }
-    since_.store(now.time_since_epoch().count());
+    since_.store(Clock::now().time_since_epoch().count());
     begun_.fetch_add(1);
     if (idle_.load()) begun_.notify_one();
   }
   return protocol::append_frame(bytes_, h, head, head_size, tail, tail_size);
-}
-
-void Outbox::sent(bool one_way) {
-  if (!bytes_.empty()) done_.store(begun_.load());
-  bytes_.clear();
-  last_one_way_ = one_way ? Clock::now() : Clock::time_point();
 }
 
 // No wake-up: the thread, if it runs at all (not in a child), may sleep
@@ -39,24 +31,46 @@ void Outbox::stop() {
   bytes_.clear();
 }
 
-// Sleeps until a batch begins, then until it is due, and sends it unless a
-// call did. The lock is taken only then: a call waiting for its reply holds
-// it, but has sent the batch first. A thread's timer slack (50 µs by
-// default) would more than triple kHoldFor.
+// Yields the core between looks, so that on a busy machine the program's
+// own threads run first. A batch that begins after idle_ is set wakes the
+// thread: hold() reads idle_ after counting the batch.
+void Outbox::wait_for_batch(uint32_t* seen) {
+  const uint32_t last = *seen;
+  const Clock::time_point until = Clock::now() + kPollFor;
+  while (begun_.load() == last && Clock::now() < until) std::this_thread::yield();
+  if (begun_.load() == last) {
+    idle_.store(true);
+    begun_.wait(last);
+    idle_.store(false);
+  }
+  *seen = begun_.load();
+}
+
+bool Outbox::send_held() {
+  std::unique_lock lock(lock_);
+  if (stopped_) return false;
+  if (bytes_.empty()) return true;  // a call sent it
+  std::unique_lock write(write_mu_);
+  std::swap(bytes_, sending_);
+  lock.unlock();
+  const bool ok = write_(sending_);
+  sending_.clear();
+  write.unlock();
+  if (!ok) {
+    lock.lock();
+    failed_();
+  }
+  return ok;
+}
+
+// A thread's timer slack (50 µs by default) would more than triple kHoldFor.
 void Outbox::run() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   uint32_t seen = 0;
-  for (;;) {
-    idle_.store(true);
-    begun_.wait(seen);
-    idle_.store(false);
-    seen = begun_.load();
+  do {
+    wait_for_batch(&seen);
     std::this_thread::sleep_until(Clock::time_point(Clock::duration(since_.load())) + kHoldFor);
-    if (static_cast<int32_t>(done_.load() - seen) >= 0) continue;
-    std::lock_guard lock(lock_);
-    if (stopped_) return;
-    if (static_cast<int32_t>(done_.load() - seen) < 0) flush_();
-  }
+  } while (send_held());
 }
 
 }  // namespace scuda::client
