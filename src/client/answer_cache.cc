@@ -29,6 +29,10 @@ RecordFile& store() {
 
 }  // namespace
 
+std::string key(char kind, const protocol::Writer& question) {
+  return kind + std::string(question.data().begin(), question.data().end());
+}
+
 bool find(std::string_view key, std::string* value) { return store().find(key, value); }
 
 void remember(std::string_view key, std::string_view value) { store().remember(key, value); }

@@ -16,7 +16,12 @@
 #include <string_view>
 #include <type_traits>
 
+#include "protocol/codec.h"
+
 namespace scuda::client::answers {
+
+// A key: a letter for the kind of question, then the question's bytes.
+std::string key(char kind, const protocol::Writer& question);
 
 // The value remembered for `key`, if any.
 bool find(std::string_view key, std::string* value);

@@ -37,7 +37,7 @@ std::string default_key(CUlimit limit) {
   scuda::protocol::Writer w;
   w.put<int32_t>(dev);
   w.put<int32_t>(limit);
-  return "L" + std::string(w.data().begin(), w.data().end());
+  return scuda::client::answers::key('L', w);
 }
 
 bool find_kept(const Key& key, size_t* value) {

@@ -24,7 +24,7 @@ Versions& versions() {
 std::string lasting_key(CUdevice dev) {
   scuda::protocol::Writer w;
   w.put<int32_t>(dev);
-  return "V" + std::string(w.data().begin(), w.data().end());
+  return scuda::client::answers::key('V', w);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ std::string description_key(const std::string& lasting_name, const std::string& 
   w.str(lasting_name);
   w.str(digest);
   w.put(dev);
-  return "D" + std::string(w.data().begin(), w.data().end());
+  return answers::key('D', w);
 }
 
 // With the connection's lock held, when the lookup's reply is read. An
