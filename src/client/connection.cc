@@ -91,6 +91,10 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
 
 bool Connection::flush_held() {
   if (outbox_.held().empty()) return true;
+  if (broken_) {
+    outbox_.sent();
+    return false;
+  }
   std::lock_guard write(outbox_.write_lock());
   const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
   outbox_.sent();
@@ -325,18 +329,34 @@ CUresult Connection::lost(const std::string& why) {
   return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
 
+namespace {
+
+// The outbox's thread holds the lock only to take what is held, so a lock
+// still taken after a millisecond is a caller's, waiting for a reply.
+bool lock_briefly(std::mutex& mu) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+  while (!mu.try_lock())
+    if (std::chrono::steady_clock::now() >= until) return false;
+  return true;
+}
+
+}  // namespace
+
+// Waits for the outbox's thread to finish a write it has begun, which the
+// process's exit would cut short.
 void Connection::flush_at_exit() {
-  std::unique_lock lock(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
+  if (!lock_briefly(mutex_)) return;
+  std::lock_guard lock(mutex_, std::adopt_lock);
   flush_held();
   outbox_.stop();
+  std::lock_guard write(outbox_.write_lock());
 }
 
 // The outbox's thread may be writing: the write lock is held across fork
 // too, so that the child's copy of it is not left locked by a thread the
 // child does not have.
 bool Connection::before_fork() {
-  if (!mutex_.try_lock()) return false;
+  if (!lock_briefly(mutex_)) return false;
   flush_held();
   outbox_.write_lock().lock();
   return true;

@@ -100,7 +100,7 @@ class Connection {
   void deliver_ahead_of(uint64_t id);
 
   // At exit, without the lock: sends what is held and holds nothing after.
-  // Skipped while another thread holds the lock: its call sends it.
+  // Skipped while another thread holds the lock for long: its call sends it.
   void flush_at_exit();
   // Around fork, in the forking thread: before_fork takes the lock if it is
   // free and sends what is held (true when it took it); after_fork releases
@@ -156,7 +156,9 @@ class Connection {
   std::mutex mutex_;
   Outbox outbox_{
       mutex_,
-      [this](std::span<const uint8_t> bytes) { return socket_.write_all(bytes.data(), bytes.size()); },
+      [this](std::span<const uint8_t> bytes) {
+        return !broken_ && socket_.write_all(bytes.data(), bytes.size());
+      },
       [this] { lost("the connection broke while sending"); }};
   Socket socket_;
   protocol::FrameReader reader_{socket_};

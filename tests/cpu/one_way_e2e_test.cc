@@ -125,7 +125,9 @@ TEST_F(OneWayTest, SpacedLaunchesMakeNoWriteOnTheLaunchingThread) {
     }
     ASSERT_EQ(launch(2000 + i), CUDA_SUCCESS);
   }
-  EXPECT_EQ(*thread_writes() - *before, 0u);
+  const std::optional<uint64_t> after = thread_writes();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(*after - *before, 0u);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   const std::vector<std::string> lines = fills_since(log_start_);
   ASSERT_EQ(lines.size(), kLaunches + 1);
