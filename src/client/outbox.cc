@@ -1,5 +1,7 @@
 #include "client/outbox.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
 
 #include <thread>
@@ -64,8 +66,14 @@ bool Outbox::send_held() {
 }
 
 // A thread's timer slack (50 µs by default) would more than triple kHoldFor.
+// SIGPIPE, from a write to a server gone away, stays pending on this thread
+// rather than ending the program: the write fails, and the next call says so.
 void Outbox::run() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   uint32_t seen = 0;
   do {
     wait_for_batch(&seen);

@@ -10,6 +10,8 @@
 //   client_tool launch-exit   50 launches, then exit without synchronizing
 //   client_tool zeros-round-trip  24 MiB of zeros to the device and back,
 //                             whatever SCUDA_COMPRESS says
+//   client_tool launch-after-loss  a launch, "ready", then once a line comes
+//                             on stdin, launches for 300 ms and a synchronize
 #include <cuda.h>
 #include <unistd.h>
 
@@ -90,6 +92,22 @@ int submit() {
 int launch_then_exit() {
   Fill fill;
   return fill.set_up() && fill.launch(0x5ca1ab1e, 50) ? 0 : 1;
+}
+
+// Launches after the test has killed the session: the outbox's thread writes
+// them to a connection the server has closed.
+int launch_after_loss() {
+  Fill fill;
+  if (!fill.set_up() || !fill.launch(1, 1) || cuCtxSynchronize()) return 1;
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char line[8];
+  if (!std::fgets(line, sizeof line, stdin)) return 1;
+  for (int i = 0; i < 300; ++i) {
+    fill.launch(2, 1);
+    usleep(1000);
+  }
+  return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
 // Exit handlers that call the driver, as cudart's and cuBLAS's do. cudart
@@ -189,5 +207,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "callback-exit") == 0) return callback_then_exit();
   if (std::strcmp(argv[1], "launch-exit") == 0) return launch_then_exit();
   if (std::strcmp(argv[1], "zeros-round-trip") == 0) return zeros_round_trip();
+  if (std::strcmp(argv[1], "launch-after-loss") == 0) return launch_after_loss();
   return 2;
 }

@@ -635,5 +635,41 @@ TEST(Session, CallbackChannelJoinsAServerAtItsLimit) {
   EXPECT_EQ(o.out, "callback running\n");
 }
 
+
+// The outbox's thread writes launches to a session that has died: the
+// program gets the lost connection at its next synchronize and exits as it
+// chooses.
+TEST(Session, ASessionKilledUnderHeldLaunchesFailsTheNextSynchronize) {
+  ServerProcess server;
+  int in[2], out[2];
+  ASSERT_EQ(pipe(in), 0);
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    setenv("SCUDA_SERVER", server.address().c_str(), 1);
+    execl(CLIENT_TOOL, CLIENT_TOOL, "launch-after-loss", nullptr);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  FILE* from_child = fdopen(out[0], "r");
+  char line[128] = {};
+  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
+  ASSERT_STREQ(line, "ready\n");
+  const std::vector<Child> sessions = children_of(server.pid());
+  ASSERT_EQ(sessions.size(), 1u);
+  kill(sessions[0].pid, SIGKILL);
+  ASSERT_EQ(write(in[1], "go\n", 3), 3);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
+  EXPECT_STREQ(line, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
+  fclose(from_child);
+  close(in[1]);
+}
+
 }  // namespace
 }  // namespace scuda
