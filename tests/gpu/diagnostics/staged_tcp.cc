@@ -8,13 +8,8 @@
 // staging was not registered (16 to 20): neither the copies beside the
 // stream nor 8 MiB requests against a ring of pieces kept ahead cost the
 // stream anything measurable.
-#include <arpa/inet.h>
 #include <cuda.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.h"
+
 namespace {
 
 constexpr size_t kTotal = 256u << 20;
@@ -36,46 +33,6 @@ void check(CUresult rc, const char* what) {
   if (rc == CUDA_SUCCESS) return;
   std::fprintf(stderr, "%s failed: %d\n", what, rc);
   std::exit(1);
-}
-
-bool write_all(int fd, const void* p, size_t n) {
-  auto* c = static_cast<const char*>(p);
-  while (n) {
-    ssize_t k = ::send(fd, c, n, MSG_NOSIGNAL);
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* p, size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n) {
-    ssize_t k = ::recv(fd, c, n, 0);
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-void connected_pair(int* a, int* b) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(l, reinterpret_cast<sockaddr*>(&addr), &len);
-  listen(l, 1);
-  *a = socket(AF_INET, SOCK_STREAM, 0);
-  if (connect(*a, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) std::exit(1);
-  *b = accept(l, nullptr, nullptr);
-  close(l);
-  int one = 1;
-  setsockopt(*a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  setsockopt(*b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 struct Env {

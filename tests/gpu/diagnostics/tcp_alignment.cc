@@ -5,13 +5,8 @@
 // On the H100 host (session 7) every case's median fell within 28 to 35
 // Gbit/s, with each case's own spread as wide: neither alignment, nor the
 // framing, nor a cache-sized receive buffer moves a loopback stream.
-#include <arpa/inet.h>
 #include <sched.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,33 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.h"
+
 namespace {
 
 constexpr size_t kTotal = 256u << 20;
 constexpr size_t kChunk = 8u << 20;
 constexpr size_t kPiece = 2u << 20;
-
-bool write_all(int fd, const void* p, size_t n) {
-  auto* c = static_cast<const char*>(p);
-  while (n) {
-    ssize_t k = ::send(fd, c, n, MSG_NOSIGNAL);
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* p, size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n) {
-    ssize_t k = ::recv(fd, c, n, 0);
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
 
 uint8_t* map(size_t n, bool huge) {
   void* p = mmap(nullptr, n + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -69,25 +44,6 @@ struct Case {
   bool dst_huge;
 };
 
-int connected_pair(int* a, int* b) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(l, reinterpret_cast<sockaddr*>(&addr), &len);
-  listen(l, 1);
-  *a = socket(AF_INET, SOCK_STREAM, 0);
-  if (connect(*a, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
-  *b = accept(l, nullptr, nullptr);
-  close(l);
-  int one = 1;
-  setsockopt(*a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  setsockopt(*b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return 0;
-}
-
 // TCP_LAB_PIN=A,B puts the sender on CPU A and the receiver on CPU B.
 void pin(int which) {
   const char* env = std::getenv("TCP_LAB_PIN");
@@ -102,7 +58,7 @@ void pin(int which) {
 
 double run_once(const Case& c, uint8_t* src_base, uint8_t* dst_base) {
   int tx, rx;
-  if (connected_pair(&tx, &rx) != 0) return 0;
+  connected_pair(&tx, &rx);
   const uint8_t* src = src_base + c.src_offset;
   uint8_t* dst = dst_base + c.dst_offset;
   std::thread receiver([&] {
