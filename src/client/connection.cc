@@ -91,15 +91,17 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
 
 bool Connection::flush_held() {
   if (outbox_.held().empty()) return true;
-  if (broken_) {
-    outbox_.sent();
-    return false;
-  }
   std::lock_guard write(outbox_.write_lock());
-  const bool sent = socket_.write_all(outbox_.held().data(), outbox_.held().size());
+  const bool sent = write_held(outbox_.held());
   outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
+}
+
+// Nothing is written once the connection is lost: the socket is shut down,
+// and a write would raise SIGPIPE.
+bool Connection::write_held(std::span<const uint8_t> bytes) {
+  return !broken_ && socket_.write_all(bytes.data(), bytes.size());
 }
 
 bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {

@@ -152,14 +152,12 @@ class Connection {
   CUresult read_reply(uint64_t id, std::vector<uint8_t>* reply);
   // Sends what the outbox holds.
   bool flush_held();
+  // With the outbox's write lock: writes bytes the outbox held.
+  bool write_held(std::span<const uint8_t> bytes);
 
   std::mutex mutex_;
-  Outbox outbox_{
-      mutex_,
-      [this](std::span<const uint8_t> bytes) {
-        return !broken_ && socket_.write_all(bytes.data(), bytes.size());
-      },
-      [this] { lost("the connection broke while sending"); }};
+  Outbox outbox_{mutex_, [this](std::span<const uint8_t> bytes) { return write_held(bytes); },
+                 [this] { lost("the connection broke while sending"); }};
   Socket socket_;
   protocol::FrameReader reader_{socket_};
   std::string address_;
