@@ -24,9 +24,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "proc_io.h"
 
 // libcuda.so.1's count of the replies this process waited for.
 extern "C" uint64_t scuda_replies_awaited();
@@ -47,12 +50,8 @@ std::string read_file(const char* path) {
 }
 
 long long bytes_written() {
-  std::ifstream in("/proc/self/io");
-  std::string key;
-  long long value = -1;
-  while (in >> key >> value)
-    if (key == "wchar:") return value;
-  return -1;
+  const std::optional<uint64_t> wchar = scuda::test::proc_io("/proc/self/io", "wchar:");
+  return wchar ? static_cast<long long>(*wchar) : -1;
 }
 
 void load(const char* path) {

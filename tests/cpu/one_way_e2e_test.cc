@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "primary_context_test.h"
+#include "proc_io.h"
 #include "shared_server.h"
 
 namespace {
@@ -101,13 +102,7 @@ TEST_F(OneWayTest, ManyLaunchesRunInOrder) {
 
 // Write system calls this thread has made, if the kernel counts them.
 std::optional<uint64_t> thread_writes() {
-  std::ifstream in("/proc/thread-self/io");
-  for (std::string key; in >> key;) {
-    uint64_t value = 0;
-    if (!(in >> value)) break;
-    if (key == "syscw:") return value;
-  }
-  return std::nullopt;
+  return scuda::test::proc_io("/proc/thread-self/io", "syscw:");
 }
 
 // Launches spaced as an eager PyTorch step spaces them, tens of µs apart,
