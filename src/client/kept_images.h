@@ -13,9 +13,8 @@
 
 namespace scuda::client {
 
-// The images to name in the Hello to `server` (HOST[:PORT]): those noted
-// last, at most
-// protocol::kMaxKeptImages.
+// The images to name in the Hello to `server` (HOST[:PORT]): at most
+// protocol::kMaxKeptImages, those first noted most recently.
 std::vector<protocol::ImageRef> images_kept_on(const std::string& server);
 // The server holds `hash`, an image of `size` bytes.
 void note_kept(const protocol::ImageHash& hash, uint64_t size);
