@@ -13,6 +13,7 @@
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 #include "server/callback_channel.h"
+#include "server/join_point.h"
 #include "server/dispatch.h"
 #include "server/module_cache.h"
 #include "server/snapshot.h"
@@ -100,7 +101,7 @@ bool Session::join(const protocol::Hello& hello, uint64_t request_id) {
     refuse(request_id, error);
     return false;
   }
-  spdlog::info("handed a callback channel of '{}' to its session", hello.program);
+  spdlog::info("handed a connection of '{}' to the session it joins", hello.program);
   return true;
 }
 

@@ -78,7 +78,7 @@ class Session {
   bool read_hello(protocol::Hello* hello, uint64_t* request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
-  // A callback channel's: hands the connection to the session it joins.
+  // A join's (join_point.h): hands the connection to the session it joins.
   bool join(const protocol::Hello& hello, uint64_t request_id);
   // Reads the request's payload (its head, for a handler that reads the
   // rest itself) and serves it; false when the session must end.

@@ -526,7 +526,7 @@ TEST(Session, CallbackChannelJoinsNeedTheTokenAndTheSessionsSecret) {
   EXPECT_NE(join(wrong_secret, "join-token", wrong).find("wrong secret"), std::string::npos);
   EXPECT_TRUE(closed_by_server(wrong_secret));
   Socket unknown = raw_connect(server);
-  EXPECT_NE(join(unknown, "join-token", {"scuda-callbacks-1-00", channel.secret})
+  EXPECT_NE(join(unknown, "join-token", {"scuda-join-1-callbacks-00", channel.secret})
                 .find("no session is waiting"),
             std::string::npos);
 

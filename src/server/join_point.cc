@@ -1,0 +1,137 @@
+#include "server/join_point.h"
+
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/frame_io.h"
+#include "protocol/handshake.h"
+#include "protocol/ops.h"
+#include "server/local_socket.h"
+
+namespace scuda::server {
+
+namespace {
+
+constexpr char kNamePrefix[] = "scuda-join-";
+constexpr size_t kSecretSize = 32;
+
+bool random_bytes(std::string* out, size_t size) {
+  out->resize(size);
+  for (size_t at = 0; at < size;) {
+    const ssize_t n = getrandom(out->data() + at, size - at, 0);
+    if (n < 0 && errno != EINTR) return false;
+    if (n > 0) at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The session's pid, what the joins are for, and random bytes so that no
+// one else can guess it.
+bool new_name(const char* what, std::string* name) {
+  std::string nonce;
+  if (!random_bytes(&nonce, 16)) return false;
+  *name = fmt::format("{}{}-{}-", kNamePrefix, getpid(), what);
+  for (unsigned char c : nonce) *name += fmt::format("{:02x}", c);
+  return true;
+}
+
+}  // namespace
+
+bool JoinPoint::open(const char* what, Take take, std::string* name, std::string* secret,
+                     std::string* error) {
+  std::lock_guard lock(mu_);
+  if (name_.empty()) {
+    std::string chosen, key;
+    if (!new_name(what, &chosen) || !random_bytes(&key, kSecretSize)) {
+      *error = fmt::format("no random bytes for the {}: {}", what, std::strerror(errno));
+      return false;
+    }
+    Socket listener = listen_local(chosen, error);
+    if (!listener.valid()) return false;
+    what_ = what;
+    name_ = chosen;
+    secret_ = key;
+    take_ = std::move(take);
+    std::thread([this, l = std::move(listener)]() mutable { accept_joins(std::move(l)); }).detach();
+  }
+  *name = name_;
+  *secret = secret_;
+  return true;
+}
+
+// Refused joins leave the session waiting for the right ones; once the
+// taker wants no more, the wait ends, and the local socket's name with it.
+void JoinPoint::accept_joins(Socket listener) {
+  for (;;) {
+    Socket peer(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (peer.valid()) {
+      Socket client = admit(peer);
+      if (client.valid() && take_(std::move(client))) return;
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      spdlog::error("the {}'s local socket failed: {}", what_, std::strerror(errno));
+      return;
+    }
+  }
+}
+
+Socket JoinPoint::admit(Socket& peer) {
+  if (!peer_is_same_user(peer)) {
+    spdlog::warn("a process of another user tried to join this session's {}", what_);
+    return Socket();
+  }
+  std::string secret;
+  Socket client = receive_with_fd(peer, kSecretSize, &secret);
+  if (!client.valid()) {
+    spdlog::warn("a join of the {} came without its connection", what_);
+    return Socket();
+  }
+  if (!protocol::tokens_equal(secret, secret_)) {
+    spdlog::warn("refused a join of the {} with the wrong secret", what_);
+    protocol::write_error(client, 0,
+                          fmt::format("wrong secret for this session's {}: a client can only "
+                                      "join its own session",
+                                      what_));
+    return Socket();
+  }
+  return client;
+}
+
+bool acknowledge_join(Socket& client) {
+  protocol::FrameHeader h;
+  h.flags = protocol::kReply;
+  h.op = protocol::kOpHello;
+  const uint32_t result = CUDA_SUCCESS;
+  return protocol::write_frame(client, h, &result, sizeof result);
+}
+
+bool hand_over(Socket& client, const std::string& name, const std::string& secret,
+               std::string* error) {
+  if (name.rfind(kNamePrefix, 0) != 0 || secret.size() != kSecretSize) {
+    *error = fmt::format("'{}' and a secret of {} bytes do not name a session's join point",
+                         name, secret.size());
+    return false;
+  }
+  std::string why;
+  Socket session = connect_local(name, &why);
+  if (!session.valid()) {
+    *error = fmt::format("no session is waiting for a join named '{}' (it may have ended, or "
+                         "the name is from another server): {}",
+                         name, why);
+    return false;
+  }
+  if (!send_with_fd(session, secret, client.fd())) {
+    *error = fmt::format("could not hand the connection to its session: {}", std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace scuda::server
