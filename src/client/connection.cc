@@ -188,6 +188,16 @@ CUresult Connection::settle(uint64_t id) {
   return CUDA_SUCCESS;
 }
 
+CUresult Connection::settle_all() {
+  uint64_t last = 0;
+  {
+    std::lock_guard lock(turn_mu_);
+    if (deliveries_.empty()) return CUDA_SUCCESS;
+    last = deliveries_.back().id;
+  }
+  return settle(last);
+}
+
 CUresult Connection::take_deferred_error() {
   return deferred_error_.exchange(CUDA_SUCCESS);
 }

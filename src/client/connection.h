@@ -64,6 +64,9 @@ class Connection {
   // and then the next call reports the lost connection.
   bool send(uint32_t op, uint16_t flags, const void* head, size_t head_size,
             const void* tail = nullptr, size_t tail_size = 0, uint64_t* id = nullptr);
+  // With the lock held: writes the one-way requests held so far now; false
+  // once the connection is lost.
+  bool flush() { return flush_held(); }
   // With the lock held: waits for the reply to `id` and returns the CUresult
   // it carries, leaving the rest of its payload in *reply.
   CUresult receive(uint64_t id, std::vector<uint8_t>* reply);
@@ -85,6 +88,9 @@ class Connection {
   // With the lock held: reads every reply owed to deliver_later or
   // handle_later up to and including the reply to `id`.
   CUresult settle(uint64_t id);
+  // With the lock held: reads every reply owed to deliver_later or
+  // handle_later so far.
+  CUresult settle_all();
   // With the lock held: the first error of a reply read by deliver_later or
   // handle_later, once.
   CUresult take_deferred_error();

@@ -2,16 +2,19 @@
 // host-to-device chunks go one-way with only the last awaiting a reply, and
 // device-to-host requests are all sent before the first reply is read, so
 // the link stays busy in both directions. Chunks may cross lz4-compressed
-// (copy_compression.h).
+// (copy_compression.h); the bytes of a large copy may cross the lanes
+// instead (lanes.h).
 #include <chrono>
 #include <cstring>
 
 #include "client/coherent_pages.h"
 #include "client/context.h"
 #include "client/copy_compression.h"
+#include "client/lanes.h"
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
+#include "client/stats.h"
 #include "client/stream_capture.h"
 #include "forward.h"
 #include "protocol/frame.h"
@@ -35,22 +38,10 @@ uint16_t sync_flag(uint8_t mode) {
 
 CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
 
-// The bytes are captured into the frames at the call, which is all the
-// driver promises for pageable sources, so a copy into memory the client
-// knows goes one-way; its errors come back at the next synchronizing call.
-// A copy elsewhere waits, so that the driver's answer comes back at once, and
-// so does every copy once the process has begun a capture: the server
-// refuses to capture host memory, and that must not go unnoticed.
-CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
-  if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
-  // Managed memory is the device's: never read here, under the lock.
-  if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  const bool wait = !inside_allocation(dst, size) || capture_begun();
-  std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, true);
-  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+// A copy's chunks, each a request with its bytes as the frame's tail; only
+// the last may wait for its reply.
+CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, size_t size,
+                          CUstream stream, uint8_t mode, bool wait) {
   size_t offset = 0;
   uint64_t last_id = 0;
   do {
@@ -64,30 +55,90 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     w.u64(n);  // the blob's length (raw); its bytes, or their lz4 block, follow as the frame's tail
     const uint16_t flags = wait && last ? sync_flag(mode) : protocol::kOneWay;
     const auto start = Clock::now();
-    if (!conn->send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
-                    chunk.size, &last_id))
+    if (!conn.send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
+                   chunk.size, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     copy_compression::sent(chunk.size, seconds_since(start));
     offset += n;
   } while (offset < size);
-  coherence::device_wrote(dst, size);
   if (!wait) return CUDA_SUCCESS;
   std::vector<uint8_t> reply;
-  return conn->receive(last_id, &reply);
+  return conn.receive(last_id, &reply);
 }
 
-// A synchronous copy waits for its chunks; an async one leaves them to be
-// delivered at the next call that waits for the server, so that it costs no
-// round trip of its own (unless a capture has begun: see to_device).
-CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
-  if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
-  // Managed memory is the device's: never written here, under the lock.
-  if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
+// How many lanes (lanes.h) a copy takes: none for a stream that is the
+// calling thread's own, which the session's lane threads cannot name, nor
+// when lz4 may pay, which lanes do not carry.
+uint32_t lanes_for(size_t size, CUstream stream, uint8_t mode, bool to_device) {
+  if (stream == CU_STREAM_PER_THREAD || (!stream && (mode & protocol::kCopyPerThread)) ||
+      capture_begun())
+    return 0;
+  if (to_device ? copy_compression::may_compress_up() : copy_compression::ask_compressed(size))
+    return 0;
+  return lanes::usable(size);
+}
+
+// A copy whose bytes cross the lanes, while its request keeps its place on
+// the connection. The replies owed are read first: the session sends them
+// before it comes to this copy, and must not wait on a client that is busy
+// with the lanes. Even when a lane breaks, the reply is read, so that the
+// connection stays in step.
+CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* host, size_t size,
+                    CUstream stream, uint8_t mode, uint32_t lanes, bool wait) {
+  const bool to_device = op == protocol::kOpMemcpyHtoDLanes;
+  conn.settle_all();
+  protocol::Writer w;
+  w.u64(device);
+  w.u64(handle_id(stream));
+  w.u8(mode & protocol::kCopyAsync);
+  w.u64(size);
+  w.u32(lanes);
+  uint64_t id = 0;
+  const uint16_t flags = wait ? sync_flag(mode) : protocol::kOneWay;
+  if (!conn.send(op, flags, w.data().data(), w.size(), nullptr, 0, &id) || !conn.flush())
+    return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  const auto start = Clock::now();
+  const bool moved = to_device ? lanes::send(host, size, lanes) : lanes::receive(host, size, lanes);
+  if (to_device) copy_compression::sent(size, seconds_since(start));
+  else copy_compression::received_raw(size, seconds_since(start));
+  if (stats::enabled()) stats::count_lane_bytes(op, size, to_device);
+  std::vector<uint8_t> reply;
+  const CUresult rc = wait ? conn.receive(id, &reply) : CUDA_SUCCESS;
+  return moved || rc != CUDA_SUCCESS ? rc : CUDA_ERROR_DEVICE_UNAVAILABLE;
+}
+
+// The bytes are captured into the frames (or the lanes) at the call, which
+// is all the driver promises for pageable sources, so a copy into memory
+// the client knows goes one-way; its errors come back at the next
+// synchronizing call. A copy elsewhere waits, so that the driver's answer
+// comes back at once, and so does every copy once the process has begun a
+// capture: the server refuses to capture host memory, and that must not go
+// unnoticed.
+CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
+  if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
+  // Managed memory is the device's: never read here, under the lock.
+  if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  const bool wait = !inside_allocation(dst, size) || capture_begun();
   std::lock_guard lock(conn->mutex());
   coherence::before_request(*conn, true);
   if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  const uint32_t lanes = lanes_for(size, stream, mode, true);
+  const CUresult rc =
+      lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
+                         stream, mode, lanes, wait)
+            : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
+  coherence::device_wrote(dst, size);
+  return rc;
+}
+
+// A copy's chunks: every request is sent before the first reply is read.
+// An async copy's replies are left to be delivered at the next call that
+// waits for the server, so that it costs no round trip of its own (unless a
+// capture has begun: see to_device).
+CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t size, CUstream stream,
+                        uint8_t mode) {
   struct Pending {
     uint64_t id;
     bool compressed;
@@ -103,13 +154,13 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     w.u64(handle_id(stream));
     w.u8(compressed ? mode | protocol::kCopyCompressed : mode);
     uint64_t id = 0;
-    if (!conn->send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr,
-                    0, &id))
+    if (!conn.send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr, 0,
+                   &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     uint8_t* into = static_cast<uint8_t*>(dst) + offset;
     if ((mode & protocol::kCopyAsync) && !capture_begun()) {
-      if (compressed) copy_compression::deliver_later(*conn, id, into, n);
-      else conn->deliver_later(id, into, n);
+      if (compressed) copy_compression::deliver_later(conn, id, into, n);
+      else conn.deliver_later(id, into, n);
     } else {
       pending.push_back({id, compressed});
     }
@@ -123,13 +174,30 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   for (size_t i = 0; i < pending.size(); ++i) {
     const size_t n = std::min(kChunkSize, size - offset);
     uint8_t* into = static_cast<uint8_t*>(dst) + offset;
-    CUresult rc = pending[i].compressed ? copy_compression::receive(*conn, pending[i].id, into, n)
-                                        : conn->receive_into(pending[i].id, into, n);
+    CUresult rc = pending[i].compressed ? copy_compression::receive(conn, pending[i].id, into, n)
+                                        : conn.receive_into(pending[i].id, into, n);
     if (i && !pending[i].compressed) copy_compression::received_raw(n, seconds_since(start));
     start = Clock::now();
     if (first == CUDA_SUCCESS) first = rc;
     offset += n;
   }
+  return first;
+}
+
+// A synchronous copy waits for its bytes; so does one over the lanes.
+CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
+  if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
+  // Managed memory is the device's: never written here, under the lock.
+  if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  coherence::before_request(*conn, true);
+  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  const uint32_t lanes = lanes_for(size, stream, mode, false);
+  CUresult first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream,
+                                      mode, lanes, true)
+                         : chunks_to_host(*conn, dst, src, size, stream, mode);
   // A synchronous copy synchronizes: it also reports what earlier async
   // copies left behind.
   if (mode & protocol::kCopyAsync) return first;

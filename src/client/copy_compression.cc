@@ -90,6 +90,11 @@ Chunk outgoing(const void* data, size_t size) {
   return {true, block, n};
 }
 
+bool may_compress_up() {
+  const Mode m = mode();
+  return m == Mode::kOn || (m == Mode::kAuto && compression::pays(up.get(), 0));
+}
+
 bool ask_compressed(size_t size) {
   const Mode m = mode();
   if (m == Mode::kOff || size < kSmallest) return false;

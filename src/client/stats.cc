@@ -132,6 +132,12 @@ void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited) {
   r.waited_ns += waited_ns;
 }
 
+void count_lane_bytes(uint32_t op, size_t bytes, bool outgoing) {
+  std::lock_guard lock(stats().mutex());
+  Row& r = row_for_op(op);
+  (outgoing ? r.bytes_out : r.bytes_in) += bytes;
+}
+
 void count_lz4(uint32_t op, size_t raw_bytes, bool outgoing) {
   std::lock_guard lock(stats().mutex());
   Row& r = stats().row(std::string(protocol::op_name(op)) + " lz4");

@@ -15,6 +15,9 @@ void count_send(uint32_t op, size_t bytes, bool one_way);
 // The reply to `op` was read after `waited_ns`: one the program `awaited`
 // (a round trip), or a deferred one read while awaiting another.
 void count_reply(uint32_t op, size_t bytes, uint64_t waited_ns, bool awaited);
+// The `bytes` of a copy `op` crossed the lanes (lanes.h): counted in the
+// op's row (`outgoing`: to the server).
+void count_lane_bytes(uint32_t op, size_t bytes, bool outgoing);
 // A chunk of `op` of `raw_bytes` crossed lz4-compressed (`outgoing`: to the
 // server); counted in the row "<op> lz4", whose bytes are those before
 // compression, beside the op's own row of bytes on the wire.

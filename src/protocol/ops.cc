@@ -27,6 +27,9 @@ const char* op_name(uint32_t op) {
     case kOpFunctionInfo: return "function-info";
     case kOpHostCallback: return "host-callback";
     case kOpCallbackChannel: return "callback-channel";
+    case kOpLanes: return "lanes";
+    case kOpMemcpyHtoDLanes: return "memcpy-htod-lanes";
+    case kOpMemcpyDtoHLanes: return "memcpy-dtoh-lanes";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

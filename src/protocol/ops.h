@@ -29,6 +29,9 @@ enum Op : uint32_t {
   kOpFunctionInfo,       // a function's or kernel's description, when its lookup's lacks it
   kOpHostCallback,       // one-way: a host callback's place in a stream (and the callback channel's frames)
   kOpCallbackChannel,    // the name and secret with which a callback channel joins the session
+  kOpLanes,              // the name and secret with which lanes join the session
+  kOpMemcpyHtoDLanes,    // a host-to-device copy whose bytes cross the lanes
+  kOpMemcpyDtoHLanes,    // a device-to-host copy whose bytes cross the lanes
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
@@ -68,6 +71,11 @@ enum CopyMode : uint8_t {
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
   kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
 };
+
+// Lanes (docs/protocol.md, "Lanes"): at most this many, and a copy's bytes
+// cross them in stripes of this size, stripe i on lane i % lanes.
+constexpr uint32_t kMaxLanes = 16;
+constexpr size_t kLaneStripe = 4u << 20;
 
 // Which kind of object kOpResourceDesc asks about.
 enum ResourceOwner : uint8_t {

@@ -10,18 +10,13 @@
 #include "common/compression.h"
 #include "protocol/compressed_pieces.h"
 #include "protocol/ops.h"
+#include "server/copy_checks.h"
 #include "server/dispatch.h"
+#include "server/piece_events.h"
 #include "server/session.h"
 
 namespace scuda::server {
 
-namespace {
-
-using protocol::Reader;
-using protocol::Writer;
-
-// A captured copy would touch this request's buffer when the graph runs,
-// long after the buffer is gone: refuse it, loudly.
 CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
   auto fn = per_thread ? d.cuStreamIsCapturing_ptsz : d.cuStreamIsCapturing;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -32,7 +27,11 @@ CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
   return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
-constexpr size_t kPiece = 2u << 20;
+namespace {
+
+using protocol::Reader;
+using protocol::Writer;
+
 // An async copy this small goes to the driver from pageable memory, which
 // it stages and returns at once; a larger one is effectively synchronous
 // from pageable memory anyway.
@@ -137,34 +136,6 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
   return staged_to_device(s, copy, sync, dst, size, on, per_thread);
 }
 
-constexpr size_t kMaxPieces = protocol::kChunkSize / kPiece;
-
-// Events, one per piece of a chunk, destroyed with it. They are made for
-// each chunk because an event belongs to the context current when it was
-// created, and the client may switch contexts between chunks.
-class PieceEvents {
- public:
-  explicit PieceEvents(const DriverTable& d) : d_(d) {}
-  ~PieceEvents() {
-    for (size_t i = 0; i < count_; ++i) d_.cuEventDestroy_v2(events_[i]);
-  }
-  CUresult add(CUstream stream) {
-    CUresult rc = d_.cuEventCreate(&events_[count_], CU_EVENT_DISABLE_TIMING);
-    if (rc != CUDA_SUCCESS) return rc;
-    ++count_;
-    return d_.cuEventRecord(events_[count_ - 1], stream);
-  }
-  // Nothing to wait for past the last event (a chunk of no bytes).
-  CUresult wait(size_t i) { return i < count_ ? d_.cuEventSynchronize(events_[i]) : CUDA_SUCCESS; }
-
- private:
-  const DriverTable& d_;
-  CUevent events_[kMaxPieces] = {};
-  size_t count_ = 0;
-};
-
-using CopyToHost = CUresult (*)(void*, CUdeviceptr, size_t, CUstream);
-
 // A copy of one piece needs no events: the stream's end is the copy's.
 CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr src, size_t size,
                        CUstream on, bool per_thread) {
@@ -178,27 +149,10 @@ CUresult small_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr sr
   return kReplied;
 }
 
-// Queues every piece's copy into `buf`, with an event after each, and waits
-// for the first; on failure nothing is left writing into `buf`.
-CUresult queue_pieces(const DriverTable& d, PieceEvents& events, CopyToHost copy, uint8_t* buf,
-                      CUdeviceptr src, size_t size, CUstream on) {
-  CUresult rc = CUDA_SUCCESS;
-  for (size_t at = 0; at < size && rc == CUDA_SUCCESS; at += kPiece) {
-    rc = copy(buf + at, src + at, std::min<size_t>(kPiece, size - at), on);
-    if (rc == CUDA_SUCCESS) rc = events.add(on);
-  }
-  if (rc == CUDA_SUCCESS) rc = events.wait(0);
-  if (rc != CUDA_SUCCESS && d.cuCtxSynchronize) d.cuCtxSynchronize();
-  return rc;
-}
-
 // A piece whose copy fails once the reply is under way is sent as zeros, and
 // its error returned by the next synchronizing request.
 void wait_piece(Session& s, PieceEvents& events, size_t i, uint8_t* piece, size_t n) {
-  if (CUresult rc = events.wait(i); rc != CUDA_SUCCESS) {
-    std::memset(piece, 0, n);
-    s.latch(rc);
-  }
+  s.latch(wait_or_zero(events, i, piece, n));
 }
 
 // A compressed reply (protocol/compressed_pieces.h): each piece is
@@ -242,9 +196,7 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   // A synchronous copy runs on the default stream, with its ordering.
   CUstream on = mode & protocol::kCopyAsync ? static_cast<CUstream>(stream) : nullptr;
   CopyToHost copy = per_thread ? d.cuMemcpyDtoHAsync_v2_ptsz : d.cuMemcpyDtoHAsync_v2;
-  if (!copy || !d.cuEventCreate || !d.cuEventRecord || !d.cuEventSynchronize ||
-      !d.cuEventDestroy_v2)
-    return CUDA_ERROR_NOT_SUPPORTED;
+  if (!copy || !can_queue_pieces(d)) return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* buf = s.staging().get();
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
   if (mode & protocol::kCopyCompressed) return compressed_to_host(s, copy, buf, src, size, on);

@@ -16,6 +16,7 @@
 #include "server/handler.h"
 #include "server/handles.h"
 #include "server/host_mirrors.h"
+#include "server/lanes.h"
 #include "server/session_output.h"
 #include "server/staging.h"
 #include "server/va_space.h"
@@ -47,6 +48,7 @@ class Session {
   Staging& staging() { return staging_; }
   HostMirrors& mirrors() { return mirrors_; }
   VaSpace& va() { return va_; }
+  Lanes& lanes() { return lanes_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
   // the request being served, the reply's head for `size` bytes of data
@@ -109,6 +111,7 @@ class Session {
   Staging staging_{driver_};
   HostMirrors mirrors_;
   VaSpace va_;
+  Lanes lanes_{driver_};
   SessionOutput output_;
 };
 

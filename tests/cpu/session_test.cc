@@ -628,6 +628,75 @@ TEST(Session, ExitWithACallbackRunningEndsTheSessionCleanly) {
 
 // A server at its limit of sessions still lets a session's callback channel
 // join: it belongs to a session already counted.
+Channel ask_for_lanes(Socket& sock, uint64_t request_id, uint32_t lanes) {
+  protocol::FrameHeader req;
+  req.op = protocol::kOpLanes;
+  req.request_id = request_id;
+  protocol::Writer w;
+  w.u32(lanes);
+  const std::string reply = exchange(sock, req, w);
+  protocol::Reader r(reply.data(), reply.size());
+  EXPECT_EQ(r.u32(), uint32_t{CUDA_SUCCESS});
+  Channel c{r.str(), r.str()};
+  EXPECT_TRUE(r.done());
+  return c;
+}
+
+// A synchronous host-to-device copy of `size` bytes over `lanes` lanes, to
+// device address 0 (the bytes never reach a device).
+void write_lane_copy(Socket& sock, uint64_t request_id, uint64_t size, uint32_t lanes) {
+  protocol::Writer w;
+  w.u64(0);
+  w.u64(0);
+  w.u8(0);
+  w.u64(size);
+  w.u32(lanes);
+  protocol::FrameHeader req;
+  req.op = protocol::kOpMemcpyHtoDLanes;
+  req.flags = protocol::kSynchronizing;
+  req.request_id = request_id;
+  protocol::write_frame(sock, req, w.data().data(), w.size());
+}
+
+TEST(Session, LaneCopiesOverLanesThatNeverJoinedEndTheSession) {
+  ServerProcess server;
+  Socket main = raw_connect(server);
+  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
+  Socket lane = raw_connect(server);
+  ASSERT_EQ(join(lane, "", ask_for_lanes(main, 1, 2)), kJoined);
+  write_lane_copy(main, 2, 1000, 2);
+  protocol::Frame f;
+  std::string error;
+  ASSERT_EQ(protocol::read_frame(main, &f, &error), protocol::ReadStatus::kOk);
+  EXPECT_TRUE(f.header.flags & protocol::kError);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("malformed memcpy-htod-lanes"),
+            std::string::npos);
+}
+
+// A lane that breaks mid-copy closes every lane: the copy fails, with the
+// other lane's wait for its stripe ended, and the session goes on.
+TEST(Session, ALaneBrokenMidCopyFailsOnlyThatCopy) {
+  ServerProcess server;
+  Socket main = raw_connect(server);
+  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
+  const Channel lanes = ask_for_lanes(main, 1, 2);
+  Socket first = raw_connect(server), second = raw_connect(server);
+  ASSERT_EQ(join(first, "", lanes), kJoined);
+  ASSERT_EQ(join(second, "", lanes), kJoined);
+  const timeval patience{10, 0};  // a failure below must not hang the test
+  setsockopt(main.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  write_lane_copy(main, 2, 2 * protocol::kLaneStripe, 2);
+  ASSERT_TRUE(first.write_all(std::string(1000, 'x').data(), 1000));
+  first.close();
+  protocol::Frame f;
+  std::string error;
+  ASSERT_EQ(protocol::read_frame(main, &f, &error), protocol::ReadStatus::kOk) << error;
+  EXPECT_EQ(result_of(std::string(f.payload.begin(), f.payload.end())),
+            uint32_t{CUDA_ERROR_DEVICE_UNAVAILABLE});
+  EXPECT_TRUE(closed_by_server(second));
+  ask_for_channel(main, 3);  // the session went on
+}
+
 TEST(Session, CallbackChannelJoinsAServerAtItsLimit) {
   ServerProcess server({"--max-sessions", "1"});
   Output o = client(server, "callback-exit");

@@ -1,0 +1,206 @@
+#include "client/lanes.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/runtime.h"
+#include "client/session.h"
+#include "protocol/ops.h"
+
+namespace scuda::client::lanes {
+
+namespace {
+
+using protocol::kLaneStripe;
+
+constexpr uint32_t kDefaultLanes = 4;
+// Smaller copies gain little: the lanes' threads must wake for them.
+constexpr size_t kSmallest = 4 * kLaneStripe;
+
+uint32_t wanted() {
+  static const uint32_t n = [] {
+    const char* env = std::getenv("SCUDA_LANES");
+    if (!env || !*env) return kDefaultLanes;
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(env, &end, 10);
+    if (*end || v < 1 || v > protocol::kMaxLanes) {
+      spdlog::warn("SCUDA_LANES='{}' is not a number from 1 to {}; using {}", env,
+                   protocol::kMaxLanes, kDefaultLanes);
+      return kDefaultLanes;
+    }
+    return static_cast<uint32_t>(v);
+  }();
+  return n;
+}
+
+// The lanes' threads, each waiting for its stripes of the next copy.
+class LaneSet {
+ public:
+  explicit LaneSet(std::vector<Socket> sockets) : sockets_(std::move(sockets)) {
+    for (size_t i = 0; i < sockets_.size(); ++i) std::thread([this, i] { serve(i); }).detach();
+  }
+
+  bool move(uint8_t* data, size_t size, uint32_t count, bool sending) {
+    std::unique_lock lock(mu_);
+    job_ = {data, size, count, sending};
+    ++generation_;
+    busy_ = count;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return busy_ == 0; });
+    return !broken_;
+  }
+
+ private:
+  struct Job {
+    uint8_t* data;
+    size_t size;
+    uint32_t count;
+    bool sending;
+  };
+
+  void serve(size_t index) {
+    uint64_t seen = 0;
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        job = job_;
+      }
+      if (index >= job.count) continue;
+      finish(stripes(sockets_[index], index, job));
+    }
+  }
+
+  static bool stripes(Socket& s, size_t index, const Job& job) {
+    for (size_t at = index * kLaneStripe; at < job.size; at += job.count * kLaneStripe) {
+      const size_t n = std::min(kLaneStripe, job.size - at);
+      if (!(job.sending ? s.write_all(job.data + at, n) : s.read_exact(job.data + at, n)))
+        return false;
+    }
+    return true;
+  }
+
+  // A broken lane closes them all, which ends the waits of the others, here
+  // and in the session, on bytes that will never come.
+  void finish(bool kept) {
+    std::lock_guard lock(mu_);
+    if (!kept && !broken_) {
+      broken_ = true;
+      for (Socket& s : sockets_) shutdown(s.fd(), SHUT_RDWR);
+    }
+    if (--busy_ == 0) cv_.notify_all();
+  }
+
+  std::vector<Socket> sockets_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Job job_{};
+  uint64_t generation_ = 0;
+  uint32_t busy_ = 0;
+  bool broken_ = false;
+};
+
+LaneSet* g_lanes = nullptr;       // set once, never freed: its threads run until exit
+std::atomic<uint32_t> g_open{0};  // lanes copies may take; 0 once one broke
+std::atomic<uint64_t> g_bytes{0};  // bytes that crossed them
+
+void give_up(const std::string& why) {
+  spdlog::warn("no lanes to the scuda server ({}): large copies use the one connection", why);
+}
+
+bool open_all(uint32_t n) {
+  protocol::Writer w;
+  w.u32(n);
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpLanes, w, &reply); rc != CUDA_SUCCESS) {
+    give_up(fmt::format("the server answered CUresult {}", static_cast<int>(rc)));
+    return false;
+  }
+  protocol::Reader r(reply);
+  const std::string name = r.str();
+  const std::string secret = r.str();
+  if (!r.done()) {
+    bad_reply("lanes");
+    return false;
+  }
+  std::vector<Socket> sockets;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string error;
+    Socket s = connection()->join(name, secret, &error);
+    if (!s.valid()) {
+      give_up(error);
+      return false;
+    }
+    sockets.push_back(std::move(s));
+  }
+  g_lanes = new LaneSet(std::move(sockets));
+  g_open.store(n, std::memory_order_release);
+  spdlog::debug("{} lanes open", n);
+  return true;
+}
+
+// The lanes' threads inherit this thread's mask: a write to a session that
+// is gone fails, rather than raising SIGPIPE.
+void open_in_background() {
+  pthread_atfork(nullptr, nullptr, [] { g_open.store(0); });
+  std::thread([] {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    open_all(wanted());
+  }).detach();
+}
+
+bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
+  if (g_lanes->move(data, size, count, sending)) {
+    g_bytes.fetch_add(size, std::memory_order_relaxed);
+    return true;
+  }
+  if (g_open.exchange(0))
+    spdlog::error("a lane to the scuda server broke: this copy failed, and large copies use the "
+                  "one connection from now on");
+  return false;
+}
+
+}  // namespace
+
+uint32_t usable(size_t size) {
+  if (size < kSmallest || wanted() < 2) return 0;
+  static std::once_flag once;
+  std::call_once(once, open_in_background);
+  return g_open.load(std::memory_order_acquire);
+}
+
+bool send(const void* src, size_t size, uint32_t count) {
+  return moved(static_cast<uint8_t*>(const_cast<void*>(src)), size, count, true);
+}
+
+bool receive(void* dst, size_t size, uint32_t count) {
+  return moved(static_cast<uint8_t*>(dst), size, count, false);
+}
+
+}  // namespace scuda::client::lanes
+
+// For tests and benchmarks: how many lanes large copies take now, and how
+// many bytes have crossed them.
+extern "C" __attribute__((visibility("default"))) uint32_t scuda_lanes_open() {
+  return scuda::client::lanes::g_open.load();
+}
+extern "C" __attribute__((visibility("default"))) uint64_t scuda_lane_bytes() {
+  return scuda::client::lanes::g_bytes.load();
+}
