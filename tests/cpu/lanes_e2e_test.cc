@@ -13,6 +13,7 @@
 #include "protocol/ops.h"
 #include "shared_server.h"
 
+extern "C" int scuda_set_compression(const char* mode);
 extern "C" uint32_t scuda_lanes_open();
 extern "C" uint64_t scuda_lane_bytes();
 
@@ -32,9 +33,12 @@ std::vector<uint8_t> random_bytes(size_t size, uint64_t seed) {
 
 class LanesTest : public scuda::test::PrimaryContextTest {
  protected:
-  // The first large copy opens the lanes, in the background.
+  // The first large copy opens the lanes, in the background. lz4 is off:
+  // in auto, a link that a loaded machine makes slow could choose it, and
+  // lanes carry no lz4.
   void SetUp() override {
     PrimaryContextTest::SetUp();
+    ASSERT_EQ(scuda_set_compression("off"), 0);
     ASSERT_EQ(cuMemAlloc(&dev_, kSize), CUDA_SUCCESS);
     std::vector<uint8_t> zeros(kSize);
     ASSERT_EQ(cuMemcpyHtoD(dev_, zeros.data(), kSize), CUDA_SUCCESS);
@@ -45,6 +49,7 @@ class LanesTest : public scuda::test::PrimaryContextTest {
   }
   void TearDown() override {
     EXPECT_EQ(cuMemFree(dev_), CUDA_SUCCESS);
+    scuda_set_compression("auto");
     PrimaryContextTest::TearDown();
   }
   CUdeviceptr dev_ = 0;
