@@ -76,9 +76,28 @@ void in_rounds(const Rounds& rounds, F&& one_round) {
     one_round();
 }
 
-void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
+using LanesOpen = uint32_t (*)();
+
+// The lanes scuda's large copies take (none when the local driver answers,
+// or SCUDA_LANES=1). The first large copy opens them in the background; the
+// figures wait for them, so that every sample takes them.
+uint32_t open_lanes(CudaBench& cuda, const Plans& p) {
+  auto open = reinterpret_cast<LanesOpen>(dlsym(RTLD_DEFAULT, "scuda_lanes_open"));
+  if (!open) return 0;
+  const Plan once{0, 1, 1, 0};
+  cuda.htod(p.transfer_bytes, false, once);
+  const Clock::time_point start = Clock::now();
+  while (!open() && seconds_since(start) < 5) cuda.htod(p.transfer_bytes, false, once);
+  return open();
+}
+
+// Raw TCP both over one connection, the figure scuda's must come near, and
+// over as many as scuda has lanes, what its lanes could at best reach.
+void measure_transfers(CudaBench& cuda, RawLink& raw, const std::string& peer, uint32_t lanes,
+                       const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
   const Plan& round = p.transfer;
+  RawLinks parallel(peer, std::max<uint32_t>(lanes, 1));
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const std::vector<double>& more) {
     seconds[key].insert(seconds[key].end(), more.begin(), more.end());
@@ -90,12 +109,21 @@ void measure_transfers(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r)
     take("raw_tcp_down_gbps", raw.download(n, round));
     take("h2d_pinned_gbps", cuda.htod(n, true, round));
     take("d2h_pinned_gbps", cuda.dtoh(n, true, round));
+    if (lanes < 2) return;
+    take("raw_tcp_lanes_gbps", parallel.upload(n, round));
+    take("raw_tcp_lanes_down_gbps", parallel.download(n, round));
   });
   for (const auto& [key, samples] : seconds) add_transfer(r, key, n, samples);
+  r.add("lanes", lanes, 1);
   r.add_ratio("h2d_ratio", "h2d_gbps", "raw_tcp_gbps");
   r.add_ratio("h2d_pinned_ratio", "h2d_pinned_gbps", "raw_tcp_gbps");
   r.add_ratio("d2h_ratio", "d2h_gbps", "raw_tcp_down_gbps");
   r.add_ratio("d2h_pinned_ratio", "d2h_pinned_gbps", "raw_tcp_down_gbps");
+  if (lanes < 2) return;
+  r.add_ratio("h2d_lanes_ratio", "h2d_gbps", "raw_tcp_lanes_gbps");
+  r.add_ratio("h2d_pinned_lanes_ratio", "h2d_pinned_gbps", "raw_tcp_lanes_gbps");
+  r.add_ratio("d2h_lanes_ratio", "d2h_gbps", "raw_tcp_lanes_down_gbps");
+  r.add_ratio("d2h_pinned_lanes_ratio", "d2h_pinned_gbps", "raw_tcp_lanes_down_gbps");
 }
 
 using SetCompression = int (*)(const char*);
@@ -153,6 +181,15 @@ const std::vector<Row> kRows = {
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
 };
 
+// The same copies beside raw TCP over as many connections as lanes.
+const std::vector<Row> kLaneRows = {
+    {"H2D pageable, Gbit/s", "h2d_gbps", "raw_tcp_lanes_gbps", "h2d_lanes_ratio"},
+    {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_lanes_gbps", "h2d_pinned_lanes_ratio"},
+    {"D2H pageable, Gbit/s", "d2h_gbps", "raw_tcp_lanes_down_gbps", "d2h_lanes_ratio"},
+    {"D2H cuMemHostAlloc, Gbit/s", "d2h_pinned_gbps", "raw_tcp_lanes_down_gbps",
+     "d2h_pinned_lanes_ratio"},
+};
+
 const std::vector<Row> kCompressionRows = {
     {"H2D pageable, mostly zeros, Gbit/s", "h2d_sparse_lz4_gbps", "h2d_sparse_gbps",
      "h2d_lz4_speedup"},
@@ -172,13 +209,15 @@ int run(const Options& o) {
   if (!o.echo_server.empty()) return run_echo_server(o.echo_server);
   const Plans p = plans_for(o);
   CudaBench cuda;
-  RawLink raw(o.echo.empty() ? start_local_echo() : o.echo);
+  const std::string peer = o.echo.empty() ? start_local_echo() : o.echo;
+  RawLink raw(peer);
   Report r;
   // The figures beside raw TCP measure the protocol: lz4 stays off for them.
   const SetCompression set_compression = compression_switch();
   if (set_compression) set_compression("off");
   measure_latency(cuda, raw, p, r);
-  measure_transfers(cuda, raw, p, r);
+  const uint32_t lanes = open_lanes(cuda, p);
+  measure_transfers(cuda, raw, peer, lanes, p, r);
   if (set_compression) measure_compression(cuda, set_compression, p, r);
   measure_launches(cuda, o, p, r);
   r.add_meta("device", cuda.device_name());
@@ -192,6 +231,9 @@ int run(const Options& o) {
   std::printf("device: %s, driver: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(),
               driver_kind(), o.link.c_str(), o.quick ? "quick" : "full",
               r.markdown(kRows).c_str());
+  if (lanes > 1)
+    std::printf("\nscuda's copies took %u lanes; raw TCP over as many connections:\n\n%s", lanes,
+                r.markdown(kLaneRows).c_str());
   if (set_compression)
     std::printf("\n%s", r.markdown(kCompressionRows, {"lz4 auto", "lz4 off", "auto / off"}).c_str());
   return 0;

@@ -31,9 +31,29 @@ class RawLink {
   std::vector<double> upload(size_t bytes, const Plan& plan);
   std::vector<double> download(size_t bytes, const Plan& plan);
 
+  // One transfer, untimed.
+  void send(const char* data, size_t bytes);
+  void receive(char* data, size_t bytes);
+
  private:
   void request(char command, size_t n);
   Socket socket_;
+};
+
+// Several connections to the peer, each moving its share of a transfer on
+// a thread of its own: what scuda's lanes are measured against.
+class RawLinks {
+ public:
+  RawLinks(const std::string& address, size_t count);
+
+  std::vector<double> upload(size_t bytes, const Plan& plan);
+  std::vector<double> download(size_t bytes, const Plan& plan);
+
+ private:
+  // Seconds for every link to move its share of `data` by `move`.
+  template <class Move>
+  double in_parallel(char* data, size_t bytes, Move move);
+  std::vector<RawLink> links_;
 };
 
 }  // namespace scuda::bench
