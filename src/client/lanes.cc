@@ -1,7 +1,6 @@
 #include "client/lanes.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/no_sigpipe.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/ops.h"
@@ -158,10 +158,7 @@ bool open_all(uint32_t n) {
 void open_in_background() {
   pthread_atfork(nullptr, nullptr, [] { g_open.store(0); });
   std::thread([] {
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    block_sigpipe();
     open_all(wanted());
   }).detach();
 }

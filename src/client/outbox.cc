@@ -1,11 +1,10 @@
 #include "client/outbox.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/prctl.h>
 
 #include <thread>
 
+#include "client/no_sigpipe.h"
 #include "protocol/frame_io.h"
 
 namespace scuda::client {
@@ -70,10 +69,7 @@ bool Outbox::send_held() {
 // rather than ending the program: the write fails, and the next call says so.
 void Outbox::run() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  sigset_t pipe;
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+  block_sigpipe();
   uint32_t seen = 0;
   do {
     wait_for_batch(&seen);

@@ -12,6 +12,8 @@
 //                             whatever SCUDA_COMPRESS says
 //   client_tool launch-after-loss  a launch, "ready", then once a line comes
 //                             on stdin, launches for 300 ms and a synchronize
+//   client_tool copy-after-loss  the same with 1 MiB copies, which the
+//                             calling thread writes itself
 #include <cuda.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <vector>
 
 namespace {
@@ -105,6 +108,24 @@ int launch_after_loss() {
   if (!std::fgets(line, sizeof line, stdin)) return 1;
   for (int i = 0; i < 300; ++i) {
     fill.launch(2, 1);
+    usleep(1000);
+  }
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+int copy_after_loss() {
+  constexpr size_t kSize = 1 << 20;
+  CUdeviceptr d = 0;
+  std::vector<uint8_t> data(kSize);
+  std::mt19937 rng(1);
+  for (uint8_t& b : data) b = static_cast<uint8_t>(rng());  // lz4 cannot shrink them
+  if (device_buffer(&d, kSize) || cuMemcpyHtoD(d, data.data(), kSize)) return 1;
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char line[8];
+  if (!std::fgets(line, sizeof line, stdin)) return 1;
+  for (int i = 0; i < 100; ++i) {
+    cuMemcpyHtoDAsync(d, data.data(), kSize, nullptr);
     usleep(1000);
   }
   return report("cuCtxSynchronize", cuCtxSynchronize());
@@ -208,5 +229,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "launch-exit") == 0) return launch_then_exit();
   if (std::strcmp(argv[1], "zeros-round-trip") == 0) return zeros_round_trip();
   if (std::strcmp(argv[1], "launch-after-loss") == 0) return launch_after_loss();
+  if (std::strcmp(argv[1], "copy-after-loss") == 0) return copy_after_loss();
   return 2;
 }
