@@ -1,8 +1,9 @@
 // scuda-link: a TCP relay that makes loopback look like a longer link. Each
 // connection to --listen is relayed to --to; every byte is delayed by half
 // the round trip each way and, with --gbit, paced to that rate per
-// direction. It models a loss-free link whose buffers hold --queue-mib per
-// direction: that bound plays the part of a TCP window.
+// direction, which all connections share, as they would one link. It models
+// a loss-free link whose buffers hold --queue-mib per direction and
+// connection: that bound plays the part of a TCP window.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -37,40 +38,55 @@ struct Chunk {
   std::vector<char> data;
 };
 
+// One direction of the link: every connection's bytes that way take turns
+// on it, paced to its rate.
+class Line {
+ public:
+  explicit Line(const LinkParams& params) : params_(params) {}
+
+  // When `bytes` read now leave the link.
+  Clock::time_point schedule(size_t bytes);
+
+ private:
+  const LinkParams params_;
+  std::mutex mutex_;
+  Clock::time_point free_ = Clock::now();  // when pacing has sent all read so far
+};
+
+Clock::time_point Line::schedule(size_t bytes) {
+  const Clock::time_point now = Clock::now();
+  if (params_.bits_per_s <= 0) return now + params_.one_way;
+  const std::chrono::duration<double> send_time(bytes * 8.0 / params_.bits_per_s);
+  std::lock_guard lock(mutex_);
+  free_ = std::max(now, free_) + std::chrono::duration_cast<Clock::duration>(send_time);
+  return free_ + params_.one_way;
+}
+
 // One direction of one connection: a reader that timestamps what it reads
 // and a writer that hands it on when due.
 class Direction {
  public:
-  Direction(scuda::Socket& from, scuda::Socket& to, const LinkParams& params)
-      : from_(from), to_(to), params_(params) {}
+  Direction(scuda::Socket& from, scuda::Socket& to, Line& line, const LinkParams& params)
+      : from_(from), to_(to), line_(line), params_(params) {}
 
   void read_loop();
   void write_loop();
 
  private:
-  Clock::time_point schedule(size_t bytes);
   bool wait_for_room();
   void push(Chunk chunk);
   Chunk pop();
 
   scuda::Socket& from_;
   scuda::Socket& to_;
+  Line& line_;
   const LinkParams params_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Chunk> queue_;
   size_t queued_ = 0;
   bool broken_ = false;
-  Clock::time_point line_free_ = Clock::now();  // when pacing has sent all read so far
 };
-
-Clock::time_point Direction::schedule(size_t bytes) {
-  const Clock::time_point now = Clock::now();
-  if (params_.bits_per_s <= 0) return now + params_.one_way;
-  const std::chrono::duration<double> send_time(bytes * 8.0 / params_.bits_per_s);
-  line_free_ = std::max(now, line_free_) + std::chrono::duration_cast<Clock::duration>(send_time);
-  return line_free_ + params_.one_way;
-}
 
 // Bytes enter the link only when it has room, so a full link holds the
 // sender back as a closed TCP window would; false once the far end is gone.
@@ -103,7 +119,7 @@ void Direction::read_loop() {
     ssize_t n = ::read(from_.fd(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    const Clock::time_point due = schedule(buffer.size());
+    const Clock::time_point due = line_.schedule(buffer.size());
     push({due, std::move(buffer)});
     if (n <= 0) return;
   }
@@ -129,20 +145,30 @@ void Direction::write_loop() {
 
 // Both sockets close when the last of the four threads lets go.
 struct Connection {
-  Connection(scuda::Socket c, scuda::Socket t, const LinkParams& p)
-      : client(std::move(c)), target(std::move(t)), up(client, target, p), down(target, client, p) {}
+  Connection(scuda::Socket c, scuda::Socket t, Line& up_line, Line& down_line, const LinkParams& p)
+      : client(std::move(c)),
+        target(std::move(t)),
+        up(client, target, up_line, p),
+        down(target, client, down_line, p) {}
   scuda::Socket client, target;
   Direction up, down;
 };
 
-void relay(scuda::Socket client, const scuda::HostPort& to, const LinkParams& params) {
+struct Link {
+  explicit Link(const LinkParams& p) : params(p), up(p), down(p) {}
+  const LinkParams params;
+  Line up, down;
+};
+
+void relay(scuda::Socket client, const scuda::HostPort& to, Link& link) {
   std::string error;
   scuda::Socket target = scuda::connect_tcp(to, &error);
   if (!target.valid()) {
     std::fprintf(stderr, "scuda-link: %s\n", error.c_str());
     return;
   }
-  auto c = std::make_shared<Connection>(std::move(client), std::move(target), params);
+  auto c = std::make_shared<Connection>(std::move(client), std::move(target), link.up, link.down,
+                                        link.params);
   std::thread([c] { c->up.read_loop(); }).detach();
   std::thread([c] { c->up.write_loop(); }).detach();
   std::thread([c] { c->down.read_loop(); }).detach();
@@ -160,12 +186,13 @@ int serve(const std::string& listen, const std::string& to, const LinkParams& pa
     std::fprintf(stderr, "scuda-link: %s\n", error.c_str());
     return 2;
   }
+  static Link link(params);  // never freed: connections' threads use it until exit
   for (;;) {
     int fd = accept4(server.fd(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    relay(scuda::Socket(fd), to_addr, params);
+    relay(scuda::Socket(fd), to_addr, link);
   }
 }
 
@@ -181,7 +208,7 @@ int main(int argc, char** argv) {
   app.add_option("--to", to, "Relay each connection to HOST:PORT")->required();
   app.add_option("--rtt-ms", rtt_ms, "Round-trip time to add, ms (half each way)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--gbit", gbit, "Bandwidth per direction and connection, Gbit/s (0: no limit)")
+  app.add_option("--gbit", gbit, "Bandwidth per direction, shared by all connections, Gbit/s (0: no limit)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--queue-mib", queue_mib, "Bytes the link holds per direction, MiB")
       ->check(CLI::PositiveNumber)->capture_default_str();

@@ -65,17 +65,18 @@ def echoed(s, data):
 
 
 def start_link(link, target, *flags):
+    """The relay's process, a connection through it, and its port."""
     port = free_port()
     proc = subprocess.Popen([link, "--listen", f"127.0.0.1:{port}",
                              "--to", f"127.0.0.1:{target}", *flags])
-    return proc, connect(port)
+    return proc, connect(port), port
 
 
 def main():
     link = sys.argv[1]
     target = echo_server()
 
-    proc, s = start_link(link, target, "--rtt-ms", "20")
+    proc, s, _ = start_link(link, target, "--rtt-ms", "20")
     try:
         got, seconds = echoed(s, b"ping")
         assert got == b"ping", got
@@ -89,14 +90,29 @@ def main():
         proc.wait()
 
     # 2 MiB at 0.5 Gbit/s is 33.6 ms each way; the echo pipelines them.
-    proc, s = start_link(link, target, "--gbit", "0.5")
+    proc, s, port = start_link(link, target, "--gbit", "0.5")
     try:
         data = os.urandom(2 << 20)
         got, seconds = echoed(s, data)
         assert got == data, "paced data came back changed"
         wire = len(data) * 8 / 0.5e9
         assert seconds >= 0.95 * wire, f"{seconds * 1e3:.1f} ms, faster than 0.5 Gbit/s allows"
+        # Two connections share the link: together they take twice as long.
+        t = connect(port)
+        results = {}
+        threads = [threading.Thread(target=lambda k, c: results.update({k: echoed(c, data)}),
+                                    args=(k, c)) for k, c in (("s", s), ("t", t))]
+        start = time.monotonic()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        seconds = time.monotonic() - start
+        assert all(got == data for got, _ in results.values()), "shared link changed data"
+        assert seconds >= 0.95 * 2 * wire, \
+            f"two connections took {seconds * 1e3:.1f} ms: each had the whole 0.5 Gbit/s"
         s.close()
+        t.close()
     finally:
         proc.terminate()
         proc.wait()
