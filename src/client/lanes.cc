@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -17,6 +16,7 @@
 #include "client/no_sigpipe.h"
 #include "client/runtime.h"
 #include "client/session.h"
+#include "common/fan_out.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::lanes {
@@ -45,20 +45,16 @@ uint32_t wanted() {
   return n;
 }
 
-// The lanes' threads, each waiting for its stripes of the next copy.
+// The lanes' threads, each moving its stripes of the current copy.
 class LaneSet {
  public:
-  explicit LaneSet(std::vector<Socket> sockets) : sockets_(std::move(sockets)) {
-    for (size_t i = 0; i < sockets_.size(); ++i) std::thread([this, i] { serve(i); }).detach();
-  }
+  explicit LaneSet(std::vector<Socket> sockets)
+      : sockets_(std::move(sockets)), crew_(sockets_.size(), [this](size_t i) { part(i); }) {}
 
   bool move(uint8_t* data, size_t size, uint32_t count, bool sending) {
-    std::unique_lock lock(mu_);
     job_ = {data, size, count, sending};
-    ++generation_;
-    busy_ = count;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return busy_ == 0; });
+    crew_.run(count);
+    std::lock_guard lock(mu_);
     return !broken_;
   }
 
@@ -70,48 +66,29 @@ class LaneSet {
     bool sending;
   };
 
-  void serve(size_t index) {
-    uint64_t seen = 0;
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        job = job_;
-      }
-      if (index >= job.count) continue;
-      finish(stripes(sockets_[index], index, job));
+  void part(size_t index) {
+    Socket& s = sockets_[index];
+    for (size_t at = index * kLaneStripe; at < job_.size; at += job_.count * kLaneStripe) {
+      const size_t n = std::min(kLaneStripe, job_.size - at);
+      if (!(job_.sending ? s.write_all(job_.data + at, n) : s.read_exact(job_.data + at, n)))
+        return break_all();
     }
-  }
-
-  static bool stripes(Socket& s, size_t index, const Job& job) {
-    for (size_t at = index * kLaneStripe; at < job.size; at += job.count * kLaneStripe) {
-      const size_t n = std::min(kLaneStripe, job.size - at);
-      if (!(job.sending ? s.write_all(job.data + at, n) : s.read_exact(job.data + at, n)))
-        return false;
-    }
-    return true;
   }
 
   // A broken lane closes them all, which ends the waits of the others, here
   // and in the session, on bytes that will never come.
-  void finish(bool kept) {
+  void break_all() {
     std::lock_guard lock(mu_);
-    if (!kept && !broken_) {
-      broken_ = true;
-      for (Socket& s : sockets_) shutdown(s.fd(), SHUT_RDWR);
-    }
-    if (--busy_ == 0) cv_.notify_all();
+    if (broken_) return;
+    broken_ = true;
+    for (Socket& s : sockets_) shutdown(s.fd(), SHUT_RDWR);
   }
 
   std::vector<Socket> sockets_;
-  std::mutex mu_;
-  std::condition_variable cv_;
   Job job_{};
-  uint64_t generation_ = 0;
-  uint32_t busy_ = 0;
+  std::mutex mu_;  // guards broken_
   bool broken_ = false;
+  FanOut crew_;
 };
 
 LaneSet* g_lanes = nullptr;       // set once, never freed: its threads run until exit

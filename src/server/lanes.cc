@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -27,7 +26,10 @@ Lanes::~Lanes() = default;
 bool Lanes::open(uint32_t wanted, std::string* name, std::string* secret, std::string* error) {
   {
     std::lock_guard lock(mu_);
-    if (!wanted_) wanted_ = wanted;
+    if (!crew_) {
+      lanes_.resize(wanted);
+      crew_ = std::make_unique<FanOut>(wanted, [this](size_t i) { part(i); });
+    }
   }
   return join_.open("lanes", [this](Socket client) { return take(std::move(client)); }, name,
                     secret, error);
@@ -35,48 +37,37 @@ bool Lanes::open(uint32_t wanted, std::string* name, std::string* secret, std::s
 
 uint32_t Lanes::count() {
   std::lock_guard lock(mu_);
-  return lost_ ? 0 : static_cast<uint32_t>(lanes_.size());
+  return lost_ ? 0 : joined_;
 }
 
 // A lane counts before its join is answered, so that the client's first
 // copy over it finds it.
 bool Lanes::take(Socket client) {
   std::lock_guard lock(mu_);
-  auto lane = std::make_unique<Lane>(d_, std::move(client));
-  const auto index = static_cast<uint32_t>(lanes_.size());
-  std::thread([this, l = lane.get(), index, seen = generation_] { serve(*l, index, seen); }).detach();
-  lanes_.push_back(std::move(lane));
-  if (!acknowledge_join(lanes_.back()->socket)) lost_ = true;
-  spdlog::info("lane {} of {} joined", index + 1, wanted_);
-  return lanes_.size() >= wanted_;
+  auto& lane = lanes_[joined_++];
+  lane = std::make_unique<Lane>(d_, std::move(client));
+  if (!acknowledge_join(lane->socket)) lost_ = true;
+  spdlog::info("lane {} of {} joined", joined_, lanes_.size());
+  return joined_ == lanes_.size();
 }
 
 CUresult Lanes::run(const Copy& copy) {
-  std::unique_lock lock(mu_);
   copy_ = copy;
-  ++generation_;
-  busy_ = copy.lanes;
-  result_ = CUDA_SUCCESS;
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return busy_ == 0; });
+  {
+    std::lock_guard lock(mu_);
+    result_ = CUDA_SUCCESS;
+  }
+  crew_->run(copy.lanes);
+  std::lock_guard lock(mu_);
   return lost_ ? CUDA_ERROR_DEVICE_UNAVAILABLE : result_;
 }
 
-void Lanes::serve(Lane& lane, uint32_t index, uint64_t seen) {
-  for (;;) {
-    Copy c;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      c = copy_;
-    }
-    if (index >= c.lanes) continue;
-    if (d_.cuCtxSetCurrent) d_.cuCtxSetCurrent(c.context);
-    CUresult rc = c.refused;
-    const bool kept = c.to_device ? to_device(lane, index, c, &rc) : to_host(lane, index, c, &rc);
-    finish(kept, rc);
-  }
+void Lanes::part(size_t index) {
+  if (d_.cuCtxSetCurrent) d_.cuCtxSetCurrent(copy_.context);
+  CUresult rc = copy_.refused;
+  Lane& lane = *lanes_[index];
+  const bool kept = copy_.to_device ? to_device(lane, index, &rc) : to_host(lane, index, &rc);
+  finish(kept, rc);
 }
 
 // A lost lane closes them all, which ends the waits of the others, here
@@ -86,15 +77,15 @@ void Lanes::finish(bool kept, CUresult rc) {
   if (!kept && !lost_) {
     lost_ = true;
     spdlog::error("a lane was lost; copies can no longer use lanes");
-    for (auto& lane : lanes_) shutdown(lane->socket.fd(), SHUT_RDWR);
+    for (uint32_t i = 0; i < joined_; ++i) shutdown(lanes_[i]->socket.fd(), SHUT_RDWR);
   }
   if (result_ == CUDA_SUCCESS) result_ = rc;
-  if (--busy_ == 0) cv_.notify_all();
 }
 
 // The stripe's pieces are read into a staging half, and each piece's copy
 // queued as soon as it is in; the next stripe takes the other half.
-bool Lanes::to_device(Lane& lane, uint32_t index, const Copy& c, CUresult* rc) {
+bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
+  const Copy& c = copy_;
   for (uint64_t at = index * kLaneStripe; at < c.size; at += c.lanes * kLaneStripe) {
     const size_t n = std::min<uint64_t>(kLaneStripe, c.size - at);
     uint8_t* buf = lane.staging.next_half();
@@ -111,7 +102,8 @@ bool Lanes::to_device(Lane& lane, uint32_t index, const Copy& c, CUresult* rc) {
 
 // Each stripe's pieces are copied into staging, and each piece sent as soon
 // as its copy is done. A piece that could not be copied is sent as zeros.
-bool Lanes::to_host(Lane& lane, uint32_t index, const Copy& c, CUresult* rc) {
+bool Lanes::to_host(Lane& lane, size_t index, CUresult* rc) {
+  const Copy& c = copy_;
   for (uint64_t at = index * kLaneStripe; at < c.size; at += c.lanes * kLaneStripe) {
     const size_t n = std::min<uint64_t>(kLaneStripe, c.size - at);
     uint8_t* buf = lane.staging.get();

@@ -10,7 +10,6 @@
 
 #include <cuda.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "common/driver_table.h"
+#include "common/fan_out.h"
 #include "common/socket.h"
 #include "server/join_point.h"
 #include "server/staging.h"
@@ -55,21 +55,21 @@ class Lanes {
  private:
   struct Lane;
   bool take(Socket client);
-  void serve(Lane& lane, uint32_t index, uint64_t seen);
-  // A lane's stripes of the copy; false when the lane is lost.
-  bool to_device(Lane& lane, uint32_t index, const Copy& c, CUresult* rc);
-  bool to_host(Lane& lane, uint32_t index, const Copy& c, CUresult* rc);
+  // Lane `index`'s stripes of the current copy.
+  void part(size_t index);
+  // false when the lane is lost.
+  bool to_device(Lane& lane, size_t index, CUresult* rc);
+  bool to_host(Lane& lane, size_t index, CUresult* rc);
   void finish(bool kept, CUresult rc);
 
   const DriverTable& d_;
   JoinPoint join_;
-  std::mutex mu_;
-  std::condition_variable cv_;  // lanes wait here for a copy, the session for the lanes
-  uint32_t wanted_ = 0;
+  std::mutex mu_;  // guards what follows, but for copy_, which run() sets for the crew
+  // Sized at open: a lane's place is filled when it joins.
   std::vector<std::unique_ptr<Lane>> lanes_;
+  uint32_t joined_ = 0;
+  std::unique_ptr<FanOut> crew_;
   Copy copy_{};
-  uint64_t generation_ = 0;  // copies handed out so far
-  uint32_t busy_ = 0;        // lanes still moving the current copy
   CUresult result_ = CUDA_SUCCESS;
   bool lost_ = false;
 };
