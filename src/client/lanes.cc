@@ -68,11 +68,10 @@ class LaneSet {
 
   void part(size_t index) {
     Socket& s = sockets_[index];
-    for (size_t at = index * kLaneStripe; at < job_.size; at += job_.count * kLaneStripe) {
-      const size_t n = std::min(kLaneStripe, job_.size - at);
-      if (!(job_.sending ? s.write_all(job_.data + at, n) : s.read_exact(job_.data + at, n)))
-        return break_all();
-    }
+    const bool kept = protocol::each_stripe(index, job_.count, job_.size, [&](size_t at, size_t n) {
+      return job_.sending ? s.write_all(job_.data + at, n) : s.read_exact(job_.data + at, n);
+    });
+    if (!kept) break_all();
   }
 
   // A broken lane closes them all, which ends the waits of the others, here

@@ -2,6 +2,7 @@
 // numbers one op per forwarded driver function from there (api_ops.h).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,15 @@ enum CopyMode : uint8_t {
 // cross them in stripes of this size, stripe i on lane i % lanes.
 constexpr uint32_t kMaxLanes = 16;
 constexpr size_t kLaneStripe = 4u << 20;
+
+// Calls move(offset, length) for each stripe of a copy of `size` bytes that
+// crosses lane `index` of `lanes`, in order, while it returns true.
+template <class Move>
+bool each_stripe(size_t index, uint32_t lanes, uint64_t size, Move&& move) {
+  for (uint64_t at = index * kLaneStripe; at < size; at += uint64_t{lanes} * kLaneStripe)
+    if (!move(at, static_cast<size_t>(std::min<uint64_t>(kLaneStripe, size - at)))) return false;
+  return true;
+}
 
 // Which kind of object kOpResourceDesc asks about.
 enum ResourceOwner : uint8_t {

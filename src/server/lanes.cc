@@ -12,8 +12,6 @@
 
 namespace scuda::server {
 
-using protocol::kLaneStripe;
-
 struct Lanes::Lane {
   Lane(const DriverTable& d, Socket s) : socket(std::move(s)), staging(d) {}
   Socket socket;
@@ -86,8 +84,7 @@ void Lanes::finish(bool kept, CUresult rc) {
 // queued as soon as it is in; the next stripe takes the other half.
 bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
   const Copy& c = copy_;
-  for (uint64_t at = index * kLaneStripe; at < c.size; at += c.lanes * kLaneStripe) {
-    const size_t n = std::min<uint64_t>(kLaneStripe, c.size - at);
+  return protocol::each_stripe(index, c.lanes, c.size, [&](uint64_t at, size_t n) {
     uint8_t* buf = lane.staging.next_half();
     if (!buf) return false;
     for (size_t p = 0; p < n; p += kPiece) {
@@ -96,16 +93,15 @@ bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
       if (*rc == CUDA_SUCCESS) *rc = d_.cuMemcpyHtoDAsync_v2(c.device + at + p, buf + p, m, c.stream);
     }
     lane.staging.released(c.stream, false);
-  }
-  return true;
+    return true;
+  });
 }
 
 // Each stripe's pieces are copied into staging, and each piece sent as soon
 // as its copy is done. A piece that could not be copied is sent as zeros.
 bool Lanes::to_host(Lane& lane, size_t index, CUresult* rc) {
   const Copy& c = copy_;
-  for (uint64_t at = index * kLaneStripe; at < c.size; at += c.lanes * kLaneStripe) {
-    const size_t n = std::min<uint64_t>(kLaneStripe, c.size - at);
+  return protocol::each_stripe(index, c.lanes, c.size, [&](uint64_t at, size_t n) {
     uint8_t* buf = lane.staging.get();
     if (!buf) return false;
     PieceEvents events(d_);
@@ -120,8 +116,8 @@ bool Lanes::to_host(Lane& lane, size_t index, CUresult* rc) {
       if (!lane.socket.write_all(buf + p, m)) return false;
     }
     if (*rc == CUDA_SUCCESS) *rc = copied;
-  }
-  return true;
+    return true;
+  });
 }
 
 }  // namespace scuda::server
