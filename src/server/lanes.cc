@@ -1,8 +1,10 @@
 #include "server/lanes.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -12,13 +14,56 @@
 
 namespace scuda::server {
 
+namespace {
+
+// Waits until `fd` is ready for `events`, or until the client has closed
+// its connection (`main`) and `fd` is not ready: a client that stops moving
+// a copy's stripes must not hold its session forever.
+bool ready(int fd, short events, int main) {
+  for (;;) {
+    pollfd fds[2] = {{fd, events, 0}, {main, POLLRDHUP, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (fds[0].revents) return true;  // an error or hang-up then fails the read or write
+    if (fds[1].revents) return false;
+  }
+}
+
+bool receive(const Socket& s, uint8_t* dst, size_t n, int main) {
+  while (n) {
+    if (!ready(s.fd(), POLLIN, main)) return false;
+    const ssize_t got = ::recv(s.fd(), dst, n, MSG_DONTWAIT);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (got <= 0) return false;
+    dst += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool send(const Socket& s, const uint8_t* src, size_t n, int main) {
+  while (n) {
+    if (!ready(s.fd(), POLLOUT, main)) return false;
+    const ssize_t put = ::send(s.fd(), src, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (put < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (put <= 0) return false;
+    src += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+}  // namespace
+
 struct Lanes::Lane {
   Lane(const DriverTable& d, Socket s) : socket(std::move(s)), staging(d) {}
   Socket socket;
   Staging staging;
 };
 
-Lanes::Lanes(const DriverTable& d) : d_(d) {}
+Lanes::Lanes(const DriverTable& d, int main) : d_(d), main_(main) {}
 Lanes::~Lanes() = default;
 
 bool Lanes::open(uint32_t wanted, std::string* name, std::string* secret, std::string* error) {
@@ -89,7 +134,7 @@ bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
     if (!buf) return false;
     for (size_t p = 0; p < n; p += kPiece) {
       const size_t m = std::min(kPiece, n - p);
-      if (!lane.socket.read_exact(buf + p, m)) return false;
+      if (!receive(lane.socket, buf + p, m, main_)) return false;
       if (*rc == CUDA_SUCCESS) *rc = d_.cuMemcpyHtoDAsync_v2(c.device + at + p, buf + p, m, c.stream);
     }
     lane.staging.released(c.stream, false);
@@ -113,7 +158,7 @@ bool Lanes::to_host(Lane& lane, size_t index, CUresult* rc) {
       const size_t m = std::min(kPiece, n - p);
       if (i && copied == CUDA_SUCCESS) copied = wait_or_zero(events, i, buf + p, m);
       else if (i) std::memset(buf + p, 0, m);
-      if (!lane.socket.write_all(buf + p, m)) return false;
+      if (!send(lane.socket, buf + p, m, main_)) return false;
     }
     if (*rc == CUDA_SUCCESS) *rc = copied;
     return true;

@@ -26,7 +26,9 @@ namespace scuda::server {
 
 class Lanes {
  public:
-  explicit Lanes(const DriverTable& d);
+  // `main` is the client's connection: once it closes, a lane waiting for
+  // the client stops waiting.
+  Lanes(const DriverTable& d, int main);
   // Only at the session's end: a session is its own process, and its lane
   // threads last until it exits.
   ~Lanes();
@@ -63,6 +65,7 @@ class Lanes {
   void finish(bool kept, CUresult rc);
 
   const DriverTable& d_;
+  const int main_;
   JoinPoint join_;
   std::mutex mu_;  // guards what follows, but for copy_, which run() sets for the crew
   // Sized at open: a lane's place is filled when it joins.

@@ -111,7 +111,7 @@ class Session {
   Staging staging_{driver_};
   HostMirrors mirrors_;
   VaSpace va_;
-  Lanes lanes_{driver_};
+  Lanes lanes_{driver_, socket_.fd()};
   SessionOutput output_;
 };
 

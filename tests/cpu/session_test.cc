@@ -697,6 +697,24 @@ TEST(Session, ALaneBrokenMidCopyFailsOnlyThatCopy) {
   ask_for_channel(main, 3);  // the session went on
 }
 
+// A client that closes its connection while the session waits for a lane
+// copy's stripes ends its session: the lanes stop waiting.
+TEST(Session, ClosingTheConnectionMidLaneCopyEndsTheSession) {
+  ServerProcess server;
+  Socket main = raw_connect(server);
+  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
+  Socket lane = raw_connect(server);
+  ASSERT_EQ(join(lane, "", ask_for_lanes(main, 1, 1)), kJoined);
+  write_lane_copy(main, 2, 2 * protocol::kLaneStripe, 1);
+  ASSERT_TRUE(lane.write_all(std::string(1000, 'x').data(), 1000));
+  main.close();
+  const timeval patience{10, 0};  // a failure below must not hang the test
+  setsockopt(lane.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  EXPECT_TRUE(closed_by_server(lane));
+  for (int i = 0; i < 500 && !all_ended(server.pid()); ++i) usleep(10000);
+  EXPECT_TRUE(all_ended(server.pid()));
+}
+
 TEST(Session, CallbackChannelJoinsAServerAtItsLimit) {
   ServerProcess server({"--max-sessions", "1"});
   Output o = client(server, "callback-exit");
