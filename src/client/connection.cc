@@ -64,7 +64,7 @@ Socket Connection::join(const std::string& name, const std::string& secret,
   if (!s.valid()) return s;
   protocol::Reader r(f.payload);
   if (r.u32() != CUDA_SUCCESS || !r.done()) {
-    *error = fmt::format("server {} sent a malformed answer to the callback channel's join", address_);
+    *error = fmt::format("server {} sent a malformed answer to a join of its session", address_);
     return Socket();
   }
   return s;

@@ -51,8 +51,9 @@ class Connection {
   bool open(const std::string& address, const std::string& token,
             const std::vector<protocol::ImageRef>& images, std::string* error);
 
-  // Any thread, once open: a second connection that joins this session as
-  // its callback channel, with the name and secret the session gave out.
+  // Any thread, once open: another connection that joins this session (its
+  // callback channel, or a lane), with the name and secret the session gave
+  // out.
   Socket join(const std::string& name, const std::string& secret, std::string* error) const;
 
   const protocol::Welcome& welcome() const { return welcome_; }

@@ -1,6 +1,7 @@
 // The handshake: the client's Hello and the server's Welcome, which carries
 // the snapshot of the devices that the client answers queries from. A Hello
-// that names a session to join opens that session's callback channel.
+// that names a session to join opens another connection to that session:
+// its callback channel, or a lane.
 #pragma once
 
 #include <cuda.h>
@@ -28,8 +29,8 @@ struct Hello {
   int32_t cuda_version = 0;  // CUDA_VERSION of the headers the client was built with
   std::string token;
   std::string program;       // the client's program name, for the server's logs
-  // Only on a callback channel's handshake (docs/protocol.md, "Host
-  // callbacks"): the session to join, as it named itself, and its secret.
+  // Only on a joining connection's handshake (docs/protocol.md,
+  // "Handshake"): the session's join point, as it named it, and its secret.
   std::string join = {};
   std::string secret = {};
   // Images the server's cache held on this client's earlier runs: the

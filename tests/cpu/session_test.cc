@@ -484,16 +484,22 @@ struct Channel {
   std::string secret;
 };
 
-Channel ask_for_channel(Socket& sock, uint64_t request_id) {
+// The name and secret that request `op` (callback-channel or lanes) gets
+// for a join.
+Channel ask_to_join(Socket& sock, uint32_t op, uint64_t request_id, const protocol::Writer& w) {
   protocol::FrameHeader req;
-  req.op = protocol::kOpCallbackChannel;
+  req.op = op;
   req.request_id = request_id;
-  const std::string reply = exchange(sock, req, protocol::Writer());
+  const std::string reply = exchange(sock, req, w);
   protocol::Reader r(reply.data(), reply.size());
   EXPECT_EQ(r.u32(), uint32_t{CUDA_SUCCESS});
   Channel c{r.str(), r.str()};
   EXPECT_TRUE(r.done());
   return c;
+}
+
+Channel ask_for_channel(Socket& sock, uint64_t request_id) {
+  return ask_to_join(sock, protocol::kOpCallbackChannel, request_id, protocol::Writer());
 }
 
 // The server's answer to a callback channel's join: its result word, or the
@@ -631,17 +637,9 @@ TEST(Session, ExitWithACallbackRunningEndsTheSessionCleanly) {
 // A server at its limit of sessions still lets a session's callback channel
 // join: it belongs to a session already counted.
 Channel ask_for_lanes(Socket& sock, uint64_t request_id, uint32_t lanes) {
-  protocol::FrameHeader req;
-  req.op = protocol::kOpLanes;
-  req.request_id = request_id;
   protocol::Writer w;
   w.u32(lanes);
-  const std::string reply = exchange(sock, req, w);
-  protocol::Reader r(reply.data(), reply.size());
-  EXPECT_EQ(r.u32(), uint32_t{CUDA_SUCCESS});
-  Channel c{r.str(), r.str()};
-  EXPECT_TRUE(r.done());
-  return c;
+  return ask_to_join(sock, protocol::kOpLanes, request_id, w);
 }
 
 // A synchronous host-to-device copy of `size` bytes over `lanes` lanes, to
