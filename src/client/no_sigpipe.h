@@ -14,20 +14,24 @@
 
 namespace scuda::client {
 
-// For a thread of the client's own, at its start.
-inline void block_sigpipe() {
+inline sigset_t sigpipe_only() {
   sigset_t pipe;
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
+  return pipe;
+}
+
+// For a thread of the client's own, at its start.
+inline void block_sigpipe() {
+  const sigset_t pipe = sigpipe_only();
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
 }
 
 // Runs `write` (returning true on success) with SIGPIPE blocked.
 template <class Write>
 bool without_sigpipe(Write&& write) {
-  sigset_t pipe, old;
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
+  const sigset_t pipe = sigpipe_only();
+  sigset_t old;
   pthread_sigmask(SIG_BLOCK, &pipe, &old);
   const bool ok = write();
   // A SIGPIPE pending now was raised by the write: one pending before it
