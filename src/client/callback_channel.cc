@@ -10,7 +10,6 @@
 #include <spdlog/spdlog.h>
 
 #include "client/host_callbacks.h"
-#include "client/no_sigpipe.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/frame_io.h"
@@ -32,7 +31,6 @@ void lose(const std::string& why) {
 // Each frame from the server is "reached" (op host-callback, u64 id); each
 // answer is "done" (the same, flagged REPLY).
 void serve(Socket s) {
-  block_sigpipe();
   protocol::Frame f;
   std::string why;
   for (;;) {

@@ -12,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include "client/dial.h"
-#include "client/no_sigpipe.h"
 #include "client/stats.h"
 #include "common/config.h"
 #include "protocol/frame_io.h"
@@ -83,9 +82,8 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   if ((flags & protocol::kOneWay) && outbox_.hold(h, head, head_size, tail, tail_size))
     return !outbox_.full() || flush_held();
   std::lock_guard write(outbox_.write_lock());
-  const bool sent = without_sigpipe([&] {
-    return protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
-  });
+  const bool sent =
+      protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
   outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
@@ -94,14 +92,13 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
 bool Connection::flush_held() {
   if (outbox_.held().empty()) return true;
   std::lock_guard write(outbox_.write_lock());
-  const bool sent = without_sigpipe([&] { return write_held(outbox_.held()); });
+  const bool sent = write_held(outbox_.held());
   outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
 }
 
-// Nothing is written once the connection is lost: the socket is shut down,
-// and a write would raise SIGPIPE.
+// Nothing is written once the connection is lost: the socket is shut down.
 bool Connection::write_held(std::span<const uint8_t> bytes) {
   return !broken_ && socket_.write_all(bytes.data(), bytes.size());
 }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "client/no_sigpipe.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
 
@@ -18,7 +17,7 @@ Socket dial(const std::string& address, const protocol::Hello& hello, protocol::
   protocol::encode(hello, w);
   protocol::FrameHeader h;
   h.op = protocol::kOpHello;
-  if (!without_sigpipe([&] { return protocol::write_frame(s, h, w.data().data(), w.size()); })) {
+  if (!protocol::write_frame(s, h, w.data().data(), w.size())) {
     *error = fmt::format("connection to {} failed during the handshake", address);
     return Socket();
   }

@@ -13,7 +13,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/no_sigpipe.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "common/fan_out.h"
@@ -129,14 +128,9 @@ bool open_all(uint32_t n) {
   return true;
 }
 
-// The lanes' threads inherit this thread's mask: a write to a session that
-// is gone fails, rather than raising SIGPIPE.
 void open_in_background() {
   pthread_atfork(nullptr, nullptr, [] { g_open.store(0); });
-  std::thread([] {
-    block_sigpipe();
-    open_all(wanted());
-  }).detach();
+  std::thread([] { open_all(wanted()); }).detach();
 }
 
 bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {

@@ -4,7 +4,6 @@
 
 #include <thread>
 
-#include "client/no_sigpipe.h"
 #include "protocol/frame_io.h"
 
 namespace scuda::client {
@@ -65,11 +64,8 @@ bool Outbox::send_held() {
 }
 
 // A thread's timer slack (50 µs by default) would more than triple kHoldFor.
-// SIGPIPE, from a write to a server gone away, stays pending on this thread
-// rather than ending the program: the write fails, and the next call says so.
 void Outbox::run() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  block_sigpipe();
   uint32_t seen = 0;
   do {
     wait_for_batch(&seen);

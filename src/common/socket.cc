@@ -58,9 +58,15 @@ bool Socket::write_all(const void* data, size_t size) {
   return writev_all(&iov, 1);
 }
 
+// MSG_NOSIGNAL: a write to a peer that is gone fails with EPIPE rather than
+// raising SIGPIPE, which would end a client program that keeps the signal's
+// default disposition.
 bool Socket::writev_all(iovec* iov, int count) {
   while (count > 0) {
-    ssize_t n = ::writev(fd_, iov, count);
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;

@@ -1,6 +1,6 @@
 // The module cache end to end: client processes (module_load_tool) against a
 // real server with a cache directory of its own. What a client sent is read
-// from the kernel's count of the bytes its process wrote.
+// from its count of the bytes it sent (sent_bytes.h).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,9 +25,9 @@ std::string image(const std::string& tag) {
          std::string(kImageBytes, ' ') + "\n";
 }
 
-long long wchar(const std::string& out) {
-  const size_t at = out.find("wchar: ");
-  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 7));
+long long sent(const std::string& out) {
+  const size_t at = out.find("sent: ");
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 6));
 }
 
 class ModuleCacheE2E : public ::testing::Test {
@@ -77,7 +77,7 @@ TEST_F(ModuleCacheE2E, ASecondProcessSendsOnlyTheHash) {
   auto first = tool({"load", file});
   EXPECT_NE(first.out.find("load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"), std::string::npos)
       << first.out << first.err;
-  EXPECT_GE(wchar(first.out), kImageBytes);
+  EXPECT_GE(sent(first.out), kImageBytes);
   EXPECT_TRUE(fs::exists(cached_path(a)));
 
   auto second = tool({"load", file, file});
@@ -85,8 +85,8 @@ TEST_F(ModuleCacheE2E, ASecondProcessSendsOnlyTheHash) {
                             "load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"),
             std::string::npos)
       << second.out << second.err;
-  EXPECT_GE(wchar(second.out), 0);
-  EXPECT_LT(wchar(second.out), 64 << 10);
+  EXPECT_GE(sent(second.out), 0);
+  EXPECT_LT(sent(second.out), 64 << 10);
 }
 
 TEST_F(ModuleCacheE2E, EvictionKeepsTheBoundAndTheRecentlyUsed) {
@@ -113,7 +113,7 @@ TEST_F(ModuleCacheE2E, ACorruptFileIsIgnoredAndReplaced) {
   std::ofstream(cached, std::ios::binary | std::ios::in) << "garbage";  // same size
   auto r = tool({"load", file});
   EXPECT_NE(r.out.find("function: CUDA_SUCCESS"), std::string::npos) << r.out << r.err;
-  EXPECT_GE(wchar(r.out), kImageBytes);
+  EXPECT_GE(sent(r.out), kImageBytes);
   std::ifstream in(cached, std::ios::binary);
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(stored, a + '\0');
@@ -154,11 +154,11 @@ TEST_F(ModuleCacheE2E, LibraryLoadsWaitOnceForAllTheirProbes) {
       "attribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\nattribute: CUDA_SUCCESS\nawaited: 4\n";
   auto cold = tool({"library", a, b, c});
   EXPECT_EQ(cold.out.find(expected), 0u) << cold.out << cold.err;
-  EXPECT_GE(wchar(cold.out), 3 * kImageBytes);
+  EXPECT_GE(sent(cold.out), 3 * kImageBytes);
   auto warm = tool({"library", a, b, c});
   EXPECT_EQ(warm.out.find(expected), 0u) << warm.out << warm.err;
-  EXPECT_GE(wchar(warm.out), 0);
-  EXPECT_LT(wchar(warm.out), 64 << 10);
+  EXPECT_GE(sent(warm.out), 0);
+  EXPECT_LT(sent(warm.out), 64 << 10);
 }
 
 // With the client's caches on, a later process names in its Hello the
@@ -180,13 +180,13 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
   EXPECT_EQ(cold.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u) << cold.out << cold.err;
   auto warm = tool({"library", a, b, c}, env);
   EXPECT_EQ(warm.out.find(nothing_waits), 0u) << warm.out << warm.err;
-  EXPECT_LT(wchar(warm.out), 64 << 10);
+  EXPECT_LT(sent(warm.out), 64 << 10);
 
   ASSERT_TRUE(fs::remove(cached_path(bytes_a)));
   auto gone = tool({"library", a, b, c}, env);
   EXPECT_EQ(gone.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u)
       << gone.out << gone.err;
-  EXPECT_GE(wchar(gone.out), kImageBytes);
+  EXPECT_GE(sent(gone.out), kImageBytes);
   // The session stores the image it was sent after the client is gone.
   for (int i = 0; i < 500 && !fs::exists(cached_path(bytes_a)); ++i) usleep(10'000);
   auto again = tool({"library", a, b, c}, env);
@@ -220,7 +220,7 @@ TEST_F(ModuleCacheE2E, NoModuleCacheKeepsNothing) {
   for (int run = 0; run < 2; ++run) {
     auto r = tool({"load", file, file});
     EXPECT_NE(r.out.find("function: CUDA_SUCCESS"), std::string::npos) << r.out << r.err;
-    EXPECT_GE(wchar(r.out), 2 * kImageBytes);
+    EXPECT_GE(sent(r.out), 2 * kImageBytes);
   }
   EXPECT_FALSE(fs::exists(cache_));
 }

@@ -1,6 +1,6 @@
 // A client of its own process for the module cache tests: loads module image
-// files and reports each result and the bytes the process wrote (its
-// /proc/self/io wchar, which counts what went to the server).
+// files and reports each result and the bytes the process sent to the
+// server (sent_bytes.h).
 //   module_load_tool load FILE...   load each file, then look up kernel "k"
 //   module_load_tool detached FILE  load FILE, then again with no current
 //                                   context (one-way, so it fails later)
@@ -24,12 +24,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "proc_io.h"
+#include "sent_bytes.h"
 
 // libcuda.so.1's count of the replies this process waited for.
 extern "C" uint64_t scuda_replies_awaited();
@@ -49,9 +48,8 @@ std::string read_file(const char* path) {
   return ss.str();
 }
 
-long long bytes_written() {
-  const std::optional<uint64_t> wchar = scuda::test::proc_io("/proc/self/io", "wchar:");
-  return wchar ? static_cast<long long>(*wchar) : -1;
+void print_sent() {
+  std::printf("sent: %llu\n", static_cast<unsigned long long>(scuda::test::bytes_sent()));
 }
 
 void load(const char* path) {
@@ -101,7 +99,7 @@ int libraries(int n, char** paths) {
                 name_of(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernels[i], dev)));
   }
   print_awaited(start);
-  std::printf("wchar: %lld\n", bytes_written());
+  print_sent();
   return 0;
 }
 
@@ -189,7 +187,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "set-first") == 0) return set_first(argv[2]);
   if (std::strcmp(argv[1], "load") != 0) return 2;
   for (int i = 2; i < argc; ++i) load(argv[i]);
-  const long long written = bytes_written();
-  std::printf("wchar: %lld\n", written);
+  print_sent();
   return 0;
 }

@@ -10,14 +10,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "primary_context_test.h"
-#include "proc_io.h"
+#include "sent_bytes.h"
 #include "shared_server.h"
 
 namespace {
@@ -100,19 +99,13 @@ TEST_F(OneWayTest, ManyLaunchesRunInOrder) {
     ASSERT_NE(lines[i].find(params(1000 + i)), std::string::npos) << i << ": " << lines[i];
 }
 
-// Write system calls this thread has made, if the kernel counts them.
-std::optional<uint64_t> thread_writes() {
-  return scuda::test::proc_io("/proc/thread-self/io", "syscw:");
-}
-
 // Launches spaced as an eager PyTorch step spaces them, tens of µs apart,
 // leave from the outbox's thread: each written by the launching thread cost
 // it a loopback write of several µs.
 TEST_F(OneWayTest, SpacedLaunchesMakeNoWriteOnTheLaunchingThread) {
   ASSERT_EQ(launch(0), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
-  const std::optional<uint64_t> before = thread_writes();
-  if (!before) GTEST_SKIP() << "/proc/thread-self/io does not count this thread's writes";
+  const uint64_t before = scuda::test::sends_on_this_thread();
   const unsigned kLaunches = 200;
   for (unsigned i = 0; i < kLaunches; ++i) {
     const Clock::time_point until = Clock::now() + std::chrono::microseconds(50);
@@ -120,9 +113,7 @@ TEST_F(OneWayTest, SpacedLaunchesMakeNoWriteOnTheLaunchingThread) {
     }
     ASSERT_EQ(launch(2000 + i), CUDA_SUCCESS);
   }
-  const std::optional<uint64_t> after = thread_writes();
-  ASSERT_TRUE(after);
-  EXPECT_EQ(*after - *before, 0u);
+  EXPECT_EQ(scuda::test::sends_on_this_thread() - before, 0u);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   const std::vector<std::string> lines = fills_since(log_start_);
   ASSERT_EQ(lines.size(), kLaunches + 1);
