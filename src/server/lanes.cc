@@ -31,26 +31,21 @@ bool ready(int fd, short events, int main) {
   }
 }
 
-bool receive(const Socket& s, uint8_t* dst, size_t n, int main) {
+// Moves all `n` bytes, or fails. It waits in ready() only when the socket
+// has nothing to give or no room, so that bytes in flow cost one system
+// call per read or write, as they do on the client.
+bool move_all(const Socket& s, uint8_t* p, size_t n, bool sending, int main) {
   while (n) {
-    if (!ready(s.fd(), POLLIN, main)) return false;
-    const ssize_t got = ::recv(s.fd(), dst, n, MSG_DONTWAIT);
-    if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (got <= 0) return false;
-    dst += got;
-    n -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
-bool send(const Socket& s, const uint8_t* src, size_t n, int main) {
-  while (n) {
-    if (!ready(s.fd(), POLLOUT, main)) return false;
-    const ssize_t put = ::send(s.fd(), src, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (put < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (put <= 0) return false;
-    src += put;
-    n -= static_cast<size_t>(put);
+    const ssize_t moved = sending ? ::send(s.fd(), p, n, MSG_DONTWAIT | MSG_NOSIGNAL)
+                                  : ::recv(s.fd(), p, n, MSG_DONTWAIT);
+    if (moved > 0) {
+      p += moved;
+      n -= static_cast<size_t>(moved);
+    } else if (moved == 0 || (errno != EAGAIN && errno != EINTR)) {
+      return false;
+    } else if (errno == EAGAIN && !ready(s.fd(), sending ? POLLOUT : POLLIN, main)) {
+      return false;
+    }
   }
   return true;
 }
@@ -134,7 +129,7 @@ bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
     if (!buf) return false;
     for (size_t p = 0; p < n; p += kPiece) {
       const size_t m = std::min(kPiece, n - p);
-      if (!receive(lane.socket, buf + p, m, main_)) return false;
+      if (!move_all(lane.socket, buf + p, m, false, main_)) return false;
       if (*rc == CUDA_SUCCESS) *rc = d_.cuMemcpyHtoDAsync_v2(c.device + at + p, buf + p, m, c.stream);
     }
     lane.staging.released(c.stream, false);
@@ -158,7 +153,7 @@ bool Lanes::to_host(Lane& lane, size_t index, CUresult* rc) {
       const size_t m = std::min(kPiece, n - p);
       if (i && copied == CUDA_SUCCESS) copied = wait_or_zero(events, i, buf + p, m);
       else if (i) std::memset(buf + p, 0, m);
-      if (!send(lane.socket, buf + p, m, main_)) return false;
+      if (!move_all(lane.socket, buf + p, m, true, main_)) return false;
     }
     if (*rc == CUDA_SUCCESS) *rc = copied;
     return true;
