@@ -103,11 +103,23 @@ bool Connection::write_held(std::span<const uint8_t> bytes) {
   return !broken_ && socket_.write_all(bytes.data(), bytes.size());
 }
 
+namespace {
+
+// How long a wait for a reply spins before its thread sleeps (README,
+// SCUDA_SPIN_US): on a fast link most replies come within it. CUDA's own
+// waits spin too.
+std::chrono::microseconds reply_spin() {
+  static const std::chrono::microseconds spin(env_number("SCUDA_SPIN_US", 0, 10000, 50));
+  return spin;
+}
+
+}  // namespace
+
 bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
   for (;;) {
     uint8_t header[protocol::kHeaderSize];
     std::string why;
-    if (!reader_.read(header, sizeof header)) {
+    if (!reader_.read(header, sizeof header, reply_spin())) {
       *result = lost("the server closed the connection");
       return false;
     }

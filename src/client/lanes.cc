@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,6 +14,7 @@
 
 #include "client/runtime.h"
 #include "client/session.h"
+#include "common/config.h"
 #include "common/fan_out.h"
 #include "protocol/ops.h"
 
@@ -29,18 +29,7 @@ constexpr uint32_t kDefaultLanes = 4;
 constexpr size_t kSmallest = 4 * kLaneStripe;
 
 uint32_t wanted() {
-  static const uint32_t n = [] {
-    const char* env = std::getenv("SCUDA_LANES");
-    if (!env || !*env) return kDefaultLanes;
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(env, &end, 10);
-    if (*end || v < 1 || v > protocol::kMaxLanes) {
-      spdlog::warn("SCUDA_LANES='{}' is not a number from 1 to {}; using {}", env,
-                   protocol::kMaxLanes, kDefaultLanes);
-      return kDefaultLanes;
-    }
-    return static_cast<uint32_t>(v);
-  }();
+  static const uint32_t n = env_number("SCUDA_LANES", 1, protocol::kMaxLanes, kDefaultLanes);
   return n;
 }
 

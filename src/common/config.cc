@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "common/log.h"
 
@@ -26,6 +27,19 @@ std::string first_line(const std::string& path) {
 }
 
 }  // namespace
+
+unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return fallback;
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(env, &end, 10);
+  if (*end || *env == '-' || v < lowest || v > highest) {
+    spdlog::warn("{}='{}' is not a number from {} to {}; using {}", name, env, lowest, highest,
+                 fallback);
+    return fallback;
+  }
+  return static_cast<unsigned>(v);
+}
 
 std::string configured_server() {
   if (const char* env = std::getenv("SCUDA_SERVER"); env && *env) return trim(env);

@@ -19,6 +19,11 @@ bool pass_through();
 // The token file named by SCUDA_TOKEN_FILE; empty when unset.
 std::string configured_token_file();
 
+// The whole number in environment variable `name`, from `lowest` to
+// `highest`; `fallback` when it is unset, and (with a warning) when it is
+// anything else.
+unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback);
+
 // Reads a token file: its first line, without surrounding whitespace. False
 // (and why) if it cannot be read or is empty.
 bool read_token_file(const std::string& path, std::string* token, std::string* error);

@@ -102,6 +102,16 @@ ssize_t Socket::read_some(void* data, size_t size) {
   }
 }
 
+ssize_t Socket::read_some(void* data, size_t size, std::chrono::microseconds spin) {
+  if (spin.count() <= 0) return read_some(data, size);
+  const auto until = std::chrono::steady_clock::now() + spin;
+  do {
+    const ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
+  } while (std::chrono::steady_clock::now() < until);
+  return read_some(data, size);
+}
+
 namespace {
 
 addrinfo* resolve(const HostPort& addr, bool passive, std::string* error) {

@@ -55,13 +55,14 @@ ReadStatus FrameReader::frame(Frame* f, std::string* error) {
   return read(f->payload.data(), f->payload.size()) ? ReadStatus::kOk : ReadStatus::kClosed;
 }
 
-ReadStatus FrameReader::header(FrameHeader* h, std::string* error) {
+ReadStatus FrameReader::header(FrameHeader* h, std::string* error,
+                               std::chrono::microseconds spin) {
   uint8_t bytes[kHeaderSize];
-  if (!read(bytes, kHeaderSize)) return ReadStatus::kClosed;
+  if (!read(bytes, kHeaderSize, spin)) return ReadStatus::kClosed;
   return decode_header(bytes, h, error) ? ReadStatus::kOk : ReadStatus::kBad;
 }
 
-bool FrameReader::read(void* dst, size_t size) {
+bool FrameReader::read(void* dst, size_t size, std::chrono::microseconds spin) {
   auto* out = static_cast<uint8_t*>(dst);
   const size_t buffered = std::min(size, end_ - begin_);
   if (buffered) std::memcpy(out, buf_.get() + begin_, buffered);
@@ -72,7 +73,7 @@ bool FrameReader::read(void* dst, size_t size) {
   if (size >= kBulk) return socket_.read_exact(out, size);
   begin_ = end_ = 0;
   while (end_ < size) {
-    const ssize_t n = socket_.read_some(buf_.get() + end_, kCapacity - end_);
+    const ssize_t n = socket_.read_some(buf_.get() + end_, kCapacity - end_, spin);
     if (n <= 0) return false;
     end_ += static_cast<size_t>(n);
   }

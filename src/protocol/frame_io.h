@@ -1,6 +1,7 @@
 // Reading and writing whole frames on a socket.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,9 +45,11 @@ class FrameReader {
   // whole frame arrived; kBad: the header is invalid and *error says why.
   ReadStatus frame(Frame* f, std::string* error);
   // Reads only the header; the payload is then read with read() and skip().
-  ReadStatus header(FrameHeader* h, std::string* error);
+  // Either may spin (Socket::read_some) for `spin` before waiting for the
+  // peer.
+  ReadStatus header(FrameHeader* h, std::string* error, std::chrono::microseconds spin = {});
   // False if the peer went away first.
-  bool read(void* dst, size_t size);
+  bool read(void* dst, size_t size, std::chrono::microseconds spin = {});
   bool skip(size_t size);
 
  private:

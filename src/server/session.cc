@@ -20,6 +20,16 @@
 
 namespace scuda::server {
 
+namespace {
+
+// A program that waited for a reply often sends its next request at once:
+// the session spins this long for it (Socket::read_some) before it sleeps.
+// After a one-way request it sleeps at once, so a stream of launches does
+// not keep a core busy.
+constexpr std::chrono::microseconds kSpinAfterReply{50};
+
+}  // namespace
+
 using protocol::Frame;
 using protocol::FrameHeader;
 using protocol::ReadStatus;
@@ -40,8 +50,8 @@ int Session::run() {
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
   FrameHeader h;
   std::string error;
-  for (;;) {
-    switch (reader_.header(&h, &error)) {
+  for (std::chrono::microseconds spin{};;) {
+    switch (reader_.header(&h, &error, spin)) {
       case ReadStatus::kClosed:
         spdlog::info("client went away; session ends");
         return 0;
@@ -50,6 +60,7 @@ int Session::run() {
         return 1;
       case ReadStatus::kOk:
         if (!serve_one(h)) return 1;
+        spin = h.flags & protocol::kOneWay ? std::chrono::microseconds{} : kSpinAfterReply;
         break;
     }
   }
