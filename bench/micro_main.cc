@@ -73,16 +73,23 @@ void in_rounds(const Rounds& rounds, F&& one_round) {
 // In rounds, alternating scuda's round trips with raw TCP's, as the
 // transfers do: the loopback's round trip alone moves by a third from one
 // run to the next.
+// The raw pings are taken both as most programs wait, sleeping in a read,
+// and as scuda's waits do, spinning first.
 void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
-  std::vector<double> scuda, tcp;
+  std::vector<double> scuda, tcp, spinning;
+  auto take = [](std::vector<double>& all, const std::vector<double>& more) {
+    all.insert(all.end(), more.begin(), more.end());
+  };
   in_rounds(p.latency_rounds, [&] {
-    const std::vector<double> a = cuda.sync_copy(p.latency), b = raw.ping(p.latency);
-    scuda.insert(scuda.end(), a.begin(), a.end());
-    tcp.insert(tcp.end(), b.begin(), b.end());
+    take(scuda, cuda.sync_copy(p.latency));
+    take(tcp, raw.ping(p.latency));
+    take(spinning, raw.ping(p.latency, kSpin));
   });
   r.add("sync_rtt_us", median(scuda) * 1e6, scuda.size());
   r.add("raw_tcp_rtt_us", median(tcp) * 1e6, tcp.size());
+  r.add("raw_tcp_spin_rtt_us", median(spinning) * 1e6, spinning.size());
   r.add_ratio("sync_rtt_ratio", "sync_rtt_us", "raw_tcp_rtt_us");
+  r.add_ratio("sync_rtt_spin_ratio", "sync_rtt_us", "raw_tcp_spin_rtt_us");
 }
 
 using LanesOpen = uint32_t (*)();
@@ -181,6 +188,8 @@ void measure_launches(CudaBench& cuda, const Options& o, const Plans& p, Report&
 
 const std::vector<Row> kRows = {
     {"4-byte cuMemcpyDtoH round trip, µs", "sync_rtt_us", "raw_tcp_rtt_us", "sync_rtt_ratio"},
+    {"... beside a ping whose ends spin, µs", "sync_rtt_us", "raw_tcp_spin_rtt_us",
+     "sync_rtt_spin_ratio"},
     {"H2D pageable, Gbit/s", "h2d_gbps", "raw_tcp_gbps", "h2d_ratio"},
     {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_gbps", "h2d_pinned_ratio"},
     {"D2H pageable, Gbit/s", "d2h_gbps", "raw_tcp_down_gbps", "d2h_ratio"},

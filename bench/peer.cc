@@ -36,12 +36,15 @@ bool send_zeros(Socket& s, uint64_t n, const std::vector<char>& buf) {
   return true;
 }
 
-bool serve_one(Socket& s, std::vector<char>& buf) {
+// `spin`: how long to spin for this request (and, after a 'P', the next).
+bool serve_one(Socket& s, std::vector<char>& buf, std::chrono::microseconds& spin) {
   char command = 0;
   uint64_t n = 0;
-  if (!s.read_exact(&command, 1) || !s.read_exact(&n, sizeof n)) return false;
+  if (s.read_some(&command, 1, spin) != 1 || !s.read_exact(&n, sizeof n)) return false;
+  spin = command == 'P' ? kSpin : std::chrono::microseconds{};
   switch (command) {
     case 'E':
+    case 'P':
       if (n > buf.size()) return false;
       return s.read_exact(buf.data(), n) && s.write_all(buf.data(), n);
     case 'S':
@@ -57,7 +60,8 @@ void serve_connection(Socket s) {
   int one = 1;
   setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   std::vector<char> buf(kChunk);
-  while (serve_one(s, buf)) {
+  std::chrono::microseconds spin{};
+  while (serve_one(s, buf, spin)) {
   }
 }
 
@@ -109,14 +113,15 @@ void RawLink::request(char command, size_t n) {
   if (!socket_.write_all(header, sizeof header)) throw std::runtime_error("raw TCP peer closed");
 }
 
-std::vector<double> RawLink::ping(const Plan& plan) {
+std::vector<double> RawLink::ping(const Plan& plan, std::chrono::microseconds spin) {
   return collect(plan, [&] {
     const Clock::time_point start = Clock::now();
-    char message[1 + sizeof(uint64_t) + 4] = {'E'};
+    char message[1 + sizeof(uint64_t) + 4] = {spin.count() ? 'P' : 'E'};
     const uint64_t n = 4;
     std::memcpy(message + 1, &n, sizeof n);
     char answer[4];
-    if (!socket_.write_all(message, sizeof message) || !socket_.read_exact(answer, sizeof answer))
+    if (!socket_.write_all(message, sizeof message) ||
+        !socket_.read_exact(answer, sizeof answer, spin))
       throw std::runtime_error("raw TCP peer closed");
     return seconds_since(start);
   });

@@ -4,9 +4,12 @@
 // Wire format, per request on one connection: u8 command, u64 n (host order;
 // both ends are this program), then
 //   'E' n bytes, echoed back;  'S' n bytes, answered by one byte;
-//   'R' nothing, answered by n bytes.
+//   'R' nothing, answered by n bytes;
+//   'P' as 'E', then the peer spins for the next request for kSpin before
+//       it sleeps, as a scuda session does after a reply.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,10 @@
 #include "timing.h"
 
 namespace scuda::bench {
+
+// What scuda's waits spin by default (the client's SCUDA_SPIN_US and the
+// session's after a reply).
+constexpr std::chrono::microseconds kSpin{50};
 
 // Serves peers on `listen` until killed; returns only on a setup error.
 int run_echo_server(const std::string& listen);
@@ -25,8 +32,9 @@ class RawLink {
   // Connects to a peer at `address` ("HOST:PORT"); throws on failure.
   explicit RawLink(const std::string& address);
 
-  // Seconds per 4-byte ping-pong.
-  std::vector<double> ping(const Plan& plan);
+  // Seconds per 4-byte ping-pong; with `spin`, both ends spin for the
+  // next message that long before they sleep, as scuda's waits do.
+  std::vector<double> ping(const Plan& plan, std::chrono::microseconds spin = {});
   // Seconds per `bytes` sent to the sink (until its answer) / read from it.
   std::vector<double> upload(size_t bytes, const Plan& plan);
   std::vector<double> download(size_t bytes, const Plan& plan);

@@ -9,7 +9,8 @@ import tempfile
 import time
 
 KEYS = [
-    "sync_rtt_us", "raw_tcp_rtt_us", "sync_rtt_ratio",
+    "sync_rtt_us", "raw_tcp_rtt_us", "sync_rtt_ratio", "raw_tcp_spin_rtt_us",
+    "sync_rtt_spin_ratio",
     "h2d_gbps", "d2h_gbps", "h2d_pinned_gbps", "d2h_pinned_gbps",
     "raw_tcp_gbps", "raw_tcp_down_gbps",
     "h2d_ratio", "d2h_ratio", "h2d_pinned_ratio", "d2h_pinned_ratio",

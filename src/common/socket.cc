@@ -84,10 +84,10 @@ bool Socket::writev_all(iovec* iov, int count) {
   return true;
 }
 
-bool Socket::read_exact(void* data, size_t size) {
+bool Socket::read_exact(void* data, size_t size, std::chrono::microseconds spin) {
   auto* p = static_cast<char*>(data);
   while (size > 0) {
-    const ssize_t n = read_some(p, size);
+    const ssize_t n = read_some(p, size, spin);
     if (n <= 0) return false;
     p += n;
     size -= static_cast<size_t>(n);

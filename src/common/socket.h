@@ -36,7 +36,8 @@ class Socket {
   bool write_all(const void* data, size_t size);
   // Writes every byte of every buffer; iov is modified.
   bool writev_all(iovec* iov, int count);
-  bool read_exact(void* data, size_t size);
+  // `spin`: as read_some's, for each wait.
+  bool read_exact(void* data, size_t size, std::chrono::microseconds spin = {});
   // Reads what has arrived, at most `size` bytes, waiting for at least one:
   // the count, 0 once the peer closed, -1 on an error.
   ssize_t read_some(void* data, size_t size);
