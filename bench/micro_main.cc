@@ -113,7 +113,7 @@ void measure_transfers(CudaBench& cuda, RawLink& raw, const std::string& peer, u
                        const Plans& p, Report& r) {
   const size_t n = p.transfer_bytes;
   const Plan& round = p.transfer;
-  RawLinks parallel(peer, std::max<uint32_t>(lanes, 1));
+  RawLinks parallel(peer, lanes < 2 ? 0 : lanes);  // used only with lanes
   std::map<std::string, std::vector<double>> seconds;
   auto take = [&](const char* key, const std::vector<double>& more) {
     seconds[key].insert(seconds[key].end(), more.begin(), more.end());

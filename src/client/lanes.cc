@@ -22,11 +22,7 @@ namespace scuda::client::lanes {
 
 namespace {
 
-using protocol::kLaneStripe;
-
 constexpr uint32_t kDefaultLanes = 4;
-// Smaller copies gain little: the lanes' threads must wake for them.
-constexpr size_t kSmallest = 4 * kLaneStripe;
 
 uint32_t wanted() {
   static const uint32_t n = env_number("SCUDA_LANES", 1, protocol::kMaxLanes, kDefaultLanes);

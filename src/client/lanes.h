@@ -10,7 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "protocol/ops.h"
+
 namespace scuda::client::lanes {
+
+// Smaller copies gain little: the lanes' threads must wake for them.
+constexpr size_t kSmallest = 4 * protocol::kLaneStripe;
 
 // How many lanes a copy of `size` bytes may take now: 0 for a small copy,
 // and while lanes are not open (or never will be).

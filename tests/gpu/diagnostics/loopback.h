@@ -1,5 +1,6 @@
-// What tcp_alignment.cc and staged_tcp.cc share: a connected pair of
-// loopback TCP sockets, and whole reads and writes on them.
+// What the TCP diagnostics (tcp_alignment.cc, staged_tcp.cc, parallel_streams.cc,
+// sync_latency.cc) share: a connected pair of loopback TCP sockets, and whole
+// reads and writes on them.
 #pragma once
 
 #include <arpa/inet.h>
