@@ -1,8 +1,9 @@
 """apps.jsonl (bench/apps/run.sh) as a markdown table: every case's first
-and steady step beside the same model's native run (of the same repeat, when
-there is one), as ratios; then the warm loopback case's steady ratio over
-the repeats; then, from the warm case's stats (in the folder given second),
-the functions that waited for replies most."""
+and steady step beside the same model's native run, as ratios (a warm
+loopback run beside the native run of its repeat; a case that runs once
+beside the median of the native runs); then the warm loopback case's steady
+ratio over the repeats; then, from the warm case's stats (in the folder
+given second), the functions that waited for replies most."""
 import json
 import os
 import re
@@ -58,6 +59,16 @@ def by_model_and_repeat(rows, case):
             if r["case"] == case and "error" not in r["result"]}
 
 
+def median_native(native, model):
+    """The median of a model's native runs, figure by figure: what a case
+    that runs once is set against, since a native step alone moved by a
+    fifth between the runs of one benchmark."""
+    runs = [res for (m, _), res in native.items() if m == model]
+    if not runs:
+        return {}
+    return {k: statistics.median(r[k] for r in runs) for k in ("first_step_ms", "step_ms")}
+
+
 def steady_spread(rows, native):
     """Each model's warm steady step over the native one of the same repeat:
     the median, the lowest and the highest."""
@@ -84,7 +95,8 @@ def main(path, folder=None):
     for r in rows:
         res = r["result"]
         model, n = res["model"], repeat(r)
-        base = native.get((model, n)) or native.get((model, 1), {})
+        paired = r["case"] in ("native", "scuda-warm") and (model, n) in native
+        base = native[(model, n)] if paired else median_native(native, model)
         case = r["case"] if n == 1 else f"{r['case']} #{n}"
         if "error" in res:
             print(f"| {model} | {case} | error: {res['error']} | | | | | | |")

@@ -1,0 +1,45 @@
+"""bench/apps/report.py sets each warm repeat against the native run of its
+repeat, and a case that ran once against the median of the native runs.
+Usage: apps_report_test.py PATH/TO/report.py"""
+import json
+import subprocess
+import sys
+import tempfile
+
+
+def row(case, repeat, step_ms, first_ms=100.0):
+    return {"case": case, "repeat": repeat,
+            "result": {"model": "m", "first_step_ms": first_ms, "step_ms": step_ms}}
+
+
+def step_ratios(table):
+    """{case as printed: its step / native column}."""
+    out = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 9 and cells[0] == "m":
+            out[cells[1]] = cells[4]
+    return out
+
+
+def main(report):
+    rows = [row("native", 1, 8.0), row("scuda-cold", 1, 12.0), row("scuda-warm", 1, 8.8),
+            row("native", 2, 10.0), row("scuda-warm", 2, 10.5),
+            row("native", 3, 12.0), row("scuda-warm", 3, 12.0),
+            row("scuda-1ms-10gbit", 1, 11.0)]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+        f.flush()
+        table = subprocess.run([sys.executable, report, f.name], capture_output=True,
+                               text=True, check=True).stdout
+    got = step_ratios(table)
+    want = {"native": "1.000", "scuda-warm": "1.100", "scuda-warm #2": "1.050",
+            "scuda-warm #3": "1.000", "scuda-cold": "1.200", "scuda-1ms-10gbit": "1.100"}
+    for case, ratio in want.items():
+        assert got.get(case) == ratio, f"{case}: {got.get(case)}, want {ratio}\n{table}"
+    assert "| m | 1.050 | 1.000 | 1.100 | 3 |" in table, table
+    print("ok")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
