@@ -70,8 +70,8 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
 // calling thread's own, which the session's lane threads cannot name, nor
 // when lz4 may pay, which lanes do not carry.
 uint32_t lanes_for(size_t size, CUstream stream, uint8_t mode, bool to_device) {
-  if (size < lanes::kSmallest || stream == CU_STREAM_PER_THREAD || (!stream && (mode & protocol::kCopyPerThread)) ||
-      capture_begun())
+  if (size < lanes::kSmallest || stream == CU_STREAM_PER_THREAD ||
+      (!stream && (mode & protocol::kCopyPerThread)) || capture_begun())
     return 0;
   if (to_device ? copy_compression::may_compress_up() : copy_compression::ask_compressed(size))
     return 0;
