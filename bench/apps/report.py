@@ -1,8 +1,8 @@
 """apps.jsonl (bench/apps/run.sh) as a markdown table: every case's first
 and steady step beside the same model's native run, as ratios (a warm
-loopback run beside the native run of its repeat; a case that runs once
-beside the median of the native runs); then the warm loopback case's steady
-ratio over the repeats; then, from the warm case's stats (in the folder
+loopback run beside the native run of its repeat, any other case beside
+the median of the native runs); then each repeated case's steady ratio
+over its repeats; then, from the warm case's stats (in the folder
 given second), the functions that waited for replies most."""
 import json
 import os
@@ -69,20 +69,34 @@ def median_native(native, model):
     return {k: statistics.median(r[k] for r in runs) for k in ("first_step_ms", "step_ms")}
 
 
-def steady_spread(rows, native):
-    """Each model's warm steady step over the native one of the same repeat:
+def base_for(case, model, n, native):
+    """A warm loopback run's native run is that of its repeat; a case that
+    runs once, or whose repeats are not paired (the links), is set against
+    the median of the native runs."""
+    if case in ("native", "scuda-warm") and (model, n) in native:
+        return native[(model, n)]
+    return median_native(native, model)
+
+
+def spreads(rows, native):
+    """Each repeated case's steady step over its native base (base_for):
     the median, the lowest and the highest."""
-    warm = by_model_and_repeat(rows, "scuda-warm")
     ratios = {}
-    for (model, n), res in warm.items():
-        if (model, n) in native:
-            ratios.setdefault(model, []).append(res["step_ms"] / native[(model, n)]["step_ms"])
-    if not any(len(v) > 1 for v in ratios.values()):
+    for r in rows:
+        res, case = r["result"], r["case"]
+        if case == "native" or "error" in res:
+            continue
+        base = base_for(case, res["model"], repeat(r), native)
+        if base.get("step_ms"):
+            ratios.setdefault((res["model"], case), []).append(res["step_ms"] / base["step_ms"])
+    ratios = {k: v for k, v in ratios.items() if len(v) > 1}
+    if not ratios:
         return
-    print("\n| model | warm steady step / native, median | lowest | highest | repeats |")
-    print("|---|---:|---:|---:|---:|")
-    for model, v in ratios.items():
-        print(f"| {model} | {statistics.median(v):.3f} | {min(v):.3f} | {max(v):.3f} | {len(v)} |")
+    print("\n| model | case | steady step / native, median | lowest | highest | repeats |")
+    print("|---|---|---:|---:|---:|---:|")
+    for (model, case), v in ratios.items():
+        print(f"| {model} | {case} | {statistics.median(v):.3f} | {min(v):.3f} | {max(v):.3f} "
+              f"| {len(v)} |")
 
 
 def main(path, folder=None):
@@ -95,8 +109,7 @@ def main(path, folder=None):
     for r in rows:
         res = r["result"]
         model, n = res["model"], repeat(r)
-        paired = r["case"] in ("native", "scuda-warm") and (model, n) in native
-        base = native[(model, n)] if paired else median_native(native, model)
+        base = base_for(r["case"], model, n, native)
         case = r["case"] if n == 1 else f"{r['case']} #{n}"
         if "error" in res:
             print(f"| {model} | {case} | error: {res['error']} | | | | | | |")
@@ -107,7 +120,7 @@ def main(path, folder=None):
               f"| {res.get('first_step_replies', '-')} "
               f"| {overhead_rtts(res, warm.get((model, 1), {}), r['case'])} |")
 
-    steady_spread(rows, native)
+    spreads(rows, native)
     first_step_waits(rows)
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
         if folder:

@@ -7,6 +7,7 @@
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
 # SCUDA_APP_REPEATS: how many times native and the warm loopback case run,
 # alternately (default 3): the steady ratio is their median.
+# SCUDA_LINK_REPEATS: how many times each link's case runs (default 1).
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
 # so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set,
 # and each scuda case's per-function stats as $OUT/apps_MODEL_CASE_stats.json.
@@ -20,6 +21,7 @@ models=("$@")
 links=${SCUDA_LINKS-1ms-10gbit 150ms}
 limit=${SCUDA_APP_TIMEOUT:-300}
 repeats=${SCUDA_APP_REPEATS:-3}
+link_repeats=${SCUDA_LINK_REPEATS:-1}
 cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
 # The client's answers kept across runs start empty too: the cold case fills
 # them and the server's module cache, the cases after it find both.
@@ -77,8 +79,10 @@ for model in "${models[@]}"; do
     measure "$model" native "$r"
     measure "$model" scuda-warm "$r" scuda "${via[none]}"
   done
-  for link in $links; do
-    [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" 1 scuda "${via[$link]}"
+  for ((r = 1; r <= link_repeats; r++)); do
+    for link in $links; do
+      [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" "$r" scuda "${via[$link]}"
+    done
   done
 done
 python3 bench/apps/report.py "$out/apps.jsonl" "$out" | tee "$out/apps.md"

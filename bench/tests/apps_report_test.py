@@ -1,5 +1,6 @@
 """bench/apps/report.py sets each warm repeat against the native run of its
-repeat, and a case that ran once against the median of the native runs.
+repeat, and other cases against the median of the native runs, and sums up
+each repeated case.
 Usage: apps_report_test.py PATH/TO/report.py"""
 import json
 import subprocess
@@ -26,7 +27,7 @@ def main(report):
     rows = [row("native", 1, 8.0), row("scuda-cold", 1, 12.0), row("scuda-warm", 1, 8.8),
             row("native", 2, 10.0), row("scuda-warm", 2, 10.5),
             row("native", 3, 12.0), row("scuda-warm", 3, 12.0),
-            row("scuda-1ms-10gbit", 1, 11.0)]
+            row("scuda-1ms-10gbit", 1, 11.0), row("scuda-1ms-10gbit", 2, 13.0)]
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f:
         f.write("".join(json.dumps(r) + "\n" for r in rows))
         f.flush()
@@ -34,10 +35,12 @@ def main(report):
                                text=True, check=True).stdout
     got = step_ratios(table)
     want = {"native": "1.000", "scuda-warm": "1.100", "scuda-warm #2": "1.050",
-            "scuda-warm #3": "1.000", "scuda-cold": "1.200", "scuda-1ms-10gbit": "1.100"}
+            "scuda-warm #3": "1.000", "scuda-cold": "1.200", "scuda-1ms-10gbit": "1.100",
+            "scuda-1ms-10gbit #2": "1.300"}
     for case, ratio in want.items():
         assert got.get(case) == ratio, f"{case}: {got.get(case)}, want {ratio}\n{table}"
-    assert "| m | 1.050 | 1.000 | 1.100 | 3 |" in table, table
+    assert "| m | scuda-warm | 1.050 | 1.000 | 1.100 | 3 |" in table, table
+    assert "| m | scuda-1ms-10gbit | 1.200 | 1.100 | 1.300 | 2 |" in table, table
     print("ok")
 
 
