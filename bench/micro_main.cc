@@ -72,9 +72,8 @@ void in_rounds(const Rounds& rounds, F&& one_round) {
 
 // In rounds, alternating scuda's round trips with raw TCP's, as the
 // transfers do: the loopback's round trip alone moves by a third from one
-// run to the next.
-// The raw pings are taken both as most programs wait, sleeping in a read,
-// and as scuda's waits do, spinning first.
+// run to the next. The raw pings are taken both as most programs wait,
+// sleeping in a read, and as scuda's waits do, spinning first.
 void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   std::vector<double> scuda, tcp, spinning;
   auto take = [](std::vector<double>& all, const std::vector<double>& more) {
@@ -83,7 +82,7 @@ void measure_latency(CudaBench& cuda, RawLink& raw, const Plans& p, Report& r) {
   in_rounds(p.latency_rounds, [&] {
     take(scuda, cuda.sync_copy(p.latency));
     take(tcp, raw.ping(p.latency));
-    take(spinning, raw.ping(p.latency, kSpin));
+    take(spinning, raw.ping(p.latency, kWaitSpin));
   });
   r.add("sync_rtt_us", median(scuda) * 1e6, scuda.size());
   r.add("raw_tcp_rtt_us", median(tcp) * 1e6, tcp.size());

@@ -41,7 +41,7 @@ bool serve_one(Socket& s, std::vector<char>& buf, std::chrono::microseconds& spi
   char command = 0;
   uint64_t n = 0;
   if (s.read_some(&command, 1, spin) != 1 || !s.read_exact(&n, sizeof n)) return false;
-  spin = command == 'P' ? kSpin : std::chrono::microseconds{};
+  spin = command == 'P' ? kWaitSpin : std::chrono::microseconds{};
   switch (command) {
     case 'E':
     case 'P':

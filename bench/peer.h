@@ -5,7 +5,7 @@
 // both ends are this program), then
 //   'E' n bytes, echoed back;  'S' n bytes, answered by one byte;
 //   'R' nothing, answered by n bytes;
-//   'P' as 'E', then the peer spins for the next request for kSpin before
+//   'P' as 'E', then the peer spins for the next request for kWaitSpin before
 //       it sleeps, as a scuda session does after a reply.
 #pragma once
 
@@ -17,10 +17,6 @@
 #include "timing.h"
 
 namespace scuda::bench {
-
-// What scuda's waits spin by default (the client's SCUDA_SPIN_US and the
-// session's after a reply).
-constexpr std::chrono::microseconds kSpin{50};
 
 // Serves peers on `listen` until killed; returns only on a setup error.
 int run_echo_server(const std::string& listen);

@@ -109,7 +109,7 @@ namespace {
 // SCUDA_SPIN_US): on a fast link most replies come within it. CUDA's own
 // waits spin too.
 std::chrono::microseconds reply_spin() {
-  static const std::chrono::microseconds spin(env_number("SCUDA_SPIN_US", 0, 10000, 50));
+  static const std::chrono::microseconds spin(env_number("SCUDA_SPIN_US", 0, 10000, kWaitSpin.count()));
   return spin;
 }
 

@@ -18,6 +18,11 @@ struct HostPort {
 // Parses "HOST:PORT" (or "[V6]:PORT"); the port must be 1..65535.
 bool parse_host_port(const std::string& text, HostPort* out, std::string* error);
 
+// How long scuda's waits spin before they sleep, unless told otherwise: a
+// client's for a reply (SCUDA_SPIN_US), a session's for the request after
+// one it answered.
+constexpr std::chrono::microseconds kWaitSpin{50};
+
 class Socket {
  public:
   Socket() = default;

@@ -20,16 +20,6 @@
 
 namespace scuda::server {
 
-namespace {
-
-// A program that waited for a reply often sends its next request at once:
-// the session spins this long for it (Socket::read_some) before it sleeps.
-// After a one-way request it sleeps at once, so a stream of launches does
-// not keep a core busy.
-constexpr std::chrono::microseconds kSpinAfterReply{50};
-
-}  // namespace
-
 using protocol::Frame;
 using protocol::FrameHeader;
 using protocol::ReadStatus;
@@ -60,7 +50,10 @@ int Session::run() {
         return 1;
       case ReadStatus::kOk:
         if (!serve_one(h)) return 1;
-        spin = h.flags & protocol::kOneWay ? std::chrono::microseconds{} : kSpinAfterReply;
+        // A program that waited for a reply often sends its next request at
+        // once; after a one-way request the session sleeps at once, so that a
+        // stream of launches does not keep a core busy.
+        spin = h.flags & protocol::kOneWay ? std::chrono::microseconds{} : kWaitSpin;
         break;
     }
   }
