@@ -658,16 +658,26 @@ void write_lane_copy(Socket& sock, uint64_t request_id, uint64_t size, uint32_t 
   protocol::write_frame(sock, req, w.data().data(), w.size());
 }
 
+// A session whose client asked for `wanted` lanes and joined one.
+struct OneLane {
+  Socket main, lane;
+};
+
+void open_one_lane(ServerProcess& server, uint32_t wanted, OneLane* s) {
+  s->main = raw_connect(server);
+  ASSERT_EQ(result_of(hello(s->main, good_hello())), uint32_t{CUDA_SUCCESS});
+  s->lane = raw_connect(server);
+  ASSERT_EQ(join(s->lane, "", ask_for_lanes(s->main, 1, wanted)), kJoined);
+}
+
 TEST(Session, LaneCopiesOverLanesThatNeverJoinedEndTheSession) {
   ServerProcess server;
-  Socket main = raw_connect(server);
-  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
-  Socket lane = raw_connect(server);
-  ASSERT_EQ(join(lane, "", ask_for_lanes(main, 1, 2)), kJoined);
-  write_lane_copy(main, 2, 1000, 2);
+  OneLane s;
+  ASSERT_NO_FATAL_FAILURE(open_one_lane(server, 2, &s));
+  write_lane_copy(s.main, 2, 1000, 2);
   protocol::Frame f;
   std::string error;
-  ASSERT_EQ(protocol::read_frame(main, &f, &error), protocol::ReadStatus::kOk);
+  ASSERT_EQ(protocol::read_frame(s.main, &f, &error), protocol::ReadStatus::kOk);
   EXPECT_TRUE(f.header.flags & protocol::kError);
   EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("malformed memcpy-htod-lanes"),
             std::string::npos);
@@ -701,16 +711,14 @@ TEST(Session, ALaneBrokenMidCopyFailsOnlyThatCopy) {
 // copy's stripes ends its session: the lanes stop waiting.
 TEST(Session, ClosingTheConnectionMidLaneCopyEndsTheSession) {
   ServerProcess server;
-  Socket main = raw_connect(server);
-  ASSERT_EQ(result_of(hello(main, good_hello())), uint32_t{CUDA_SUCCESS});
-  Socket lane = raw_connect(server);
-  ASSERT_EQ(join(lane, "", ask_for_lanes(main, 1, 1)), kJoined);
-  write_lane_copy(main, 2, 2 * protocol::kLaneStripe, 1);
-  ASSERT_TRUE(lane.write_all(std::string(1000, 'x').data(), 1000));
-  main.close();
+  OneLane s;
+  ASSERT_NO_FATAL_FAILURE(open_one_lane(server, 1, &s));
+  write_lane_copy(s.main, 2, 2 * protocol::kLaneStripe, 1);
+  ASSERT_TRUE(s.lane.write_all(std::string(1000, 'x').data(), 1000));
+  s.main.close();
   const timeval patience{10, 0};  // a failure below must not hang the test
-  setsockopt(lane.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
-  EXPECT_TRUE(closed_by_server(lane));
+  setsockopt(s.lane.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  EXPECT_TRUE(closed_by_server(s.lane));
   for (int i = 0; i < 500 && !all_ended(server.pid()); ++i) usleep(10000);
   EXPECT_TRUE(all_ended(server.pid()));
 }
