@@ -138,11 +138,18 @@ class Header:
     pt_tu: ci.TranslationUnit
 
 
+# The profiler's entry points live in a header of their own beside cuda.h;
+# the driver exports them like the rest, and programs find them by name.
+EXTRA_DRIVER_HEADERS = ("cudaProfiler.h",)
+
+
 def read_cuda_h(include_dir: Path) -> Header:
     header = include_dir / "cuda.h"
     plain = parse_header(header, include_dir, [])
     per_thread = parse_header(header, include_dir, [PER_THREAD_DEFINE])
     base = driver_functions(plain)
+    for extra in EXTRA_DRIVER_HEADERS:
+        base.update(driver_functions(parse_header(include_dir / extra, include_dir, []), extra))
     functions = {n: Function(n, params_of(c), False) for n, c in base.items()}
     for name, c in driver_functions(per_thread).items():
         if name not in base:
@@ -158,13 +165,12 @@ class Pfn:
     arg_types: tuple[str, ...]
 
 
-OTHER_TYPEDEF_HEADERS = ("cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h",
-                         "cudaProfilerTypedefs.h")
+OTHER_TYPEDEF_HEADERS = ("cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h")
 
 
 def read_other_pfn_names(include_dir: Path) -> list[Pfn]:
-    """Entry points of the graphics-interop and profiler headers, by name and
-    version only: scuda serves none of them, but answers their lookups."""
+    """Entry points of the graphics-interop headers, by name and version
+    only: scuda serves none of them, but answers their lookups."""
     pattern = re.compile(r"\*\s*PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?\s*\)")
     found = set()
     for name in OTHER_TYPEDEF_HEADERS:
@@ -173,11 +179,11 @@ def read_other_pfn_names(include_dir: Path) -> list[Pfn]:
     return sorted(found, key=lambda p: (p.base, p.version, p.per_thread))
 
 
-def read_pfn_typedefs(include_dir: Path) -> list[Pfn]:
+def read_pfn_typedefs(include_dir: Path, header: str = "cudaTypedefs.h") -> list[Pfn]:
     """PFN_<name>_v<version>[_ptsz|_ptds] typedefs, the legacy section's
     (older versions the driver still exports) included."""
     pattern = re.compile(r"^PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?$")
-    tu = parse_header(include_dir / "cudaTypedefs.h", include_dir,
+    tu = parse_header(include_dir / header, include_dir,
                       ["-D__CUDA_API_VERSION_INTERNAL"])
     pfns = []
     for c in top_level(tu.cursor):

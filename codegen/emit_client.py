@@ -5,6 +5,7 @@ from emit_tables import HEADER, arg_list, forwarded, param_list
 from model import Plan
 
 PREAMBLE = HEADER + """#include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <vector>
 
@@ -52,7 +53,7 @@ def client_stubs_cc(plans: list[Plan]) -> str:
 def forward_h(plans: list[Plan]) -> str:
     decls = [f"CUresult {p.name}({param_list(p)});" for p in forwarded(plans)]
     return "\n".join([
-        HEADER + "#pragma once\n", "#include <cuda.h>\n",
+        HEADER + "#pragma once\n", "#include <cuda.h>\n#include <cudaProfiler.h>\n",
         "// The generated marshalling of each function with an op: sends the",
         "// request and decodes the reply, with no pass-through check. Custom",
         "// entry points in src/client/ call these.",

@@ -7,6 +7,7 @@ from emit_tables import HEADER, forwarded
 from model import Plan
 
 PREAMBLE = HEADER + """#include <cuda.h>
+#include <cudaProfiler.h>
 
 #include "protocol/ops.h"
 #include "server/handler.h"

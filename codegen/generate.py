@@ -88,7 +88,9 @@ def main(argv=None) -> int:
     header = cparse.read_cuda_h(args.cuda_include)
     notes = annotations.load(args.annotations, header.functions)
     plans = model.plan_all(header, notes)
-    pfns = cparse.read_pfn_typedefs(args.cuda_include) + cparse.read_other_pfn_names(args.cuda_include)
+    pfns = (cparse.read_pfn_typedefs(args.cuda_include)
+            + cparse.read_pfn_typedefs(args.cuda_include, "cudaProfilerTypedefs.h")
+            + cparse.read_other_pfn_names(args.cuda_include))
     adapters = annotations.load_legacy(args.annotations)
     entries, missed = proc_table.build(pfns, header.functions,
                                        args.cuda_include / "cuda.h", adapters)

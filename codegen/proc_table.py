@@ -184,7 +184,7 @@ def proc_table_cc(entries: list[Entry], plans: dict[str, Plan],
             f"reinterpret_cast<void*>(&{e.target()})}}," for e in entries]
     jumps = [trampoline(name, target) for name, target in sorted(exports(entries, functions).items())]
     return "\n".join([
-        HEADER + "#include <cuda.h>\n",
+        HEADER + "#include <cuda.h>\n#include <cudaProfiler.h>\n",
         "// The table lists deprecated entry points too.",
         '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n',
         '#include "client/legacy_entry_points.h"',

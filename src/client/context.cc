@@ -72,6 +72,28 @@ CUresult ask_primary(CUdevice dev, uint64_t* id) {
   return r.done() ? CUDA_SUCCESS : bad_reply("primary-context");
 }
 
+// Creation parameters cross as a flag and a list of execution-affinity
+// pairs (docs/protocol.md, "ctx-create"). CIG parameters name an object of
+// the client's graphics API (a D3D12 command queue), which the server's
+// driver cannot reach, so they are refused by name.
+CUresult put_create_params(const CUctxCreateParams* params, protocol::Writer& w) {
+  w.u8(params != nullptr);
+  if (!params) return CUDA_SUCCESS;
+  if (params->cigParams) {
+    spdlog::error("cuCtxCreate: CIG parameters share an object of the client's graphics API, "
+                  "which cannot cross to the server; create the context without them");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const int count = params->execAffinityParams ? params->numExecAffinityParams : 0;
+  if (count < 0 || count > static_cast<int>(protocol::kMaxCtxAffinityParams)) return CUDA_ERROR_INVALID_VALUE;
+  w.u32(static_cast<uint32_t>(count));
+  for (int i = 0; i < count; ++i) {
+    w.u32(params->execAffinityParams[i].type);
+    w.u32(params->execAffinityParams[i].param.smCount.val);
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 uint64_t current_context_id() {
@@ -103,6 +125,7 @@ using scuda::client::context_stack;
 using scuda::client::contexts;
 using scuda::client::handle_from_id;
 using scuda::client::handle_id;
+using scuda::client::put_create_params;
 
 extern "C" {
 
@@ -171,12 +194,12 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsi
   SCUDA_PASSTHROUGH(cuCtxCreate_v4, pctx, params, flags, dev);
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  if (params) return scuda::client::unsupported("cuCtxCreate with CUctxCreateParams");
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   scuda::protocol::Writer w;
   w.u64(scuda::client::new_handle_id());
   w.u32(flags);
   w.put<CUdevice>(dev);
+  if (CUresult rc = put_create_params(params, w); rc != CUDA_SUCCESS) return rc;
   std::vector<uint8_t> reply;
   CUresult rc = scuda::client::call(scuda::protocol::kOpCtxCreate, w, &reply);
   if (rc != CUDA_SUCCESS) return rc;

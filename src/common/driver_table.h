@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfiler.h>  // the driver exports cuProfiler* beside cuda.h's functions
 
 #include <string>
 

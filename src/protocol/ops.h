@@ -23,7 +23,7 @@ enum Op : uint32_t {
   kOpLibraryGetKernel,   // a kernel under a client-chosen id, and its description
   kOpKernelGetFunction,  // a kernel's function under a client-chosen id, and its description
   kOpPrimaryContext,     // a device's primary context, without retaining it
-  kOpCtxCreate,          // cuCtxCreate without creation parameters
+  kOpCtxCreate,          // cuCtxCreate, with its execution-affinity parameters
   kOpLaunch,             // cuLaunchKernel / cuLaunchKernelEx
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
@@ -33,6 +33,7 @@ enum Op : uint32_t {
   kOpLanes,              // the name and secret with which lanes join the session
   kOpMemcpyHtoDLanes,    // a host-to-device copy whose bytes cross the lanes
   kOpMemcpyDtoHLanes,    // a device-to-host copy whose bytes cross the lanes
+  kOpLink,               // the JIT linker: every input at once, the linked image back
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
@@ -72,6 +73,10 @@ enum CopyMode : uint8_t {
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
   kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
 };
+
+// ctx-create carries at most this many execution-affinity parameters: the
+// driver knows one affinity type (SM count), so a longer list is malformed.
+constexpr uint32_t kMaxCtxAffinityParams = 16;
 
 // Lanes (docs/protocol.md, "Lanes"): at most this many, and a copy's bytes
 // cross them in stripes of this size, stripe i on lane i % lanes.

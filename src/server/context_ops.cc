@@ -1,4 +1,6 @@
 // Hand-written context requests.
+#include <vector>
+
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -33,14 +35,38 @@ CUresult primary_context(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// The creation parameters, if the client passed any: the driver receives
+// a struct whenever the program gave one, empty lists included, as it would
+// natively.
+bool read_create_params(Reader& in, std::vector<CUexecAffinityParam>* affinity) {
+  if (!in.u8()) return false;
+  const uint32_t count = in.u32();
+  if (count > protocol::kMaxCtxAffinityParams) {
+    in.fail();
+    return true;
+  }
+  for (uint32_t i = 0; i < count && in.ok(); ++i) {
+    CUexecAffinityParam p{};
+    p.type = static_cast<CUexecAffinityType>(in.u32());
+    p.param.smCount.val = in.u32();
+    affinity->push_back(p);
+  }
+  return true;
+}
+
 CUresult create(Session& s, Reader& in, Writer& out) {
   const uint64_t proposed = in.u64();
   const unsigned flags = in.u32();
   const CUdevice dev = in.get<CUdevice>();
+  std::vector<CUexecAffinityParam> affinity;
+  const bool has_params = read_create_params(in, &affinity);
   if (!in.done()) return kMalformed;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  CUctxCreateParams params{};
+  params.execAffinityParams = affinity.empty() ? nullptr : affinity.data();
+  params.numExecAffinityParams = static_cast<int>(affinity.size());
   CUcontext ctx = nullptr;
-  CUresult rc = s.driver().cuCtxCreate_v4(&ctx, nullptr, flags, dev);
+  CUresult rc = s.driver().cuCtxCreate_v4(&ctx, has_params ? &params : nullptr, flags, dev);
   if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
   return rc;
 }

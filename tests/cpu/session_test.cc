@@ -557,6 +557,7 @@ TEST(Session, CallbackChannelCarriesReachedAndDone) {
   ctx.u64(0x5000);
   ctx.u32(0);
   ctx.put<int32_t>(0);
+  ctx.u8(0);  // no creation parameters
   protocol::FrameHeader req;
   req.op = protocol::kOpCtxCreate;
   req.request_id = 2;

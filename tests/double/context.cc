@@ -1,5 +1,6 @@
 // Primary and regular contexts plus the per-thread current-context stack.
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <memory>
 
@@ -82,16 +83,32 @@ CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
+// As the driver checks them: exactly one of the two lists, and an SM count
+// between 1 and the device's (kDoubleSmCount); CIG needs a graphics API.
+CUresult read_create_params(const CUctxCreateParams* params, unsigned* sm_count) {
+  if (params == nullptr) return CUDA_SUCCESS;
+  if (params->cigParams != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  if (params->numExecAffinityParams < 0) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; params->execAffinityParams && i < params->numExecAffinityParams; ++i) {
+    const CUexecAffinityParam& p = params->execAffinityParams[i];
+    if (p.type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
+    if (p.param.smCount.val == 0 || p.param.smCount.val > kDoubleSmCount)
+      return CUDA_ERROR_INVALID_VALUE;
+    *sm_count = p.param.smCount.val;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
                         CUdevice dev) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (pctx == nullptr || (flags & ~kKnownCtxFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (params != nullptr && (params->numExecAffinityParams > 0 || params->cigParams != nullptr)) {
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  unsigned sm_count = 0;
+  if (CUresult rc = read_create_params(params, &sm_count); rc != CUDA_SUCCESS) return rc;
   auto ctx = std::make_unique<Context>();
+  ctx->sm_count = sm_count;
   ctx->device = dev;
   ctx->flags = flags;
   uintptr_t id = state().contexts.add(std::move(ctx));
@@ -157,6 +174,15 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuCtxGetExecAffinity(CUexecAffinityParam* affinity, CUexecAffinityType type) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (!affinity || type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
+  affinity->type = type;
+  affinity->param.smCount.val = call.ctx->sm_count ? call.ctx->sm_count : kDoubleSmCount;
+  return CUDA_SUCCESS;
+}
+
 // Every context reports the version of the API that made it: the v2 one.
 CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   Call call = ctx ? begin() : begin_in_context();
@@ -191,6 +217,19 @@ CUresult cuCtxGetLimit(size_t* value, CUlimit limit) {
   auto it = call.ctx->limits.find(limit);
   *value = it != call.ctx->limits.end() ? it->second : 1024;
   return CUDA_SUCCESS;
+}
+
+// The profiler's ranges, logged so a test can see they reached the driver.
+CUresult cuProfilerStart(void) {
+  Call call = begin_in_context();
+  if (call.status == CUDA_SUCCESS) log_line("profiler start");
+  return call.status;
+}
+
+CUresult cuProfilerStop(void) {
+  Call call = begin_in_context();
+  if (call.status == CUDA_SUCCESS) log_line("profiler stop");
+  return call.status;
 }
 
 }  // extern "C"

@@ -27,10 +27,12 @@ void log_launch(const LaunchRecord& r) {
   std::fclose(file);
 }
 
-void log_synchronize() {
+void log_synchronize() { log_line("synchronize"); }
+
+void log_line(const char* line) {
   std::FILE* file = open_log();
   if (file == nullptr) return;
-  std::fputs("synchronize\n", file);
+  std::fprintf(file, "%s\n", line);
   std::fclose(file);
 }
 

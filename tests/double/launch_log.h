@@ -2,6 +2,7 @@
 // file named by $SCUDA_DOUBLE_LOG:
 //   launch <name> grid=X,Y,Z block=X,Y,Z shmem=N params=<lowercase hex>[ cooperative]
 //   synchronize
+//   profiler start|stop
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,6 @@ struct LaunchRecord {
 
 void log_launch(const LaunchRecord& record);
 void log_synchronize();
+void log_line(const char* line);  // any other line, such as "profiler start"
 
 }  // namespace scuda_double

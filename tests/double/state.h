@@ -15,6 +15,9 @@
 
 namespace scuda_double {
 
+// The double's device has this many multiprocessors (attributes, affinity).
+constexpr unsigned kDoubleSmCount = 4;
+
 // The device's memory: SCUDA_DOUBLE_TOTAL_MEMORY bytes, else 1 GiB.
 size_t total_memory();
 
@@ -25,6 +28,7 @@ struct Context {
   int refcount = 0;  // primary context only
   CUresult sticky = CUDA_SUCCESS;
   std::map<CUlimit, size_t> limits;  // those set; the rest read as defaults
+  unsigned sm_count = 0;  // execution affinity asked at creation; 0: the whole device
 };
 
 struct Allocation {
