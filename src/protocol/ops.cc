@@ -30,6 +30,7 @@ const char* op_name(uint32_t op) {
     case kOpLanes: return "lanes";
     case kOpMemcpyHtoDLanes: return "memcpy-htod-lanes";
     case kOpMemcpyDtoHLanes: return "memcpy-dtoh-lanes";
+    case kOpLink: return "link";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

@@ -792,8 +792,9 @@ TEST_F(DriverTest, OneWayCreatesHandOutWorkingHandles) {
 }
 
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
-  CUlinkState link = nullptr;
-  EXPECT_EQ(cuLinkCreate(0, nullptr, nullptr, &link), CUDA_ERROR_NOT_SUPPORTED);
+  CUexternalMemory memory = nullptr;
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+  EXPECT_EQ(cuImportExternalMemory(&memory, &desc), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {
