@@ -23,6 +23,11 @@
 
 namespace scuda::client::coherence {
 
+size_t page_size() {
+  static const size_t n = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return n;
+}
+
 namespace {
 
 // kZeroed: a fresh page the host was given as zeros, before any device work.
@@ -73,10 +78,6 @@ Pages& pages() {
   return *p;
 }
 
-size_t page_size() {
-  static const size_t n = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return n;
-}
 uintptr_t page_floor(uintptr_t a) { return a & ~(page_size() - 1); }
 uintptr_t page_ceil(uintptr_t a) { return page_floor(a + page_size() - 1); }
 

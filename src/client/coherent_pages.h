@@ -36,6 +36,9 @@ void after_sync(Connection& conn, bool whole_context);
 void device_wrote(uintptr_t address, size_t size);
 // Counts coherence bytes moved for registered memory, with managed memory's.
 void count_traffic(uint64_t pushed, uint64_t pulled);
+
+// The host's page size.
+size_t page_size();
 // Without the connection's lock: cuMemPrefetchAsync to the host; the range
 // is pulled in bulk at the next synchronizing call.
 void want_on_host(uintptr_t address, size_t size);

@@ -12,6 +12,7 @@
 #include "client/copy_compression.h"
 #include "client/lanes.h"
 #include "client/memory.h"
+#include "client/registered_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "client/stats.h"
@@ -37,6 +38,26 @@ uint16_t sync_flag(uint8_t mode) {
 }
 
 CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
+
+// The server refuses to capture a copy of client host memory, which a graph
+// could not reach. An async copy is then captured again as a device copy
+// from or into the memory's mirror in the session (registered_memory.h),
+// which is pushed before each launch and pulled after the next
+// synchronization.
+bool captured(CUresult rc, uint8_t mode) {
+  return rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (mode & protocol::kCopyAsync);
+}
+
+CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstream stream,
+                        uint8_t mode, bool to_device) {
+  CUdeviceptr mirror = 0;
+  if (CUresult rc = registered::mirror_for_device(host, size, &mirror); rc != CUDA_SUCCESS)
+    return rc;
+  const CUdeviceptr dst = to_device ? device : mirror;
+  const CUdeviceptr src = to_device ? mirror : device;
+  return mode & protocol::kCopyPerThread ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
+                                         : forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
+}
 
 // A copy's chunks, each a request with its bytes as the frame's tail; only
 // the last may wait for its reply.
@@ -112,8 +133,8 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
 // the client knows goes one-way; its errors come back at the next
 // synchronizing call. A copy elsewhere waits, so that the driver's answer
 // comes back at once, and so does every copy once the process has begun a
-// capture: the server refuses to capture host memory, and that must not go
-// unnoticed.
+// capture: the server refuses to capture host memory, and the copy is then
+// captured through a mirror (through_mirror).
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
@@ -121,16 +142,18 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   const bool wait = !inside_allocation(dst, size) || capture_begun();
-  std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, true);
-  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  const uint32_t lanes = lanes_for(size, stream, mode, true);
-  const CUresult rc =
-      lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
-                         stream, mode, lanes, wait)
-            : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
-  coherence::device_wrote(dst, size);
-  return rc;
+  CUresult rc;
+  {
+    std::lock_guard lock(conn->mutex());
+    coherence::before_request(*conn, true);
+    if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    const uint32_t lanes = lanes_for(size, stream, mode, true);
+    rc = lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
+                            stream, mode, lanes, wait)
+               : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
+    coherence::device_wrote(dst, size);
+  }
+  return captured(rc, mode) ? through_mirror(dst, src, size, stream, mode, true) : rc;
 }
 
 // A copy's chunks: every request is sent before the first reply is read.
@@ -184,26 +207,46 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
   return first;
 }
 
+// A copy into registered memory lands in its mirror in the session, and
+// the bytes reach the program with the mirror's pull at the next
+// synchronization (at once for a synchronous copy), as an async copy's
+// bytes are due. The mirror and the program's memory then agree, so the
+// bytes are not pushed back before the next launch.
+CUresult into_mirror(CUdeviceptr mirror, CUdeviceptr src, size_t size, CUstream stream,
+                     uint8_t mode) {
+  const bool per_thread = mode & protocol::kCopyPerThread;
+  const CUresult rc = per_thread ? forward::cuMemcpyDtoDAsync_v2_ptsz(mirror, src, size, stream)
+                                 : forward::cuMemcpyDtoDAsync_v2(mirror, src, size, stream);
+  if (rc != CUDA_SUCCESS || (mode & protocol::kCopyAsync)) return rc;
+  return per_thread ? forward::cuStreamSynchronize_ptsz(stream) : forward::cuStreamSynchronize(stream);
+}
+
 // A synchronous copy waits for its bytes; so does one over the lanes.
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
   if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
+  if (CUdeviceptr mirror = 0; registered::covers(dst, size, &mirror))
+    return into_mirror(mirror, src, size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, true);
-  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  const uint32_t lanes = lanes_for(size, stream, mode, false);
-  CUresult first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream,
-                                      mode, lanes, true)
-                         : chunks_to_host(*conn, dst, src, size, stream, mode);
-  // A synchronous copy synchronizes: it also reports what earlier async
-  // copies left behind.
-  if (mode & protocol::kCopyAsync) return first;
-  if (first == CUDA_SUCCESS) first = conn->take_deferred_error();
-  coherence::after_sync(*conn, false);
-  return first;
+  CUresult first;
+  {
+    std::lock_guard lock(conn->mutex());
+    coherence::before_request(*conn, true);
+    if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    const uint32_t lanes = lanes_for(size, stream, mode, false);
+    first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream, mode,
+                               lanes, true)
+                  : chunks_to_host(*conn, dst, src, size, stream, mode);
+    // A synchronous copy synchronizes: it also reports what earlier async
+    // copies left behind.
+    if (!(mode & protocol::kCopyAsync)) {
+      if (first == CUDA_SUCCESS) first = conn->take_deferred_error();
+      coherence::after_sync(*conn, false);
+    }
+  }
+  return captured(first, mode) ? through_mirror(src, dst, size, stream, mode, false) : first;
 }
 
 // cuMemcpy with unified addressing: the client's allocation record says

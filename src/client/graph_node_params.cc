@@ -2,12 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "client/context.h"
 #include "client/kernel_arguments.h"
 #include "client/memory.h"
+#include "client/registered_memory.h"
 #include "client/runtime.h"
 
 namespace scuda::client {
@@ -32,20 +34,48 @@ CUresult write_kernel(protocol::Writer& w, CUgraphNodeParams p) {
   return pack_arguments(fn, params, extra, w);
 }
 
-// The server's driver can reach only device memory: an address in client
-// host memory would name the server's own address space.
-CUresult device_side(CUmemorytype* type, CUdeviceptr address) {
-  if (*type == CU_MEMORYTYPE_UNIFIED && is_device_address(reinterpret_cast<void*>(address)))
-    *type = CU_MEMORYTYPE_DEVICE;
-  if (*type == CU_MEMORYTYPE_DEVICE) return CUDA_SUCCESS;
-  if (*type == CU_MEMORYTYPE_ARRAY) return refuse("a memcpy node naming a CUDA array");
-  return refuse("a memcpy node naming client host memory (the server's driver cannot reach it)");
+// One side of a 3D copy, as the fields that place it.
+struct Side {
+  CUmemorytype* type;
+  CUdeviceptr* device;
+  const void* host;
+  size_t x, y, z, pitch, height;
+};
+
+// The server's driver can reach only device memory: client host memory
+// crosses through a mirror in the session (registered_memory.h), which the
+// node names by its device address instead. The mirror is pushed before
+// each launch and pulled after the next synchronization, as registered
+// memory is.
+CUresult device_side(Side s, const CUDA_MEMCPY3D& c) {
+  if (*s.type == CU_MEMORYTYPE_UNIFIED && is_device_address(reinterpret_cast<void*>(*s.device)))
+    *s.type = CU_MEMORYTYPE_DEVICE;
+  if (*s.type == CU_MEMORYTYPE_DEVICE) return CUDA_SUCCESS;
+  if (*s.type == CU_MEMORYTYPE_ARRAY) return refuse("a memcpy node naming a CUDA array");
+  const auto* base = static_cast<const uint8_t*>(
+      *s.type == CU_MEMORYTYPE_HOST ? s.host : reinterpret_cast<const void*>(*s.device));
+  const size_t pitch = s.pitch ? s.pitch : c.WidthInBytes;
+  const size_t height = s.height ? s.height : c.Height;
+  const size_t first = s.x + (s.y + s.z * height) * pitch;
+  const size_t rows = (c.Depth ? c.Depth - 1 : 0) * height + (c.Height ? c.Height - 1 : 0);
+  const size_t span = std::max<size_t>(rows * pitch + c.WidthInBytes, 1);
+  CUdeviceptr mirrored = 0;
+  if (!base) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult rc = registered::mirror_for_device(base + first, span, &mirrored); rc != CUDA_SUCCESS)
+    return rc;
+  *s.type = CU_MEMORYTYPE_DEVICE;
+  *s.device = mirrored - first;
+  return CUDA_SUCCESS;
 }
 
 CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
   CUDA_MEMCPY3D& c = p.memcpy.copyParams;
-  if (CUresult rc = device_side(&c.srcMemoryType, c.srcDevice); rc != CUDA_SUCCESS) return rc;
-  if (CUresult rc = device_side(&c.dstMemoryType, c.dstDevice); rc != CUDA_SUCCESS) return rc;
+  const Side src{&c.srcMemoryType, &c.srcDevice, c.srcHost, c.srcXInBytes, c.srcY, c.srcZ,
+                 c.srcPitch, c.srcHeight};
+  const Side dst{&c.dstMemoryType, &c.dstDevice, c.dstHost, c.dstXInBytes, c.dstY, c.dstZ,
+                 c.dstPitch, c.dstHeight};
+  if (CUresult rc = device_side(src, c); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = device_side(dst, c); rc != CUDA_SUCCESS) return rc;
   c.srcHost = nullptr;
   c.dstHost = nullptr;
   c.srcArray = nullptr;

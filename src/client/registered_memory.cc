@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <vector>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
@@ -37,6 +38,7 @@ struct Range {
   unsigned flags;
   CUdeviceptr device;
   uint8_t* twin;  // zeros at first, as the session's new mirror
+  bool implicit;  // mirrored for a graph node or captured copy, not by the program
 };
 
 struct Registry {
@@ -136,7 +138,9 @@ void warn_other_address() {
 constexpr unsigned kKnownFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                  CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
 
-CUresult register_range(void* p, size_t size, unsigned flags) {
+// `implicit`: mirrored for a graph node or a captured copy, not by the
+// program, so a page-locked block of the client's may be mirrored too.
+CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = false) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!p || size == 0 || (flags & ~kKnownFlags)) return CUDA_ERROR_INVALID_VALUE;
   if (flags & CU_MEMHOSTREGISTER_IOMEMORY) {
@@ -147,7 +151,8 @@ CUresult register_range(void* p, size_t size, unsigned flags) {
   const auto address = reinterpret_cast<uintptr_t>(p);
   {
     std::lock_guard lock(registry().mu);
-    if (overlaps(address, size) || is_host_block(p)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (overlaps(address, size) || (!implicit && is_host_block(p)))
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   }
   void* twin = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (twin == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -166,7 +171,7 @@ CUresult register_range(void* p, size_t size, unsigned flags) {
   }
   if (device != address) warn_other_address();
   std::lock_guard lock(registry().mu);
-  registry().ranges[address] = Range{size, flags, device, static_cast<uint8_t*>(twin)};
+  registry().ranges[address] = Range{size, flags, device, static_cast<uint8_t*>(twin), implicit};
   g_any.store(true, std::memory_order_release);
   return CUDA_SUCCESS;
 }
@@ -203,6 +208,58 @@ bool find(const void* p, unsigned* flags, CUdeviceptr* device) {
   *flags = it->second.flags;
   *device = it->second.device + (reinterpret_cast<uintptr_t>(p) - it->first);
   return true;
+}
+
+bool covers(const void* p, size_t size, CUdeviceptr* device) {
+  const auto* first = static_cast<const uint8_t*>(p);
+  const uint8_t* last = first + (size ? size - 1 : 0);
+  unsigned flags = 0;
+  CUdeviceptr end = 0;
+  return find(first, &flags, device) && find(last, &flags, &end) &&
+         end - *device == size_t(last - first);
+}
+
+// The implicit ranges that overlap [start, stop), widening it to cover them
+// all; false if a range the program registered overlaps it.
+bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>* bases) {
+  std::lock_guard lock(registry().mu);
+  auto& ranges = registry().ranges;
+  auto it = ranges.upper_bound(*start);
+  if (it != ranges.begin()) --it;
+  for (; it != ranges.end() && it->first < *stop; ++it) {
+    if (it->first + it->second.size <= *start) continue;
+    if (!it->second.implicit) return false;
+    bases->push_back(it->first);
+    *start = std::min(*start, it->first);
+    *stop = std::max(*stop, it->first + it->second.size);
+  }
+  return true;
+}
+
+CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
+  if (covers(p, size, device)) return CUDA_SUCCESS;
+  const auto* first = static_cast<const uint8_t*>(p);
+  const uint8_t* last = first + (size ? size - 1 : 0);
+  const uintptr_t page = coherence::page_size();
+  uintptr_t start = reinterpret_cast<uintptr_t>(first) & ~(page - 1);
+  uintptr_t stop = (reinterpret_cast<uintptr_t>(last) | (page - 1)) + 1;
+  // Implicit mirrors that share pages with this one merge into one range,
+  // mirrored again at the same addresses, so that one copy never spans two.
+  std::vector<uintptr_t> merged;
+  CUresult rc = implicit_overlaps(&start, &stop, &merged) ? CUDA_SUCCESS
+                                                            : CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; rc == CUDA_SUCCESS && i < merged.size(); ++i)
+    rc = unregister_range(reinterpret_cast<void*>(merged[i]));
+  if (rc == CUDA_SUCCESS)
+    rc = register_range(reinterpret_cast<void*>(start), stop - start,
+                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP, true);
+  if (rc != CUDA_SUCCESS) {
+    spdlog::error("host memory at {} ({} bytes) named by a graph node or captured copy could not "
+                  "be mirrored in the session ({})", p, size, static_cast<int>(rc));
+    return rc;
+  }
+  spdlog::debug("mirroring host memory {:#x}+{} for the device", start, stop - start);
+  return covers(p, size, device) ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
 void before_device_work(Connection& conn) {

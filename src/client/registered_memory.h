@@ -12,6 +12,17 @@ namespace scuda::client::registered {
 // registration flags and *device the device address of `p`.
 bool find(const void* p, unsigned* flags, CUdeviceptr* device);
 
+// True when [p, p + size) lies inside one registered range; then *device is
+// the device address of `p`.
+bool covers(const void* p, size_t size, CUdeviceptr* device);
+
+// The device address of host memory [p, p + size) that a graph's memcpy node
+// or a captured copy names: the server's driver reaches client memory only
+// through a mirror, so the pages holding the range are mirrored like
+// registered memory if they are not yet, and stay so until exit. Fails when
+// the range runs across the end of a range mirrored before.
+CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device);
+
 // With the connection's lock held, before a request that may start device
 // work: pushes the bytes the host changed (one-way, ahead of the request).
 void before_device_work(Connection& conn);

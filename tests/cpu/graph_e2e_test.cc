@@ -248,13 +248,33 @@ TEST_F(GraphTest, UnknownOrWrongKindNodeHandlesAreRejected) {
   EXPECT_EQ(cuGraphAddDependencies(graph_, from, to, nullptr, 1), CUDA_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryAreRefused) {
-  std::vector<float> host(kN, 1.0f);
-  add_copy(d_, reinterpret_cast<CUdeviceptr>(host.data()), {}, CU_MEMORYTYPE_HOST);
-  EXPECT_EQ(last_rc_, CUDA_ERROR_NOT_SUPPORTED);
-  add_copy(d_, reinterpret_cast<CUdeviceptr>(host.data()), {}, CU_MEMORYTYPE_UNIFIED);
-  EXPECT_EQ(last_rc_, CUDA_ERROR_NOT_SUPPORTED);
-  // A unified address the client knows as device memory is fine.
+// A node naming client host memory copies what the host holds at each
+// launch, and the host sees what a node wrote after the next synchronization.
+TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryCopyAtEachLaunch) {
+  std::vector<float> in(kN, 1.0f), out(kN, 0.0f);
+  CUgraphNode to_device = add_copy(d_, reinterpret_cast<CUdeviceptr>(in.data()), {},
+                                   CU_MEMORYTYPE_HOST);
+  ASSERT_EQ(last_rc_, CUDA_SUCCESS);
+  CUDA_MEMCPY3D back{};
+  back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  back.srcDevice = d_;
+  back.dstMemoryType = CU_MEMORYTYPE_UNIFIED;  // a host pointer, as cudart passes it
+  back.dstDevice = reinterpret_cast<CUdeviceptr>(out.data());
+  back.WidthInBytes = kBytes;
+  back.Height = back.Depth = 1;
+  CUgraphNode to_host = nullptr;
+  ASSERT_EQ(cuGraphAddMemcpyNode(&to_host, graph_, &to_device, 1, &back, ctx_), CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+  for (float v : {1.0f, 5.0f, -2.5f}) {
+    std::fill(in.begin(), in.end(), v);
+    ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(out[i], v) << i;
+    expect_all(d_, v);
+  }
+  cuGraphExecDestroy(exec);
+  // A unified address the client knows as device memory stays device memory.
   add_copy(d_, c_, {}, CU_MEMORYTYPE_UNIFIED);
   EXPECT_EQ(last_rc_, CUDA_SUCCESS);
 }
@@ -380,13 +400,26 @@ TEST_F(CaptureTest, CaptureInfoCarriesManyDependencies) {
   cuGraphDestroy(graph);
 }
 
-TEST_F(CaptureTest, CapturingACopyOfClientHostMemoryFailsClearly) {
-  std::vector<float> host(kN, 1.0f);
+// Captured copies of client host memory replay at each launch, in order
+// with the captured kernel, with the bytes the host holds then.
+TEST_F(CaptureTest, CapturedCopiesOfClientHostMemoryReplayAtEachLaunch) {
+  std::vector<float> in(kN, 0.0f), out(kN, 0.0f);
+  void* scale_args[] = {&a_, &factor_, &n_};
   ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemcpyHtoDAsync(a_, host.data(), kBytes, s1_), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-  EXPECT_EQ(cuMemcpyDtoHAsync(host.data(), a_, kBytes, s1_), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  ASSERT_EQ(cuMemcpyHtoDAsync(a_, in.data(), kBytes, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(scale_, 2, 1, 1, 128, 1, 1, 0, s1_, scale_args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(out.data(), a_, kBytes, s1_), CUDA_SUCCESS);
   CUgraph graph = nullptr;
   ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+  for (float v : {3.0f, 4.0f}) {
+    std::fill(in.begin(), in.end(), v);
+    ASSERT_EQ(cuGraphLaunch(exec, s1_), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(s1_), CUDA_SUCCESS);
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(out[i], v * factor_) << i;
+  }
+  cuGraphExecDestroy(exec);
   cuGraphDestroy(graph);
 }
 
