@@ -21,6 +21,7 @@ work=$repo/.samples
 jobs=${SCUDA_SAMPLES_JOBS:-8}
 limit=${SCUDA_SAMPLE_TIMEOUT:-40}
 [ -d /usr/local/cuda/bin ] && PATH=$PATH:/usr/local/cuda/bin
+[ -d "$work/run" ] || [ ! -f "$work/pack.tar.xz" ] || xz -dc "$work/pack.tar.xz" | tar -C "$work" -xf -
 [ -d "$work/run" ] || { echo "samples: no $work/run; run tests/gpu/compliance/prepare.sh first" >&2; exit 1; }
 
 echo "== build scuda"

@@ -6,9 +6,11 @@
 # GIT_DIR is a git directory of github.com/NVIDIA/cuda-samples (the search
 # tool's `fetch github:NVIDIA/cuda-samples` gives one). SCUDA_SAMPLES_JOBS
 # sets the build's parallelism (default: the number of cores).
-# Leaves .samples/run/: one folder per sample category with each sample's
-# executable and the data files its CMake copies beside it, and src/ with the
-# source folders of the samples that run there (see cuda-samples.txt).
+# Leaves .samples/pack.tar.xz, which samples.sh unpacks: run/, one folder per
+# sample category with each sample's executable and the data files its CMake
+# copies beside it; src/, the source folders of the samples that run there
+# (see cuda-samples.txt) and of those left to build on the GPU machine; and
+# unbuilt.txt, their names.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -95,4 +97,9 @@ rm -rf "$work/build"
   grep -qxF "$name" <<<"$names" || continue
   rm -rf "${work:?}/src/$d"
 done
-echo "prepare: $built samples built here, $(wc -l <"$work/unbuilt.txt") left for the GPU machine; $work holds $(du -sh "$work" | cut -f1)"
+# One compressed file: the executables carry static cudart and shrink
+# fivefold, which keeps the tree under what the device tool carries.
+left=$(wc -l <"$work/unbuilt.txt")
+tar -C "$work" -cf - run src unbuilt.txt | xz -T0 -6 >"$work/pack.tar.xz"
+rm -rf "${work:?}/run" "${work:?}/src" "$work/unbuilt.txt"
+echo "prepare: $built samples built here, $left left for the GPU machine; $work holds $(du -sh "$work" | cut -f1)"
