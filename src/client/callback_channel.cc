@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/host_callbacks.h"
+#include "client/registered_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/frame_io.h"
@@ -44,14 +45,16 @@ void serve(Socket s) {
     }
     protocol::Reader r(f.payload);
     const uint64_t id = r.u64();
-    if (f.header.op != protocol::kOpHostCallback || f.header.flags != 0 || !r.done())
+    if (f.header.op != protocol::kOpHostCallback || f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
+    if (!registered::apply_changes(r))
+      return lose("the server sent changes of registered memory that this process does not have");
     if (!run_host_callback(id))
       return lose(fmt::format("the server named callback {}, which this process never queued", id));
     protocol::FrameHeader done;
     done.op = protocol::kOpHostCallback;
     done.flags = protocol::kReply;
-    if (!protocol::write_frame(s, done, f.payload.data(), f.payload.size()))
+    if (!protocol::write_frame(s, done, &id, sizeof id))
       return lose("the connection broke");
   }
 }

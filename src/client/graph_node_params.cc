@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/context.h"
+#include "client/host_callbacks.h"
 #include "client/kernel_arguments.h"
 #include "client/memory.h"
 #include "client/registered_memory.h"
@@ -86,6 +87,19 @@ CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
   return CUDA_SUCCESS;
 }
 
+// The function runs on the client: the node names the callback's id in its
+// data, and the server's stand-in host function reaches it over the
+// callback channel, as a stream's host callback does.
+CUresult write_host(protocol::Writer& w, CUgraphNodeParams p) {
+  uint64_t id = 0;
+  if (CUresult rc = queue_graph_callback(p.host.fn, p.host.userData, &id); rc != CUDA_SUCCESS)
+    return rc;
+  p.host.fn = nullptr;
+  p.host.userData = reinterpret_cast<void*>(id);
+  w.put(p);
+  return CUDA_SUCCESS;
+}
+
 CUresult write_alloc(protocol::Writer& w, CUgraphNodeParams p) {
   CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = p.alloc;
   if (a.accessDescCount && !a.accessDescs) return CUDA_ERROR_INVALID_VALUE;
@@ -130,10 +144,18 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
       w.put(p);  // plain values and handles (client ids) only
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_HOST:
-      return refuse("a host node (not built yet; cuLaunchHostFunc on a stream works)");
+      return write_host(w, p);
     default:
       return refuse("external semaphore and batch memory operation nodes");
   }
+}
+
+CUgraphNodeParams host_node(const CUDA_HOST_NODE_PARAMS& h) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_HOST;
+  p.host.fn = h.fn;
+  p.host.userData = h.userData;
+  return p;
 }
 
 CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k) {

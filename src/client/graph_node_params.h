@@ -21,5 +21,6 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
 // The same for the typed entry points' structs.
 CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k);
 CUgraphNodeParams memcpy_node(const CUDA_MEMCPY3D& copy, CUcontext ctx);
+CUgraphNodeParams host_node(const CUDA_HOST_NODE_PARAMS& h);
 
 }  // namespace scuda::client

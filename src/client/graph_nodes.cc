@@ -227,6 +227,28 @@ CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode no
   return set_params(exec, node, &p);
 }
 
+CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                    size_t count, const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddHostNode, node, graph, deps, count, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, host_node(*params));
+}
+
+CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphHostNodeSetParams, node, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  const CUgraphNodeParams p = host_node(*params);
+  return set_params(nullptr, node, &p);
+}
+
+CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                              const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecHostNodeSetParams, exec, node, params);
+  if (!params || !exec) return CUDA_ERROR_INVALID_VALUE;
+  const CUgraphNodeParams p = host_node(*params);
+  return set_params(exec, node, &p);
+}
+
 CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
                                         size_t count, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphAddMemAllocNode, node, graph, deps, count, params);

@@ -19,9 +19,13 @@ namespace scuda::client {
 
 namespace {
 
+// A graph node's callback has no request on the stream, so no copy
+// replies are owed ahead of it.
+constexpr uint64_t kNoRequest = UINT64_MAX;
+
 struct Queued {
   std::function<void()> fn;
-  uint64_t request = 0;  // the host-callback request's id, once it is sent
+  uint64_t request = 0;  // the host-callback request's id, once it is sent; or kNoRequest
   bool replays = false;  // queued once a capture had begun: a graph may run it again
 };
 
@@ -77,6 +81,17 @@ CUresult add_callback(CUstream stream, CUstreamCallback fn, void* data, unsigned
 
 }  // namespace
 
+CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id) {
+  if (!fn || !id) return CUDA_ERROR_INVALID_VALUE;
+  if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
+  Callbacks& c = callbacks();
+  *id = new_handle_id();
+  std::lock_guard lock(c.mu);
+  c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, true};
+  return CUDA_SUCCESS;
+}
+
 bool run_host_callback(uint64_t id) {
   Callbacks& c = callbacks();
   std::function<void()> fn;
@@ -95,7 +110,7 @@ bool run_host_callback(uint64_t id) {
       c.queued.erase(it);
     }
   }
-  connection()->deliver_ahead_of(request);
+  if (request != kNoRequest) connection()->deliver_ahead_of(request);
   fn();
   return true;
 }

@@ -4,6 +4,8 @@
 // callback has run (host_callbacks.cc).
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 
 namespace scuda::client {
@@ -12,5 +14,10 @@ namespace scuda::client {
 // that its stream's earlier copies owe the program are in place. False when
 // no callback `id` was queued.
 bool run_host_callback(uint64_t id);
+
+// A graph host node's callback, kept under *id for as long as the process
+// lives, since every launch of the graph runs it: the node names the id,
+// and the server's stand-in reaches it over the callback channel.
+CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id);
 
 }  // namespace scuda::client

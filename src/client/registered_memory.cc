@@ -88,18 +88,23 @@ void push(Connection& conn, uintptr_t base, Range& r) {
   });
 }
 
+// Writes one run the device changed into the range and its twin.
+bool apply_run(uintptr_t base, Range& r, uint64_t address, std::string_view bytes) {
+  if (address < base || address - base > r.size || bytes.size() > r.size - (address - base))
+    return false;
+  std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+  std::memcpy(r.twin + (address - base), bytes.data(), bytes.size());
+  coherence::count_traffic(0, bytes.size());
+  return true;
+}
+
 // Writes the runs of a mirror-pull reply into the range and its twin.
 bool apply(uintptr_t base, Range& r, const std::vector<uint8_t>& reply) {
   protocol::Reader in(reply);
   while (in.ok() && !in.done()) {
     const uint64_t address = in.u64();
     const std::string_view bytes = in.blob();
-    if (!in.ok() || address < base || address - base > r.size ||
-        bytes.size() > r.size - (address - base))
-      return false;
-    std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
-    std::memcpy(r.twin + (address - base), bytes.data(), bytes.size());
-    coherence::count_traffic(0, bytes.size());
+    if (!in.ok() || !apply_run(base, r, address, bytes)) return false;
   }
   return in.ok();
 }
@@ -260,6 +265,20 @@ CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
   }
   spdlog::debug("mirroring host memory {:#x}+{} for the device", start, stop - start);
   return covers(p, size, device) ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+bool apply_changes(protocol::Reader& in) {
+  std::lock_guard lock(registry().mu);
+  while (in.ok() && !in.done()) {
+    const uint64_t address = in.u64();
+    const std::string_view bytes = in.blob();
+    if (!in.ok()) return false;
+    // A range unregistered meanwhile no longer wants its changes.
+    auto it = find_range(reinterpret_cast<const void*>(address));
+    if (it != registry().ranges.end() && !apply_run(it->first, it->second, address, bytes))
+      return false;
+  }
+  return in.ok();
 }
 
 void before_device_work(Connection& conn) {

@@ -23,6 +23,12 @@ bool covers(const void* p, size_t size, CUdeviceptr* device);
 // the range runs across the end of a range mirrored before.
 CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device);
 
+// Writes the runs the device changed, as a reached host callback carries
+// them (u64 address, blob bytes, to the end), into the program's memory;
+// runs of ranges no longer registered are dropped. False when a run is
+// malformed or runs past its range.
+bool apply_changes(protocol::Reader& in);
+
 // With the connection's lock held, before a request that may start device
 // work: pushes the bytes the host changed (one-way, ahead of the request).
 void before_device_work(Connection& conn);

@@ -29,6 +29,7 @@ void CallbackChannel::reached(uint64_t id) {
   h.op = protocol::kOpHostCallback;
   protocol::Writer w;
   w.u64(id);
+  if (mirrors_) mirrors_->take_all_changes(w);
   if (!protocol::write_frame(socket_, h, w.data().data(), w.size()))
     return lose(true, "the client closed it");
   protocol::Frame f;
@@ -55,6 +56,10 @@ void CallbackChannel::lose(bool client_left, const std::string& why) {
 CallbackChannel& callback_channel() {
   static CallbackChannel* c = new CallbackChannel;  // never freed: driver threads use it until exit
   return *c;
+}
+
+void CUDA_CB host_function_reached(void* id) {
+  callback_channel().reached(reinterpret_cast<uintptr_t>(id));
 }
 
 }  // namespace scuda::server

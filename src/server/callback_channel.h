@@ -5,11 +5,14 @@
 // client joins it through the session's join point (join_point.h).
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
 
 #include "common/socket.h"
+#include "server/host_mirrors.h"
 #include "server/join_point.h"
 
 namespace scuda::server {
@@ -20,10 +23,13 @@ class CallbackChannel {
   // socket's name and the secret that the join must carry.
   bool open(std::string* name, std::string* secret, std::string* error);
 
-  // From a driver thread: tells the client that callback `id` was reached
-  // and returns once it has run, one callback at a time. Returns at once
-  // when there is no channel (the client went away).
+  // From a driver thread: tells the client that callback `id` was reached,
+  // with what the device changed in the session's mirrors of client memory
+  // (host_mirrors.h), and returns once it has run, one callback at a time.
+  // Returns at once when there is no channel (the client went away).
   void reached(uint64_t id);
+  // The session's mirrors, whose changes each reached callback carries.
+  void set_mirrors(HostMirrors* mirrors) { mirrors_ = mirrors; }
 
  private:
   // Keeps the first connection admitted.
@@ -33,9 +39,15 @@ class CallbackChannel {
   JoinPoint join_;
   std::mutex mu_;  // held for each callback, from "reached" to "done"
   Socket socket_;
+  HostMirrors* mirrors_ = nullptr;
 };
 
 // A session is its own process, so the channel is the process's.
 CallbackChannel& callback_channel();
+
+// The stand-in host function of a stream's host callback and of a graph's
+// host node: its data is the client's callback id, so that a graph can run
+// it as often as it is launched.
+void CUDA_CB host_function_reached(void* id);
 
 }  // namespace scuda::server

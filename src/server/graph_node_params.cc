@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "server/callback_channel.h"
+
 namespace scuda::server {
 
 namespace {
@@ -111,6 +113,9 @@ CUresult resolve_node_params(Session& s, NodeParams* n) {
       return handle_only(translate(s, &p.eventRecord.event, HandleKind::CUevent));
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       return handle_only(translate(s, &p.eventWait.event, HandleKind::CUevent));
+    case CU_GRAPH_NODE_TYPE_HOST:
+      p.host.fn = host_function_reached;  // userData is the client's callback id
+      return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
     case CU_GRAPH_NODE_TYPE_MEM_FREE:

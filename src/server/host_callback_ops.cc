@@ -12,10 +12,6 @@ namespace scuda::server {
 
 namespace {
 
-// The callback's id is the host function's data, so that a captured one
-// can run as often as its graph does.
-void CUDA_CB reached(void* id) { callback_channel().reached(reinterpret_cast<uintptr_t>(id)); }
-
 // u64 stream id, u8 mode, u64 callback id; one-way.
 CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
   const uint64_t stream_id = in.u64();
@@ -27,13 +23,15 @@ CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
   const DriverTable& d = s.driver();
   auto launch = per_thread ? d.cuLaunchHostFunc_ptsz : d.cuLaunchHostFunc;
   if (!launch) return CUDA_ERROR_NOT_SUPPORTED;
-  return launch(static_cast<CUstream>(stream), reached, reinterpret_cast<void*>(uintptr_t{id}));
+  return launch(static_cast<CUstream>(stream), host_function_reached,
+                reinterpret_cast<void*>(uintptr_t{id}));
 }
 
 // No inputs; replies string name, string secret: what the client's join
 // of the callback channel must carry.
-CUresult open_channel(Session&, protocol::Reader& in, protocol::Writer& out) {
+CUresult open_channel(Session& s, protocol::Reader& in, protocol::Writer& out) {
   if (!in.done()) return kMalformed;
+  callback_channel().set_mirrors(&s.mirrors());
   std::string name, secret, error;
   if (!callback_channel().open(&name, &secret, &error)) {
     spdlog::error("cannot open a callback channel: {}", error);

@@ -13,6 +13,17 @@ namespace scuda::server {
 
 namespace {
 
+// Appends the runs where `now` differs from `twin` as (u64 address, blob),
+// and brings the twin up to date: the client is about to have them.
+void append_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
+                    protocol::Writer& out) {
+  for_each_changed_run(now, twin, size, [&](size_t at, size_t n) {
+    std::memcpy(twin + at, now + at, n);
+    out.u64(address + at);
+    out.blob(twin + at, n);
+  });
+}
+
 void* map_anonymous(void* at, size_t size) {
   const int fixed = at ? MAP_FIXED_NOREPLACE : 0;
   void* p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
@@ -24,6 +35,26 @@ void* map_anonymous(void* at, size_t size) {
   return p;
 }
 
+// A mirror may be made or dropped while the program captures a stream in
+// global mode, which forbids registering memory on a thread that has not
+// relaxed its own mode. The mirror is the session's, not part of the
+// capture, so this thread relaxes its mode for the call.
+class RelaxedCapture {
+ public:
+  explicit RelaxedCapture(const DriverTable& d) : exchange_(d.cuThreadExchangeStreamCaptureMode) {
+    if (exchange_) exchange_(&mode_);
+  }
+  ~RelaxedCapture() {
+    if (exchange_) exchange_(&mode_);
+  }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  decltype(DriverTable::cuThreadExchangeStreamCaptureMode) exchange_;
+  CUstreamCaptureMode mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+};
+
 }  // namespace
 
 CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size, unsigned flags,
@@ -32,6 +63,7 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t base = address & ~(page - 1);
   if (size == 0 || address + size < address) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(mu_);
   if (overlaps(address, size)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   const size_t map_size = (address - base + size + page - 1) & ~(page - 1);
   void* map = map_anonymous(reinterpret_cast<void*>(base), map_size);
@@ -47,6 +79,7 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
   }
   flags |= CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE;
   uint8_t* host = static_cast<uint8_t*>(map) + (address - base);
+  RelaxedCapture relaxed(d);
   CUresult rc = d.cuMemHostRegister_v2(map, map_size, flags);
   if (rc == CUDA_SUCCESS) rc = d.cuMemHostGetDevicePointer_v2(device, host, 0);
   if (rc != CUDA_SUCCESS) {
@@ -61,10 +94,12 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
 }
 
 CUresult HostMirrors::remove(const DriverTable& d, uint64_t address) {
+  std::lock_guard lock(mu_);
   auto it = mirrors_.find(address);
   if (it == mirrors_.end()) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   const Mirror m = it->second;
   mirrors_.erase(it);
+  RelaxedCapture relaxed(d);
   const CUresult rc = d.cuMemHostUnregister ? d.cuMemHostUnregister(m.map) : CUDA_ERROR_NOT_SUPPORTED;
   munmap(m.map, m.map_size);
   munmap(m.twin_map, m.map_size);
@@ -87,6 +122,7 @@ bool HostMirrors::overlaps(uint64_t address, uint64_t size) const {
 }
 
 bool HostMirrors::write(uint64_t address, std::string_view bytes) {
+  std::lock_guard lock(mu_);
   uint64_t offset = 0;
   Mirror* m = find(address, bytes.size(), &offset);
   if (!m) return false;
@@ -96,17 +132,17 @@ bool HostMirrors::write(uint64_t address, std::string_view bytes) {
 }
 
 bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer& out) {
+  std::lock_guard lock(mu_);
   uint64_t offset = 0;
   Mirror* m = find(address, size, &offset);
   if (!m) return false;
-  const uint8_t* now = m->host + offset;
-  uint8_t* twin = m->twin + offset;
-  for_each_changed_run(now, twin, size, [&](size_t at, size_t n) {
-    std::memcpy(twin + at, now + at, n);
-    out.u64(address + at);
-    out.blob(twin + at, n);
-  });
+  append_changes(address, m->host + offset, m->twin + offset, size, out);
   return true;
+}
+
+void HostMirrors::take_all_changes(protocol::Writer& out) {
+  std::lock_guard lock(mu_);
+  for (auto& [address, m] : mirrors_) append_changes(address, m.host, m.twin, m.size, out);
 }
 
 }  // namespace scuda::server

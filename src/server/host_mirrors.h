@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string_view>
 
 #include "common/driver_table.h"
@@ -36,6 +37,10 @@ class HostMirrors {
   // blob), and notes that the client has them now. False when the range
   // does not lie inside one mirror.
   bool take_changes(uint64_t address, uint64_t size, protocol::Writer& out);
+  // The same for every mirror: from a driver thread, as a host callback is
+  // reached, so that the client's memory holds what the stream's work wrote
+  // before the callback runs.
+  void take_all_changes(protocol::Writer& out);
 
  private:
   struct Mirror {
@@ -51,6 +56,8 @@ class HostMirrors {
   Mirror* find(uint64_t address, uint64_t size, uint64_t* offset);
   bool overlaps(uint64_t address, uint64_t size) const;
 
+  // The session's thread and the driver's callback thread both use them.
+  mutable std::mutex mu_;
   std::map<uint64_t, Mirror> mirrors_;  // by the client's address
 };
 

@@ -279,12 +279,46 @@ TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryCopyAtEachLaunch) {
   EXPECT_EQ(last_rc_, CUDA_SUCCESS);
 }
 
-TEST_F(GraphTest, HostNodesAreRefusedWithoutReachingTheServer) {
-  CUgraphNodeParams p{};
-  p.type = CU_GRAPH_NODE_TYPE_HOST;
-  p.host.fn = [](void*) {};
+// A host node runs its function on the client at each launch, after the
+// nodes it depends on, and sees what a copy node before it wrote into host
+// memory.
+TEST_F(GraphTest, HostNodesRunOnTheClientAtEachLaunchAfterTheirDependencies) {
+  build_diamond();
+  std::vector<float> out(kN, 0.0f);
+  CUDA_MEMCPY3D back{};
+  back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  back.srcDevice = d_;
+  back.dstMemoryType = CU_MEMORYTYPE_HOST;
+  back.dstHost = out.data();
+  back.WidthInBytes = kBytes;
+  back.Height = back.Depth = 1;
+  CUgraphNode to_host = nullptr;
+  ASSERT_EQ(cuGraphAddMemcpyNode(&to_host, graph_, &copy_node_, 1, &back, ctx_), CUDA_SUCCESS);
+  struct Seen {
+    std::vector<float>* out;
+    std::vector<float> first;
+    int calls = 0;
+  } seen{&out, {}, 0};
+  CUDA_HOST_NODE_PARAMS host{};
+  host.fn = [](void* data) {
+    auto* s = static_cast<Seen*>(data);
+    if (s->calls++ == 0) s->first = *s->out;
+    std::fill(s->out->begin(), s->out->end(), -1.0f);  // as a program resets its result
+  };
+  host.userData = &seen;
   CUgraphNode node = nullptr;
-  EXPECT_EQ(cuGraphAddNode(&node, graph_, nullptr, nullptr, 0, &p), CUDA_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(cuGraphAddHostNode(&node, graph_, &to_host, 1, &host), CUDA_SUCCESS);
+  CUgraphNodeType type;
+  ASSERT_EQ(cuGraphNodeGetType(node, &type), CUDA_SUCCESS);
+  EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_HOST);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(seen.calls, 3);
+  ASSERT_EQ(seen.first.size(), size_t{kN});
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(seen.first[i], 30.0f) << i;
+  cuGraphExecDestroy(exec);
 }
 
 class CaptureTest : public GraphTest {

@@ -95,6 +95,22 @@ TEST_F(HostCallbackTest, SeesTheCopyQueuedAheadOfIt) {
   ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
 }
 
+// A copy into registered memory lands in its mirror in the session; the
+// callback after it still sees its bytes, carried with the "reached".
+TEST_F(HostCallbackTest, SeesACopyIntoRegisteredMemoryQueuedAheadOfIt) {
+  alignas(4096) static uint32_t page[1024] = {};
+  ASSERT_EQ(cuMemHostRegister(page, sizeof page, 0), CUDA_SUCCESS);
+  Look l{&page[5]};
+  ASSERT_EQ(cuMemsetD32Async(word_, 9, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(&page[5], word_, sizeof(uint32_t), stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(stream_, look, &l), CUDA_SUCCESS);
+  ASSERT_TRUE(l.ran.wait());
+  EXPECT_EQ(l.seen, 9u);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_EQ(page[5], 9u);
+  ASSERT_EQ(cuMemHostUnregister(page), CUDA_SUCCESS);
+}
+
 // The work queued after a callback waits for it: the callback, slow to look,
 // still sees the host word as it was, while the program has already asked
 // to synchronize the stream.

@@ -100,6 +100,10 @@ CUresult scuda_double::work_from_params(const CUgraphNodeParams& p, Work* work) 
       return event_work(p.eventRecord.event, work);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       return event_work(p.eventWait.event, work);
+    case CU_GRAPH_NODE_TYPE_HOST:
+      work->host_fn = p.host.fn;
+      work->host_data = p.host.userData;
+      return p.host.fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_GRAPH_NODE_TYPE_EMPTY:
       return CUDA_SUCCESS;
     default:
@@ -158,6 +162,9 @@ CUresult scuda_double::run_work(const Work& work) {
       return run_graph(work.child);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       if (Event* e = state().events.find(work.event)) e->recorded = true;
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      work.host_fn(work.host_data);
       return CUDA_SUCCESS;
     default:
       return CUDA_SUCCESS;

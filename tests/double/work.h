@@ -21,6 +21,8 @@ struct Work {
   size_t bytes = 0;
   uintptr_t child = 0;  // child graph
   CUevent event = nullptr;
+  CUhostFn host_fn = nullptr;  // host node: called with host_data
+  void* host_data = nullptr;
 };
 
 CUresult run_work(const Work& work);
