@@ -281,7 +281,8 @@ TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryCopyAtEachLaunch) {
 
 // A host node runs its function on the client at each launch, after the
 // nodes it depends on, and sees what a copy node before it wrote into host
-// memory.
+// memory. The server calls only its stand-in: were it to call the client's
+// function pointer, its session would crash and the launches fail.
 TEST_F(GraphTest, HostNodesRunOnTheClientAtEachLaunchAfterTheirDependencies) {
   build_diamond();
   std::vector<float> out(kN, 0.0f);

@@ -453,26 +453,6 @@ TEST(Session, BufferSizesBeyondTheRoomSentAreMalformed) {
   EXPECT_NE(exchange(sock, req, w).find("malformed cuMemRangeGetAttribute"), std::string::npos);
 }
 
-// A host node's function pointer would be called in the server's process.
-TEST(Session, TheServerRefusesHostNodesItself) {
-  ServerProcess server;
-  Socket sock = raw_connect(server);
-  hello(sock, good_hello());
-  protocol::Writer w;
-  w.u64(0);  // graph
-  w.u64(1000);  // proposed node id
-  w.u8(0);      // no dependencies
-  w.u8(0);      // no edge data
-  CUgraphNodeParams p{};
-  p.type = CU_GRAPH_NODE_TYPE_HOST;
-  p.host.fn = reinterpret_cast<CUhostFn>(uintptr_t{0x1234});
-  w.put(p);
-  protocol::FrameHeader req;
-  req.op = protocol::kOpGraphAddNode;
-  req.request_id = 1;
-  EXPECT_EQ(result_of(exchange(sock, req, w)), uint32_t{CUDA_ERROR_NOT_SUPPORTED});
-}
-
 }  // namespace
 }  // namespace scuda
 
