@@ -40,12 +40,17 @@ uint16_t sync_flag(uint8_t mode) {
 CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
 
 // The server refuses to capture a copy of client host memory, which a graph
-// could not reach. An async copy is then captured again as a device copy
-// from or into the memory's mirror in the session (registered_memory.h),
-// which is pushed before each launch and pulled after the next
-// synchronization.
-bool captured(CUresult rc, uint8_t mode) {
-  return rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (mode & protocol::kCopyAsync);
+// could not reach. So once the process has begun a capture, an async copy
+// on a capturing stream is captured instead as a device copy from or into
+// the memory's mirror in the session (registered_memory.h), which is pushed
+// before each launch and pulled after the next synchronization.
+bool capturing(CUstream stream, uint8_t mode) {
+  if (!(mode & protocol::kCopyAsync) || !capture_begun()) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult rc = mode & protocol::kCopyPerThread
+                          ? forward::cuStreamIsCapturing_ptsz(stream, &status)
+                          : forward::cuStreamIsCapturing(stream, &status);
+  return rc == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstream stream,
@@ -133,14 +138,15 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
 // the client knows goes one-way; its errors come back at the next
 // synchronizing call. A copy elsewhere waits, so that the driver's answer
 // comes back at once, and so does every copy once the process has begun a
-// capture: the server refuses to capture host memory, and the copy is then
-// captured through a mirror (through_mirror).
+// capture: the server refuses to capture host memory (a copy on a
+// capturing stream goes through a mirror instead: through_mirror).
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  if (capturing(stream, mode)) return through_mirror(dst, src, size, stream, mode, true);
   const bool wait = !inside_allocation(dst, size) || capture_begun();
   CUresult rc;
   {
@@ -153,7 +159,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
                : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
     coherence::device_wrote(dst, size);
   }
-  return captured(rc, mode) ? through_mirror(dst, src, size, stream, mode, true) : rc;
+  return rc;
 }
 
 // A copy's chunks: every request is sent before the first reply is read.
@@ -230,6 +236,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     return into_mirror(mirror, src, size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  if (capturing(stream, mode)) return through_mirror(src, dst, size, stream, mode, false);
   CUresult first;
   {
     std::lock_guard lock(conn->mutex());
@@ -246,7 +253,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
       coherence::after_sync(*conn, false);
     }
   }
-  return captured(first, mode) ? through_mirror(src, dst, size, stream, mode, false) : first;
+  return first;
 }
 
 // cuMemcpy with unified addressing: the client's allocation record says

@@ -10,6 +10,8 @@
 #include "client/registered_memory.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -39,6 +41,7 @@ struct Range {
   CUdeviceptr device;
   uint8_t* twin;  // zeros at first, as the session's new mirror
   bool implicit;  // mirrored for a graph node or captured copy, not by the program
+  bool gone = false;  // implicit, and found unmapped: no longer kept in step
 };
 
 struct Registry {
@@ -72,27 +75,60 @@ bool overlaps(uintptr_t address, size_t size) {
   return it->first + it->second.size > address;
 }
 
-void push(Connection& conn, uintptr_t base, Range& r) {
-  const auto* now = reinterpret_cast<const uint8_t*>(base);
-  for_each_changed_run(now, r.twin, r.size, [&](size_t at, size_t n) {
-    std::memcpy(r.twin + at, now + at, n);  // what is sent, even if the host writes on
+// Sends the runs where `now` (the program's bytes at `address`) differs
+// from `twin`, which then holds what was sent, even if the host writes on.
+void push_changes(Connection& conn, uintptr_t address, uint8_t* twin, const uint8_t* now,
+                  size_t size) {
+  for_each_changed_run(now, twin, size, [&](size_t at, size_t n) {
+    std::memcpy(twin + at, now + at, n);
     for (size_t off = 0; off < n; off += kChunkSize) {
       const size_t k = std::min(kChunkSize, n - off);
       protocol::Writer w;
-      w.u64(base + at + off);
+      w.u64(address + at + off);
       w.u64(k);
       conn.send(protocol::kOpMirrorPush, protocol::kOneWay, w.data().data(), w.size(),
-                r.twin + at + off, k);
+                twin + at + off, k);
       coherence::count_traffic(k, 0);
     }
   });
+}
+
+// An implicit range names memory the program may have freed since (it never
+// says), so its bytes are read and written with process_vm_readv/writev,
+// which fail where a plain access would fault. A range found unmapped is
+// left alone from then on.
+bool move_safely(uintptr_t address, void* local, size_t size, bool read) {
+  iovec mine{local, size};
+  iovec its{reinterpret_cast<void*>(address), size};
+  const ssize_t n = read ? process_vm_readv(getpid(), &mine, 1, &its, 1, 0)
+                         : process_vm_writev(getpid(), &mine, 1, &its, 1, 0);
+  return n == static_cast<ssize_t>(size);
+}
+
+void push(Connection& conn, uintptr_t base, Range& r) {
+  if (r.gone) return;
+  if (!r.implicit) return push_changes(conn, base, r.twin, reinterpret_cast<const uint8_t*>(base), r.size);
+  std::vector<uint8_t> now(std::min(kChunkSize, r.size));
+  for (size_t off = 0; off < r.size; off += kChunkSize) {
+    const size_t n = std::min(kChunkSize, r.size - off);
+    if (!move_safely(base + off, now.data(), n, true)) {
+      spdlog::debug("host memory {:#x}+{} mirrored for a graph is gone", base, r.size);
+      r.gone = true;
+      return;
+    }
+    push_changes(conn, base + off, r.twin + off, now.data(), n);
+  }
 }
 
 // Writes one run the device changed into the range and its twin.
 bool apply_run(uintptr_t base, Range& r, uint64_t address, std::string_view bytes) {
   if (address < base || address - base > r.size || bytes.size() > r.size - (address - base))
     return false;
-  std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+  if (r.gone) return true;
+  if (!r.implicit)
+    std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+  else if (!move_safely(address, const_cast<char*>(bytes.data()), bytes.size(), false))
+    r.gone = true;
   std::memcpy(r.twin + (address - base), bytes.data(), bytes.size());
   coherence::count_traffic(0, bytes.size());
   return true;

@@ -23,7 +23,7 @@ CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
   if (!fn || fn(static_cast<CUstream>(stream), &status) != CUDA_SUCCESS ||
       status == CU_STREAM_CAPTURE_STATUS_NONE)
     return CUDA_SUCCESS;
-  spdlog::warn("refused to capture a copy of client host memory: the graph could not reach it");
+  spdlog::debug("refused to capture a copy of client host memory: the graph could not reach it");
   return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 

@@ -458,6 +458,29 @@ TEST_F(CaptureTest, CapturedCopiesOfClientHostMemoryReplayAtEachLaunch) {
   cuGraphDestroy(graph);
 }
 
+// A copy larger than one chunk is captured whole through the mirror, and
+// leaves no refusal behind for the next synchronization to report.
+TEST_F(CaptureTest, CapturedCopiesLargerThanAChunkReplay) {
+  constexpr size_t kBig = 20u << 20;
+  std::vector<uint8_t> in(kBig), out(kBig, 0);
+  CUdeviceptr big = 0;
+  ASSERT_EQ(cuMemAlloc(&big, kBig), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(big, in.data(), kBig, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(out.data(), big, kBig, s1_), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+  for (size_t i = 0; i < kBig; ++i) in[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_EQ(cuGraphLaunch(exec, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(s1_), CUDA_SUCCESS);
+  EXPECT_TRUE(out == in);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(graph);
+  cuMemFree(big);
+}
+
 TEST_F(GraphTest, LegacyInstantiateAdapterWorks) {
   build_diamond();
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
