@@ -12,7 +12,12 @@ for _ in $(seq "$limit"); do
   sleep 1
   kill -0 "$top" 2>/dev/null || { wait "$top"; exit $?; }
 done
-for pid in $top $(pgrep -P "$top") $(pgrep -P "$(pgrep -P "$top" | paste -sd,)" 2>/dev/null); do
+# descendants PID: PID and every process below it.
+descendants() {
+  echo "$1"
+  for child in $(pgrep -P "$1"); do descendants "$child"; done
+}
+for pid in $(descendants "$top"); do
   [ -d "/proc/$pid" ] || continue
   echo "== process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-120)"
   for t in /proc/"$pid"/task/*; do
@@ -21,5 +26,6 @@ for pid in $top $(pgrep -P "$top") $(pgrep -P "$(pgrep -P "$top" | paste -sd,)" 
   command -v cuda-gdb >/dev/null &&
     timeout 60 cuda-gdb -q -batch -p "$pid" -ex "thread apply all bt 25" 2>&1 | grep -E '^#|^Thread' | head -150
 done
-kill -9 "$top" $(pgrep -P "$top") 2>/dev/null
+# shellcheck disable=SC2046
+kill -9 $(descendants "$top") 2>/dev/null
 exit 124
