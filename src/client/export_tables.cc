@@ -319,6 +319,31 @@ const Table<kTable1734dc26Words>& table_1734dc26() {
   return t;
 }
 
+// ---- 6e163fbe, asked for by cuFFT ---------------------------------------------
+// NVIDIA's 580 driver serves size + 98 slots. cuFFT asks for the table as it
+// creates a plan, and fails with CUFFT_INTERNAL_ERROR when it is missing.
+// After loading its module it calls slot 7 (a handle, a struct, one of its
+// own functions, an output), which that driver answered with
+// CUDA_ERROR_INVALID_VALUE, and carries on (device run with
+// SCUDA_SPY_EXPORT_TABLES=1); this slot answers the same. Every other slot
+// says "not supported".
+
+CUresult CUDAAPI table_6e163fbe_slot7(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+  if (exiting()) return CUDA_ERROR_DEINITIALIZED;
+  spdlog::trace("export table 6e163fbe slot 7 ({:#x}, {:#x}, {:#x}, {:#x})", a0, a1, a2, a3);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+const Table<kTable6e163fbeWords>& table_6e163fbe() {
+  static const Table<kTable6e163fbeWords> t = [] {
+    auto w = unknown_slots<0x6e163fbe, kTable6e163fbeWords>(
+        std::make_index_sequence<kTable6e163fbeWords>());
+    w[7] = fn(&table_6e163fbe_slot7);
+    return w;
+  }();
+  return t;
+}
+
 // ---- lookup ------------------------------------------------------------------
 
 bool same_id(const CUuuid& a, const CUuuid& b) {
@@ -360,6 +385,7 @@ const void* export_table_for(const CUuuid& id) {
   if (same_id(id, ids::kIntegrityCheck)) return integrity_check_table().data();
   if (same_id(id, ids::kCublasPrivate)) return cublas_private_table().data();
   if (same_id(id, ids::kTable1734dc26)) return table_1734dc26().data();
+  if (same_id(id, ids::kTable6e163fbe)) return table_6e163fbe().data();
   return nullptr;
 }
 

@@ -66,7 +66,8 @@ TEST(ExportTables, ServedTablesHaveStableDistinctAddresses) {
   const CUuuid served[] = {ids::kCudartInterface,    ids::kToolsTls,
                            ids::kToolsRuntimeCallbackHooks, ids::kContextLocalStorage,
                            ids::kContextChecks,      ids::kIntegrityCheck,
-                           ids::kCublasPrivate,      ids::kTable1734dc26};
+                           ids::kCublasPrivate,      ids::kTable1734dc26,
+                           ids::kTable6e163fbe};
   std::vector<const void*> seen;
   for (const CUuuid& id : served) {
     const void* first = nullptr;
@@ -279,6 +280,15 @@ TEST(Table1734dc26, SizedAsTheDriversWithEverySlotNotSupported) {
     EXPECT_EQ(slot<CUresult()>(ids::kTable1734dc26, i)(), CUDA_ERROR_NOT_SUPPORTED) << i;
   }
   EXPECT_EQ(log.count_containing("export table 1734dc26 slot 4 "), expected_logs);
+}
+
+// cuFFT's table: slot 7 answers as NVIDIA's 580 driver answered cuFFT.
+TEST(Table6e163fbe, SizedAsTheDriversWithSlot7AnsweringInvalidValue) {
+  EXPECT_EQ(word(ids::kTable6e163fbe, 0), kTable6e163fbeWords * 8);
+  EXPECT_EQ(slot<CUresult(uint64_t, uint64_t, uint64_t, uint64_t)>(ids::kTable6e163fbe, 7)(1, 2, 3, 4),
+            CUDA_ERROR_INVALID_VALUE);
+  for (size_t i : {size_t{1}, size_t{6}, size_t{8}, kTable6e163fbeWords - 1})
+    EXPECT_EQ(slot<CUresult()>(ids::kTable6e163fbe, i)(), CUDA_ERROR_NOT_SUPPORTED) << i;
 }
 
 // ---- context-local storage ------------------------------------------------------------
