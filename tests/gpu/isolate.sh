@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # isolate.sh CMD [ARGS...]: run CMD where the local NVIDIA GPU is unreachable.
 # In a private mount namespace an empty file is bind-mounted over every
-# /dev/nvidia* node and every real libcuda.so* / libnvidia-ml.so* file (a
-# tmpfs over /dev/nvidia* folders). The repo's build/ folder, which holds
-# scuda's stand-in libcuda.so.1, is left alone. Needs root.
+# /dev/nvidia* node and every library the driver installs (libcuda.so*,
+# libnvidia-*.so*, libnvcuvid.so*, libnvoptix.so*), as a machine without a
+# GPU has none of them (a tmpfs over /dev/nvidia* folders). nvJPEG, for one,
+# finds the driver's libnvcuvid and waits forever for hardware it cannot
+# open. The repo's build/ folder, which holds scuda's stand-ins, is left
+# alone. Needs root.
 # Extra folders to search: SCUDA_ISOLATE_DIRS="dir1 dir2".
 # Exit 125 when the hiding itself fails (CMD did not run).
 set -u
@@ -55,7 +58,8 @@ done < <(
   for d in "${dirs[@]}"; do
     [ -d "$d" ] || continue
     find "$(readlink -f "$d")" -maxdepth 4 \
-      \( -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' \) 2>/dev/null
+      \( -name 'libcuda.so*' -o -name 'libnvidia-*.so*' -o -name 'libnvcuvid.so*' \
+      -o -name 'libnvoptix.so*' \) 2>/dev/null
   done | xargs -r -d '\n' readlink -f | sort -u
 )
 rm -f "$empty"  # the bind mounts keep the (empty) inode alive
