@@ -18,6 +18,7 @@
 #include "client/context_storage.h"
 #include "client/export_table_spy.h"
 #include "client/integrity_check.h"
+#include "client/module_functions.h"
 #include "client/runtime.h"
 
 namespace scuda::client {
@@ -322,16 +323,29 @@ const Table<kTable1734dc26Words>& table_1734dc26() {
 // ---- 6e163fbe, asked for by cuFFT ---------------------------------------------
 // NVIDIA's 580 driver serves size + 98 slots. cuFFT asks for the table as it
 // creates a plan, and fails with CUFFT_INTERNAL_ERROR when it is missing.
-// After loading its module it calls slot 7 (a handle, a struct, one of its
-// own functions, an output), which that driver answered with
-// CUDA_ERROR_INVALID_VALUE, and carries on (device run with
-// SCUDA_SPY_EXPORT_TABLES=1); this slot answers the same. Every other slot
-// says "not supported".
+// Slot 7 is how it finds its kernels after loading a module: (context,
+// module, visitor, opaque) calls visitor(opaque, function, name, 0, 0,
+// module) for each of the module's functions, and cuFFT launches the
+// functions it was given; the driver answered 1 for a module of one
+// function (device run with SCUDA_SPY_EXPORT_TABLES=1), which this slot
+// takes for the number visited. Every other slot says "not supported".
 
-CUresult CUDAAPI table_6e163fbe_slot7(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+using FunctionVisitor = uint64_t (*)(void* opaque, CUfunction fn, const char* name, uint64_t,
+                                     uint64_t, CUmodule mod);
+
+uint64_t CUDAAPI table_6e163fbe_slot7(CUcontext ctx, CUmodule mod, FunctionVisitor visit,
+                                      void* opaque) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
-  spdlog::trace("export table 6e163fbe slot 7 ({:#x}, {:#x}, {:#x}, {:#x})", a0, a1, a2, a3);
-  return CUDA_ERROR_INVALID_VALUE;
+  spdlog::trace("export table 6e163fbe slot 7 ({}, {})", static_cast<void*>(ctx),
+                static_cast<void*>(mod));
+  std::vector<CUfunction> functions;
+  if (!visit || module_functions(mod, &functions) != CUDA_SUCCESS) return 0;
+  for (CUfunction fn : functions) {
+    const char* name = nullptr;
+    cuFuncGetName(&name, fn);
+    visit(opaque, fn, name, 0, 0, mod);
+  }
+  return functions.size();
 }
 
 const Table<kTable6e163fbeWords>& table_6e163fbe() {

@@ -34,6 +34,7 @@ enum Op : uint32_t {
   kOpMemcpyHtoDLanes,    // a host-to-device copy whose bytes cross the lanes
   kOpMemcpyDtoHLanes,    // a device-to-host copy whose bytes cross the lanes
   kOpLink,               // the JIT linker: every input at once, the linked image back
+  kOpModuleFunctionNames,  // the names of a module's functions
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
@@ -77,6 +78,9 @@ enum CopyMode : uint8_t {
 // ctx-create carries at most this many execution-affinity parameters: the
 // driver knows one affinity type (SM count), so a longer list is malformed.
 constexpr uint32_t kMaxCtxAffinityParams = 16;
+
+// module-function-names answers for at most this many functions.
+constexpr uint32_t kMaxModuleFunctions = 1u << 16;
 
 // Lanes (docs/protocol.md, "Lanes"): at most this many, and a copy's bytes
 // cross them in stripes of this size, stripe i on lane i % lanes.

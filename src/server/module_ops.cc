@@ -4,6 +4,7 @@
 // can pack launch arguments and answer attribute queries without asking.
 #include <map>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -174,6 +175,34 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// The names of a module's functions, which the client then looks up one
+// by one (cuModuleEnumerateFunctions, and cuFFT's export-table slot).
+CUresult module_function_names(Session& s, Reader& in, Writer& out) {
+  const uint64_t module_id = in.u64();
+  if (!in.done()) return kMalformed;
+  void* mod = nullptr;
+  if (!s.handles().resolve(module_id, HandleKind::CUmodule, &mod) || !mod)
+    return unknown_handle(module_id);
+  const DriverTable& d = s.driver();
+  if (!d.cuModuleGetFunctionCount || !d.cuModuleEnumerateFunctions || !d.cuFuncGetName)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  unsigned count = 0;
+  if (CUresult rc = d.cuModuleGetFunctionCount(&count, static_cast<CUmodule>(mod)); rc != CUDA_SUCCESS)
+    return rc;
+  if (count > protocol::kMaxModuleFunctions) return CUDA_ERROR_NOT_SUPPORTED;
+  std::vector<CUfunction> functions(count);
+  if (CUresult rc = d.cuModuleEnumerateFunctions(functions.data(), count, static_cast<CUmodule>(mod));
+      rc != CUDA_SUCCESS)
+    return rc;
+  out.u32(count);
+  for (CUfunction fn : functions) {
+    const char* name = nullptr;
+    if (CUresult rc = d.cuFuncGetName(&name, fn); rc != CUDA_SUCCESS) return rc;
+    out.str(name ? name : "");
+  }
+  return CUDA_SUCCESS;
+}
+
 // The client may have handed `id` out already and read this reply only when
 // it needs the description, so the id is bound as it is.
 CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
@@ -239,6 +268,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpLibraryGetKernel, library_get_kernel, "library-get-kernel"},
     {protocol::kOpKernelGetFunction, kernel_get_function, "kernel-get-function"},
     {protocol::kOpFunctionInfo, function_info, "function-info"},
+    {protocol::kOpModuleFunctionNames, module_function_names, "module-function-names"},
 };
 
 }  // namespace

@@ -791,6 +791,47 @@ TEST_F(DriverTest, OneWayCreatesHandOutWorkingHandles) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
+// Every function of a module, with ids the client can launch, as
+// cuModuleEnumerateFunctions and cuFFT's export-table slot hand them out.
+TEST_F(DriverTest, ModuleFunctionsAreEnumerated) {
+  CUmodule mod = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&mod, kModule), CUDA_SUCCESS);
+  unsigned count = 0;
+  ASSERT_EQ(cuModuleGetFunctionCount(&count, mod), CUDA_SUCCESS);
+  ASSERT_EQ(count, 3u);
+  std::vector<CUfunction> functions(count);
+  ASSERT_EQ(cuModuleEnumerateFunctions(functions.data(), count, mod), CUDA_SUCCESS);
+  std::vector<std::string> names;
+  for (CUfunction fn : functions) {
+    const char* name = nullptr;
+    ASSERT_EQ(cuFuncGetName(&name, fn), CUDA_SUCCESS);
+    names.emplace_back(name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fill", "say", "vadd"}));
+  CUfunction vadd = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&vadd, mod, "vadd"), CUDA_SUCCESS);
+  EXPECT_EQ(functions[2], vadd);
+
+  const void* table = nullptr;
+  const CUuuid cufft_table = {{0x6e, 0x16, 0x3f, (char)0xbe, (char)0xb9, 0x58, 0x44, 0x4d,
+                               (char)0x83, 0x5c, (char)0xe1, (char)0x82, (char)0xaf, (char)0xf1,
+                               (char)0x99, 0x1e}};
+  ASSERT_EQ(cuGetExportTable(&table, &cufft_table), CUDA_SUCCESS);
+  using Visitor = uint64_t (*)(void*, CUfunction, const char*, uint64_t, uint64_t, CUmodule);
+  using Slot7 = uint64_t (*)(CUcontext, CUmodule, Visitor, void*);
+  auto slot7 = reinterpret_cast<Slot7>(static_cast<void* const*>(table)[7]);
+  std::vector<std::pair<CUfunction, std::string>> seen;
+  Visitor visit = [](void* opaque, CUfunction fn, const char* name, uint64_t, uint64_t,
+                     CUmodule) -> uint64_t {
+    static_cast<decltype(seen)*>(opaque)->emplace_back(fn, name);
+    return 0;
+  };
+  EXPECT_EQ(slot7(nullptr, mod, visit, &seen), 3u);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2], std::make_pair(vadd, std::string("vadd")));
+  EXPECT_EQ(cuModuleUnload(mod), CUDA_SUCCESS);
+}
+
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
   CUexternalMemory memory = nullptr;
   CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};

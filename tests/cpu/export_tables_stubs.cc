@@ -2,9 +2,12 @@
 // fixed answers so its tests run without a server.
 #include <cuda.h>
 
+#include <vector>
+
 #include "common/driver_table.h"
 
 namespace scuda::client {
+CUresult module_functions(CUmodule, std::vector<CUfunction>*) { return CUDA_ERROR_NOT_INITIALIZED; }
 bool passthrough() { return false; }
 bool exiting() { return false; }
 const DriverTable& local_driver() {
@@ -17,6 +20,7 @@ void trace_entry(const char*) {}
 
 extern "C" {
 CUresult CUDAAPI cuModuleLoadData(CUmodule*, const void*) { return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuFuncGetName(const char**, CUfunction) { return CUDA_ERROR_NOT_INITIALIZED; }
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
   *ctx = nullptr;
   return CUDA_SUCCESS;

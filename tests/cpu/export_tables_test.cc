@@ -282,11 +282,18 @@ TEST(Table1734dc26, SizedAsTheDriversWithEverySlotNotSupported) {
   EXPECT_EQ(log.count_containing("export table 1734dc26 slot 4 "), expected_logs);
 }
 
-// cuFFT's table: slot 7 answers as NVIDIA's 580 driver answered cuFFT.
-TEST(Table6e163fbe, SizedAsTheDriversWithSlot7AnsweringInvalidValue) {
+// cuFFT's table: the size NVIDIA's 580 driver gives it; slot 7 visits a
+// module's functions (driver_e2e_test), none when they cannot be had.
+TEST(Table6e163fbe, SizedAsTheDriversWithSlot7VisitingFunctions) {
   EXPECT_EQ(word(ids::kTable6e163fbe, 0), kTable6e163fbeWords * 8);
-  EXPECT_EQ(slot<CUresult(uint64_t, uint64_t, uint64_t, uint64_t)>(ids::kTable6e163fbe, 7)(1, 2, 3, 4),
-            CUDA_ERROR_INVALID_VALUE);
+  using Visitor = uint64_t (*)(void*, CUfunction, const char*, uint64_t, uint64_t, CUmodule);
+  Visitor never = [](void*, CUfunction, const char*, uint64_t, uint64_t, CUmodule) -> uint64_t {
+    ADD_FAILURE() << "visited";
+    return 0;
+  };
+  EXPECT_EQ((slot<uint64_t(CUcontext, CUmodule, Visitor, void*)>(ids::kTable6e163fbe, 7)(
+                nullptr, nullptr, never, nullptr)),
+            0u);
   for (size_t i : {size_t{1}, size_t{6}, size_t{8}, kTable6e163fbeWords - 1})
     EXPECT_EQ(slot<CUresult()>(ids::kTable6e163fbe, i)(), CUDA_ERROR_NOT_SUPPORTED) << i;
 }

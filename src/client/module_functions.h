@@ -1,0 +1,15 @@
+// A module's functions, all of them: what cuModuleEnumerateFunctions and
+// cuFFT's export-table slot hand out (module_functions.cc).
+#pragma once
+
+#include <cuda.h>
+
+#include <vector>
+
+namespace scuda::client {
+
+// The functions of `mod`, each looked up by its name as cuModuleGetFunction
+// would (so each has an id and a description): the session names them.
+CUresult module_functions(CUmodule mod, std::vector<CUfunction>* out);
+
+}  // namespace scuda::client
