@@ -138,6 +138,15 @@ CUresult add_typed(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, si
   return add_node(node, graph, deps, nullptr, count, &p);
 }
 
+// A typed set: `exec` null for a graph's node, else the executable graph's.
+template <class Params, class Make>
+CUresult set_typed(CUgraphExec exec, bool exec_call, CUgraphNode node, const Params* params,
+                   Make make) {
+  if (!params || (exec_call && !exec)) return CUDA_ERROR_INVALID_VALUE;
+  const CUgraphNodeParams p = make(*params);
+  return set_params(exec, node, &p);
+}
+
 CUresult add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t count,
                    CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v2));
@@ -187,17 +196,13 @@ CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const
 CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode node,
                                                const CUDA_KERNEL_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphKernelNodeSetParams_v2, node, params);
-  if (!params) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = kernel_node(*params);
-  return set_params(nullptr, node, &p);
+  return set_typed(nullptr, false, node, params, kernel_node);
 }
 
 CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node,
                                                    const CUDA_KERNEL_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphExecKernelNodeSetParams_v2, exec, node, params);
-  if (!params || !exec) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = kernel_node(*params);
-  return set_params(exec, node, &p);
+  return set_typed(exec, true, node, params, kernel_node);
 }
 
 CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* params) {
@@ -214,17 +219,15 @@ CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph, const CU
 
 CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode node, const CUDA_MEMCPY3D* copy) {
   SCUDA_PASSTHROUGH(cuGraphMemcpyNodeSetParams, node, copy);
-  if (!copy) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = memcpy_node(*copy, nullptr);
-  return set_params(nullptr, node, &p);
+  return set_typed(nullptr, false, node, copy,
+                   [](const CUDA_MEMCPY3D& c) { return memcpy_node(c, nullptr); });
 }
 
 CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
                                                 const CUDA_MEMCPY3D* copy, CUcontext ctx) {
   SCUDA_PASSTHROUGH(cuGraphExecMemcpyNodeSetParams, exec, node, copy, ctx);
-  if (!copy || !exec) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = memcpy_node(*copy, ctx);
-  return set_params(exec, node, &p);
+  return set_typed(exec, true, node, copy,
+                   [ctx](const CUDA_MEMCPY3D& c) { return memcpy_node(c, ctx); });
 }
 
 CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
@@ -236,17 +239,13 @@ CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgr
 
 CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphHostNodeSetParams, node, params);
-  if (!params) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = host_node(*params);
-  return set_params(nullptr, node, &p);
+  return set_typed(nullptr, false, node, params, host_node);
 }
 
 CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
                                               const CUDA_HOST_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphExecHostNodeSetParams, exec, node, params);
-  if (!params || !exec) return CUDA_ERROR_INVALID_VALUE;
-  const CUgraphNodeParams p = host_node(*params);
-  return set_params(exec, node, &p);
+  return set_typed(exec, true, node, params, host_node);
 }
 
 CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
