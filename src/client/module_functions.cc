@@ -3,29 +3,53 @@
 #include <algorithm>
 #include <string>
 
+#include "client/library_loads.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
-CUresult module_functions(CUmodule mod, std::vector<CUfunction>* out) {
+namespace {
+
+// The names the session gives for a module's functions or a library's kernels.
+CUresult names_of(bool library, uint64_t id, std::vector<std::string>* names) {
   protocol::Writer w;
-  w.u64(handle_id(mod));
+  w.u8(library);
+  w.u64(id);
   std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpModuleFunctionNames, w, &reply); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = call(protocol::kOpFunctionNames, w, &reply); rc != CUDA_SUCCESS) return rc;
   protocol::Reader r(reply);
   const uint32_t count = r.u32();
-  if (count > protocol::kMaxModuleFunctions) return bad_reply("module-function-names");
-  std::vector<std::string> names(count);
-  for (std::string& name : names) name = r.str();
-  if (!r.done()) return bad_reply("module-function-names");
+  if (count > protocol::kMaxModuleFunctions) return bad_reply("function-names");
+  names->resize(count);
+  for (std::string& name : *names) name = r.str();
+  return r.done() ? CUDA_SUCCESS : bad_reply("function-names");
+}
+
+// Each name looked up with `get` (cuModuleGetFunction or cuLibraryGetKernel).
+template <class Owner, class Item>
+CUresult look_up_all(Owner owner, bool library, CUresult (*get)(Item*, Owner, const char*),
+                     std::vector<Item>* out) {
+  std::vector<std::string> names;
+  if (CUresult rc = names_of(library, handle_id(owner), &names); rc != CUDA_SUCCESS) return rc;
   out->clear();
   for (const std::string& name : names) {
-    CUfunction fn = nullptr;
-    if (CUresult rc = cuModuleGetFunction(&fn, mod, name.c_str()); rc != CUDA_SUCCESS) return rc;
-    out->push_back(fn);
+    Item item = nullptr;
+    if (CUresult rc = get(&item, owner, name.c_str()); rc != CUDA_SUCCESS) return rc;
+    out->push_back(item);
   }
   return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult module_functions(CUmodule mod, std::vector<CUfunction>* out) {
+  return look_up_all(mod, false, &cuModuleGetFunction, out);
+}
+
+CUresult library_kernels(CUlibrary library, std::vector<CUkernel>* out) {
+  if (CUresult rc = library_ready(handle_id(library)); rc != CUDA_SUCCESS) return rc;
+  return look_up_all(library, true, &cuLibraryGetKernel, out);
 }
 
 }  // namespace scuda::client
@@ -38,6 +62,15 @@ CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int 
   std::vector<CUfunction> all;
   if (CUresult rc = scuda::client::module_functions(mod, &all); rc != CUDA_SUCCESS) return rc;
   std::copy_n(all.begin(), std::min<size_t>(n, all.size()), functions);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
+  SCUDA_PASSTHROUGH(cuLibraryEnumerateKernels, kernels, n, library);
+  if (!kernels || !library) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<CUkernel> all;
+  if (CUresult rc = scuda::client::library_kernels(library, &all); rc != CUDA_SUCCESS) return rc;
+  std::copy_n(all.begin(), std::min<size_t>(n, all.size()), kernels);
   return CUDA_SUCCESS;
 }
 

@@ -31,7 +31,7 @@ const char* op_name(uint32_t op) {
     case kOpMemcpyHtoDLanes: return "memcpy-htod-lanes";
     case kOpMemcpyDtoHLanes: return "memcpy-dtoh-lanes";
     case kOpLink: return "link";
-    case kOpModuleFunctionNames: return "module-function-names";
+    case kOpFunctionNames: return "function-names";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

@@ -34,7 +34,7 @@ enum Op : uint32_t {
   kOpMemcpyHtoDLanes,    // a host-to-device copy whose bytes cross the lanes
   kOpMemcpyDtoHLanes,    // a device-to-host copy whose bytes cross the lanes
   kOpLink,               // the JIT linker: every input at once, the linked image back
-  kOpModuleFunctionNames,  // the names of a module's functions
+  kOpFunctionNames,      // the names of a module's functions or a library's kernels
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
@@ -79,7 +79,7 @@ enum CopyMode : uint8_t {
 // driver knows one affinity type (SM count), so a longer list is malformed.
 constexpr uint32_t kMaxCtxAffinityParams = 16;
 
-// module-function-names answers for at most this many functions.
+// function-names answers for at most this many functions or kernels.
 constexpr uint32_t kMaxModuleFunctions = 1u << 16;
 
 // Lanes (docs/protocol.md, "Lanes"): at most this many, and a copy's bytes

@@ -175,32 +175,42 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
-// The names of a module's functions, which the client then looks up one
-// by one (cuModuleEnumerateFunctions, and cuFFT's export-table slot).
-CUresult module_function_names(Session& s, Reader& in, Writer& out) {
-  const uint64_t module_id = in.u64();
-  if (!in.done()) return kMalformed;
-  void* mod = nullptr;
-  if (!s.handles().resolve(module_id, HandleKind::CUmodule, &mod) || !mod)
-    return unknown_handle(module_id);
-  const DriverTable& d = s.driver();
-  if (!d.cuModuleGetFunctionCount || !d.cuModuleEnumerateFunctions || !d.cuFuncGetName)
-    return CUDA_ERROR_NOT_SUPPORTED;
+// The names of a module's functions or a library's kernels (u8 library,
+// u64 id), which the client then looks up one by one
+// (cuModuleEnumerateFunctions, cuLibraryEnumerateKernels and cuFFT's
+// export-table slot).
+template <class Owner, class Item>
+CUresult names_of(Owner owner, CUresult (*count_of)(unsigned*, Owner),
+                  CUresult (*enumerate)(Item*, unsigned, Owner),
+                  CUresult (*name_of)(const char**, Item), Writer& out) {
+  if (!count_of || !enumerate || !name_of) return CUDA_ERROR_NOT_SUPPORTED;
   unsigned count = 0;
-  if (CUresult rc = d.cuModuleGetFunctionCount(&count, static_cast<CUmodule>(mod)); rc != CUDA_SUCCESS)
-    return rc;
+  if (CUresult rc = count_of(&count, owner); rc != CUDA_SUCCESS) return rc;
   if (count > protocol::kMaxModuleFunctions) return CUDA_ERROR_NOT_SUPPORTED;
-  std::vector<CUfunction> functions(count);
-  if (CUresult rc = d.cuModuleEnumerateFunctions(functions.data(), count, static_cast<CUmodule>(mod));
-      rc != CUDA_SUCCESS)
-    return rc;
+  std::vector<Item> items(count);
+  if (CUresult rc = enumerate(items.data(), count, owner); rc != CUDA_SUCCESS) return rc;
   out.u32(count);
-  for (CUfunction fn : functions) {
+  for (Item item : items) {
     const char* name = nullptr;
-    if (CUresult rc = d.cuFuncGetName(&name, fn); rc != CUDA_SUCCESS) return rc;
+    if (CUresult rc = name_of(&name, item); rc != CUDA_SUCCESS) return rc;
     out.str(name ? name : "");
   }
   return CUDA_SUCCESS;
+}
+
+CUresult function_names(Session& s, Reader& in, Writer& out) {
+  const bool library = in.u8();
+  const uint64_t id = in.u64();
+  if (!in.done()) return kMalformed;
+  void* owner = nullptr;
+  if (!s.handles().resolve(id, library ? HandleKind::CUlibrary : HandleKind::CUmodule, &owner) ||
+      !owner)
+    return unknown_handle(id);
+  const DriverTable& d = s.driver();
+  return library ? names_of(static_cast<CUlibrary>(owner), d.cuLibraryGetKernelCount,
+                            d.cuLibraryEnumerateKernels, d.cuKernelGetName, out)
+                 : names_of(static_cast<CUmodule>(owner), d.cuModuleGetFunctionCount,
+                            d.cuModuleEnumerateFunctions, d.cuFuncGetName, out);
 }
 
 // The client may have handed `id` out already and read this reply only when
@@ -268,7 +278,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpLibraryGetKernel, library_get_kernel, "library-get-kernel"},
     {protocol::kOpKernelGetFunction, kernel_get_function, "kernel-get-function"},
     {protocol::kOpFunctionInfo, function_info, "function-info"},
-    {protocol::kOpModuleFunctionNames, module_function_names, "module-function-names"},
+    {protocol::kOpFunctionNames, function_names, "function-names"},
 };
 
 }  // namespace

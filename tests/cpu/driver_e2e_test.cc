@@ -832,6 +832,24 @@ TEST_F(DriverTest, ModuleFunctionsAreEnumerated) {
   EXPECT_EQ(cuModuleUnload(mod), CUDA_SUCCESS);
 }
 
+TEST_F(DriverTest, LibraryKernelsAreEnumerated) {
+  CUlibrary lib = nullptr;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  unsigned count = 0;
+  ASSERT_EQ(cuLibraryGetKernelCount(&count, lib), CUDA_SUCCESS);
+  ASSERT_EQ(count, 3u);
+  std::vector<CUkernel> kernels(count);
+  ASSERT_EQ(cuLibraryEnumerateKernels(kernels.data(), count, lib), CUDA_SUCCESS);
+  CUkernel say = nullptr;
+  ASSERT_EQ(cuLibraryGetKernel(&say, lib, "say"), CUDA_SUCCESS);
+  EXPECT_EQ(kernels[1], say);
+  const char* name = nullptr;
+  ASSERT_EQ(cuKernelGetName(&name, kernels[0]), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "fill");
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
 TEST_F(DriverTest, UnsupportedFunctionsSaySo) {
   CUexternalMemory memory = nullptr;
   CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};

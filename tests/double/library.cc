@@ -65,6 +65,29 @@ CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* na
   return CUDA_SUCCESS;
 }
 
+CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const Library* lib = state().libraries.find(library);
+  if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *count = static_cast<unsigned>(lib->kernels.size());
+  return CUDA_SUCCESS;
+}
+
+// In name order, as the library's map holds them.
+CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const Library* lib = state().libraries.find(library);
+  if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (kernels == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  unsigned i = 0;
+  for (auto it = lib->kernels.begin(); it != lib->kernels.end() && i < n; ++it)
+    kernels[i++] = as_handle<CUkernel>(it->second);
+  return CUDA_SUCCESS;
+}
+
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
