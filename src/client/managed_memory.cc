@@ -114,4 +114,19 @@ CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr ptr, size_t count, CUmem
   return prefetch(forward::cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
 }
 
+// One attribute at a time, each into its own buffer, as the singular call
+// answers them.
+CUresult CUDAAPI cuMemRangeGetAttributes(void** data, size_t* sizes,
+                                         CUmem_range_attribute* attributes, size_t n,
+                                         CUdeviceptr ptr, size_t count) {
+  SCUDA_PASSTHROUGH(cuMemRangeGetAttributes, data, sizes, attributes, n, ptr, count);
+  if (n == 0 || !data || !sizes || !attributes) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) {
+    if (CUresult rc = forward::cuMemRangeGetAttribute(data[i], sizes[i], attributes[i], ptr, count);
+        rc != CUDA_SUCCESS)
+      return rc;
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // extern "C"

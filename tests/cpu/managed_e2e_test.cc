@@ -78,6 +78,26 @@ TEST_F(ManagedTest, HostWritesReachTheKernelAndItsResultsTheHost) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], 3.0f * i) << i;
 }
 
+// The plural call answers each attribute into its own buffer, as the
+// server's driver answers the singular one.
+TEST_F(ManagedTest, RangeAttributesAnswerEachAttribute) {
+  float* a = managed<float>(1024);
+  const auto p = reinterpret_cast<CUdeviceptr>(a);
+  CUmemLocation device{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  ASSERT_EQ(cuMemAdvise_v2(p, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, device), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemPrefetchAsync_v2(p, 4096, device, 0, nullptr), CUDA_SUCCESS);
+  int read_mostly = -1, prefetched = -1;
+  void* data[] = {&read_mostly, &prefetched};
+  size_t sizes[] = {sizeof read_mostly, sizeof prefetched};
+  CUmem_range_attribute attributes[] = {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+                                        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION};
+  ASSERT_EQ(cuMemRangeGetAttributes(data, sizes, attributes, 2, p, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(read_mostly, 1);
+  EXPECT_EQ(prefetched, 0);
+  sizes[1] = 1;  // too small for an int: the driver's refusal comes back
+  EXPECT_EQ(cuMemRangeGetAttributes(data, sizes, attributes, 2, p, 4096), CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_F(ManagedTest, DeviceWritesAreSeenAfterEachSynchronization) {
   const int n = 3000;
   unsigned* p = managed<unsigned>(n);

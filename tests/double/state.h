@@ -38,6 +38,8 @@ struct Allocation {
   bool managed = false;  // cuMemAllocManaged: its own mapping (managed.cc)
   bool registered = false;  // cuMemHostRegister: the caller's memory (host_register.cc)
   uintptr_t physical = 0;   // cuMemMap: the handle of the memory mapped here (vmm.cc)
+  bool read_mostly = false;  // managed: advised CU_MEM_ADVISE_SET_READ_MOSTLY
+  int last_prefetch = -2;    // managed: the device of the last prefetch (CU_DEVICE_INVALID)
 };
 
 // Memory of cuMemCreate: only counted; cuMemMap gives it pages.
