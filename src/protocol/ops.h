@@ -43,6 +43,7 @@ enum Op : uint32_t {
   kOpGraphInstantiate = 204,          // cuGraphInstantiateWithParams
   kOpGraphExecUpdate = 205,           // cuGraphExecUpdate_v2
   kOpStreamCaptureInfo = 206,         // cuStreamGetCaptureInfo_v3 of an active capture
+  kOpGraphDot = 207,                  // cuGraphDebugDotPrint: the DOT text, for the client's file
   // Managed and mapped host memory (docs/managed-memory.md).
   kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
   kOpPagePull = 301,  // device memory the host reads

@@ -1,7 +1,11 @@
 // Hand-written graph node requests: nodes whose parameters hold pointers
 // (graph_node_params.h), added through the driver's generic node calls, and
 // a kernel node's parameters read back with its arguments packed.
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "protocol/ops.h"
@@ -135,7 +139,29 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 graph id, u32 flags; replies the DOT text, which the driver writes
+// into a file of the session's that lives for this request only.
+CUresult graph_dot(Session& s, Reader& in, Writer& out) {
+  const uint64_t graph_id = in.u64();
+  const unsigned flags = in.u32();
+  if (!in.done()) return kMalformed;
+  CUgraph graph = nullptr;
+  if (!gen::resolve(s, graph_id, HandleKind::CUgraph, &graph)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!s.driver().cuGraphDebugDotPrint) return CUDA_ERROR_NOT_SUPPORTED;
+  char path[] = "/tmp/scuda-graph-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  close(fd);
+  CUresult rc = s.driver().cuGraphDebugDotPrint(graph, path, flags);
+  std::ifstream file(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  unlink(path);
+  if (rc == CUDA_SUCCESS) out.str(text);
+  return rc;
+}
+
 const HandlerEntry kHandlers[] = {
+    {protocol::kOpGraphDot, graph_dot, "graph-dot"},
     {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
     {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},

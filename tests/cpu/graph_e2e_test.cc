@@ -6,10 +6,14 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "shared_server.h"
@@ -479,6 +483,23 @@ TEST_F(CaptureTest, CapturedCopiesLargerThanAChunkReplay) {
   cuGraphExecDestroy(exec);
   cuGraphDestroy(graph);
   cuMemFree(big);
+}
+
+// The DOT file is written where the program named it, on the client.
+TEST_F(GraphTest, DebugDotPrintWritesTheClientsFile) {
+  build_diamond();
+  char path[] = "/tmp/scuda-dot-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  ASSERT_EQ(cuGraphDebugDotPrint(graph_, path, 0), CUDA_SUCCESS);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  unlink(path);
+  EXPECT_EQ(text.rfind("digraph", 0), 0u) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7) << text;  // 5 nodes, open, close
+  EXPECT_EQ(cuGraphDebugDotPrint(graph_, "/nonexistent/dir/file.dot", 0),
+            CUDA_ERROR_OPERATING_SYSTEM);
 }
 
 TEST_F(GraphTest, LegacyInstantiateAdapterWorks) {

@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "functions.h"
@@ -172,6 +173,22 @@ CUresult scuda_double::run_work(const Work& work) {
 }
 
 extern "C" {
+
+// One line per node: "n<handle> [type=<node type>]", in launch order.
+CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (graphs().graphs.find(hGraph) == nullptr || path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::FILE* file = std::fopen(path, "w");
+  if (file == nullptr) return CUDA_ERROR_OPERATING_SYSTEM;
+  std::fputs("digraph scuda_double {\n", file);
+  for (uintptr_t id : topological_order(key(hGraph)))
+    std::fprintf(file, "n%lx [type=%d]\n", static_cast<unsigned long>(id),
+                 static_cast<int>(graphs().nodes.find(id)->work.type));
+  std::fputs("}\n", file);
+  std::fclose(file);
+  return CUDA_SUCCESS;
+}
 
 CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
   Call call = begin_in_context();

@@ -1,0 +1,34 @@
+// cuGraphDebugDotPrint: the session's driver writes the DOT text, and the
+// file is written here, where the program named it.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/runtime.h"
+#include "protocol/ops.h"
+
+extern "C" {
+
+CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuGraphDebugDotPrint, graph, path, flags);
+  if (!graph || !path) return CUDA_ERROR_INVALID_VALUE;
+  scuda::protocol::Writer w;
+  w.u64(scuda::client::handle_id(graph));
+  w.u32(flags);
+  std::vector<uint8_t> reply;
+  if (CUresult rc = scuda::client::call(scuda::protocol::kOpGraphDot, w, &reply); rc != CUDA_SUCCESS)
+    return rc;
+  scuda::protocol::Reader r(reply);
+  const std::string_view text = r.blob();
+  if (!r.done()) return scuda::client::bad_reply("cuGraphDebugDotPrint");
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file.write(text.data(), static_cast<std::streamsize>(text.size())) || !file.flush()) {
+    spdlog::error("cuGraphDebugDotPrint: cannot write {}", path);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
