@@ -1,6 +1,8 @@
 """client_stubs.cc: the exported stand-ins for forwarded and unsupported functions."""
 from __future__ import annotations
 
+import json
+
 from emit_tables import HEADER, arg_list, forwarded, param_list
 from model import Plan
 
@@ -62,9 +64,15 @@ def forward_h(plans: list[Plan]) -> str:
     ]) + "\n"
 
 
+def c_string(text: str) -> str:
+    """`text` as a C string literal (JSON's escapes are C's for this text)."""
+    return json.dumps(text or "")
+
+
 def stub(plan: Plan) -> str:
     body = f"scuda::client::forward::{plan.name}({arg_list(plan)})" \
-        if plan.handling == "forward" else f'scuda::client::unsupported("{plan.name}")'
+        if plan.handling == "forward" \
+        else f'scuda::client::unsupported("{plan.name}", {c_string(plan.reason)})'
     return "\n".join([
         f'extern "C" CUresult CUDAAPI {plan.name}({param_list(plan)}) {{',
         f"  SCUDA_PASSTHROUGH({', '.join([plan.name, *[p.name for p in plan.fn.params]])});",

@@ -62,12 +62,14 @@ void trace_entry(const char* name) {
   if (stats::enabled()) stats::count_call(name);
 }
 
-CUresult unsupported(const char* name) {
+CUresult unsupported(const char* name, const char* why) {
+  if (stats::enabled()) stats::count_unsupported(name);
   static std::mutex mu;
   static auto* seen = new std::set<std::string>;  // never freed: may be used during exit
   std::lock_guard lock(mu);
   if (seen->insert(name).second)
-    spdlog::warn("{} is not supported by scuda yet; it returns CUDA_ERROR_NOT_SUPPORTED", name);
+    spdlog::warn("{} is not supported by scuda{}{}; it returns CUDA_ERROR_NOT_SUPPORTED", name,
+                 why ? ": " : " yet", why ? why : "");
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -28,8 +28,9 @@ bool exiting();
 // Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace).
 void trace_entry(const char* name);
 
-// Logs the function's name once per process and returns CUDA_ERROR_NOT_SUPPORTED.
-CUresult unsupported(const char* name);
+// Logs the function's name and why it cannot be served (docs/coverage.md) once per
+// process, counts it for --stats, and returns CUDA_ERROR_NOT_SUPPORTED.
+CUresult unsupported(const char* name, const char* why = nullptr);
 // Logs a malformed reply from the server and returns CUDA_ERROR_UNKNOWN.
 CUresult bad_reply(const char* name);
 

@@ -145,6 +145,11 @@ void count_lz4(uint32_t op, size_t raw_bytes, bool outgoing) {
   (outgoing ? r.bytes_out : r.bytes_in) += raw_bytes;
 }
 
+void count_unsupported(const char* name) {
+  std::lock_guard lock(stats().mutex());
+  ++stats().row(std::string(name) + " (not supported)").calls;
+}
+
 }  // namespace scuda::client::stats
 
 // For benchmarks (bench/apps/step_time.py reads it through ctypes): replies

@@ -22,5 +22,8 @@ void count_lane_bytes(uint32_t op, size_t bytes, bool outgoing);
 // server); counted in the row "<op> lz4", whose bytes are those before
 // compression, beside the op's own row of bytes on the wire.
 void count_lz4(uint32_t op, size_t raw_bytes, bool outgoing);
+// A call scuda cannot serve was made; counted in the row "<name> (not
+// supported)".
+void count_unsupported(const char* name);
 
 }  // namespace scuda::client::stats

@@ -214,6 +214,15 @@ int zeros_round_trip() {
   return std::all_of(host.begin(), host.end(), [](char c) { return c == 0; }) ? 0 : 1;
 }
 
+// A call scuda cannot serve, twice: exits 0 when both say so.
+int unsupported_twice() {
+  CUexternalMemory memory = nullptr;
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+  for (int i = 0; i < 2; ++i)
+    if (cuImportExternalMemory(&memory, &desc) != CUDA_ERROR_NOT_SUPPORTED) return 1;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,5 +239,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "zeros-round-trip") == 0) return zeros_round_trip();
   if (std::strcmp(argv[1], "launch-after-loss") == 0) return launch_after_loss();
   if (std::strcmp(argv[1], "copy-after-loss") == 0) return copy_after_loss();
+  if (std::strcmp(argv[1], "unsupported") == 0) return unsupported_twice();
   return 2;
 }

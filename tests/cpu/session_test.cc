@@ -368,6 +368,20 @@ TEST(Session, CompressedCopiesPutFewerBytesOnTheWire) {
   EXPECT_EQ(stats_field(stats["on"], "memcpy-dtoh lz4", "bytes_in"), static_cast<long long>(size));
 }
 
+// A call scuda cannot serve has a row of its own, so that --stats says
+// what a program asked for in vain.
+TEST(Session, StatsCountUnsupportedCalls) {
+  ServerProcess server;
+  const std::string json = "/tmp/scuda-test-" + std::to_string(getpid()) + "-unsupported.json";
+  Output o = client(server, "unsupported", {"SCUDA_STATS_JSON=" + json});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string stats = read_all(json);
+  EXPECT_EQ(stats_field(stats, "cuImportExternalMemory (not supported)", "calls"), 2) << stats;
+  // The log line names the call and why it cannot be served.
+  EXPECT_NE(o.err.find("cuImportExternalMemory is not supported by scuda: external memory"),
+            std::string::npos) << o.err;
+}
+
 std::string tail(const std::string& s) { return s.substr(s.size() - std::min<size_t>(s.size(), 2000)); }
 
 // cudart and cuBLAS call the driver from exit handlers registered before it

@@ -87,7 +87,7 @@ def test_host_function_pointer_is_unsupported_without_annotation(tmp_path):
     assert "| unsupported |" in row
     assert "`blockSizeToDynamicSMemSize` (CUoccupancyB2DSize) is a host function pointer" in row
     stubs = (tmp_path / "client_stubs.cc").read_text()
-    assert 'unsupported("cuOccupancyMaxPotentialBlockSize")' in stubs
+    assert 'unsupported("cuOccupancyMaxPotentialBlockSize", "parameter' in stubs
 
 
 def test_every_unsupported_function_has_a_written_reason(gen):
