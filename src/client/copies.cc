@@ -40,17 +40,12 @@ uint16_t sync_flag(uint8_t mode) {
 CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
 
 // The server refuses to capture a copy of client host memory, which a graph
-// could not reach. So once the process has begun a capture, an async copy
-// on a capturing stream is captured instead as a device copy from or into
-// the memory's mirror in the session (registered_memory.h), which is pushed
-// before each launch and pulled after the next synchronization.
-bool capturing(CUstream stream, uint8_t mode) {
-  if (!(mode & protocol::kCopyAsync) || !capture_begun()) return false;
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  const CUresult rc = mode & protocol::kCopyPerThread
-                          ? forward::cuStreamIsCapturing_ptsz(stream, &status)
-                          : forward::cuStreamIsCapturing(stream, &status);
-  return rc == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+// could not reach. An async copy it refused is then captured as a device
+// copy from or into the memory's mirror in the session
+// (registered_memory.h), which is pushed before each launch and pulled after
+// the next synchronization.
+bool captured(CUresult rc, uint8_t mode) {
+  return rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (mode & protocol::kCopyAsync);
 }
 
 CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstream stream,
@@ -65,7 +60,10 @@ CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstr
 }
 
 // A copy's chunks, each a request with its bytes as the frame's tail; only
-// the last may wait for its reply.
+// the last may wait for its reply. Once the process has begun a capture,
+// the first waits too: a refusal to capture (captured()) must come back
+// before the other chunks, which would each leave one for the next
+// synchronization to report.
 CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, size_t size,
                           CUstream stream, uint8_t mode, bool wait) {
   size_t offset = 0;
@@ -73,19 +71,23 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
   do {
     const size_t n = std::min(kChunkSize, size - offset);
     const bool last = offset + n == size;
+    const bool probe = offset == 0 && !last && capture_begun();
     const auto chunk = copy_compression::outgoing(static_cast<const uint8_t*>(src) + offset, n);
     protocol::Writer w;
     w.u64(dst + offset);
     w.u64(handle_id(stream));
     w.u8(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
     w.u64(n);  // the blob's length (raw); its bytes, or their lz4 block, follow as the frame's tail
-    const uint16_t flags = wait && last ? sync_flag(mode) : protocol::kOneWay;
+    const uint16_t flags = (wait && last) || probe ? sync_flag(mode) : protocol::kOneWay;
     const auto start = Clock::now();
     if (!conn.send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
                    chunk.size, &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     copy_compression::sent(chunk.size, seconds_since(start));
     offset += n;
+    std::vector<uint8_t> reply;
+    if (CUresult rc = probe ? conn.receive(last_id, &reply) : CUDA_SUCCESS; rc != CUDA_SUCCESS)
+      return rc;
   } while (offset < size);
   if (!wait) return CUDA_SUCCESS;
   std::vector<uint8_t> reply;
@@ -138,15 +140,14 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
 // the client knows goes one-way; its errors come back at the next
 // synchronizing call. A copy elsewhere waits, so that the driver's answer
 // comes back at once, and so does every copy once the process has begun a
-// capture: the server refuses to capture host memory (a copy on a
-// capturing stream goes through a mirror instead: through_mirror).
+// capture: the server refuses to capture host memory, and the copy is then
+// captured through a mirror instead (through_mirror).
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (capturing(stream, mode)) return through_mirror(dst, src, size, stream, mode, true);
   const bool wait = !inside_allocation(dst, size) || capture_begun();
   CUresult rc;
   {
@@ -159,7 +160,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
                : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
     coherence::device_wrote(dst, size);
   }
-  return rc;
+  return captured(rc, mode) ? through_mirror(dst, src, size, stream, mode, true) : rc;
 }
 
 // A copy's chunks: every request is sent before the first reply is read.
@@ -236,7 +237,6 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     return into_mirror(mirror, src, size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  if (capturing(stream, mode)) return through_mirror(src, dst, size, stream, mode, false);
   CUresult first;
   {
     std::lock_guard lock(conn->mutex());
@@ -253,7 +253,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
       coherence::after_sync(*conn, false);
     }
   }
-  return first;
+  return captured(first, mode) ? through_mirror(src, dst, size, stream, mode, false) : first;
 }
 
 // cuMemcpy with unified addressing: the client's allocation record says
