@@ -25,6 +25,7 @@ limit=${SCUDA_SAMPLE_TIMEOUT:-40}
 [ -d "$work/run" ] || { echo "samples: no $work/run; run tests/gpu/compliance/prepare.sh first" >&2; exit 1; }
 
 echo "== build scuda"
+# shellcheck source=tests/gpu/build.sh
 SCUDA_BUILD_LOG=$logs/cmake.log source tests/gpu/build.sh
 [ -x build/bin/scuda ] || { echo "samples: scuda did not build" >&2; tail -n 30 "$logs/cmake.log"; exit 1; }
 
@@ -71,9 +72,9 @@ echo "listening on $server"
 # run_one MODE NAME ARGS: one run, its verdict and time in $logs/NAME.MODE.res.
 run_one() {
   local mode=$1 name=$2 args=$3 exe dir src t0 rc verdict
-  exe=$(ls "$work"/run/*/"$name/$name" 2>/dev/null | head -n1)
-  src=$(ls -d "$work"/src/Samples/*/"$name" 2>/dev/null | head -n1)
-  if [ -z "$exe" ]; then
+  local exes=("$work"/run/*/"$name/$name") srcs=("$work"/src/Samples/*/"$name")
+  exe=${exes[0]} src=${srcs[0]}
+  if [ ! -x "$exe" ]; then
     printf 'not built\t-\n' >"$logs/$name.$mode.res"
     return
   fi
@@ -106,12 +107,14 @@ while IFS= read -r line; do
   want=" ${SCUDA_SAMPLES:-} "
   [ -n "${SCUDA_SAMPLES:-}" ] && [[ $want != *" $name "* ]] && continue
   names+=("$name")
-  printf '%s\t%s\n' "$name" "$(echo "${line#*|}" | sed 's/^ *//')" >>"$logs/list.tsv"
+  args=${line#*|}
+  printf '%s\t%s\n' "$name" "${args#"${args%%[! ]*}"}" >>"$logs/list.tsv"
 done <"$list"
 
 for mode in native scuda; do
   echo "== $mode: ${#names[@]} samples, $jobs at a time, ${limit}s each"
   t0=$(date +%s)
+  # shellcheck disable=SC2016  # run_one's arguments expand in the bash that xargs starts
   while IFS=$'\t' read -r name args; do printf '%s\0%s\0' "$name" "$args"; done <"$logs/list.tsv" |
     xargs -0 -n2 -P "$jobs" bash -c 'run_one "$0" "$1" "$2"' "$mode"
   echo "$mode took $(($(date +%s) - t0)) s"

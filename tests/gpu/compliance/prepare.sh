@@ -44,6 +44,7 @@ done
 # prune: each category adds only the samples that are present and not in
 # SCUDA_SAMPLES_SKIP, and every sample builds for sm_90 alone so the build
 # takes minutes, not an hour.
+# shellcheck disable=SC2016  # ${CMAKE_CURRENT_SOURCE_DIR} is CMake's
 sed -i -E 's|^( *)add_subdirectory\(([^)]*)\)|\1if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/\2 AND NOT "\2" IN_LIST SCUDA_SAMPLES_SKIP)\n\1  add_subdirectory(\2)\n\1endif()|' \
   "$work"/src/Samples/CMakeLists.txt "$work"/src/Samples/*/CMakeLists.txt
 grep -rl 'set(CMAKE_CUDA_ARCHITECTURES' "$work/src" |
@@ -68,6 +69,7 @@ for _ in 1 2 3 4 5 6 7 8; do
   more=$(grep -oE '(Samples/[^/ ]+/[^/ ]+/CMakeLists.txt|directory [^ ]*/Samples/[^/ ]+/[^/ ]+)' \
     "$work/configure.log" | sed -E 's|.*Samples/[^/]+/([^/]+).*|\1|' | sort -u)
   [ -n "$more" ] || { cat "$work/configure.log" >&2; exit 1; }
+  # shellcheck disable=SC2086  # both are lists of words
   skip=$(printf '%s\n' $skip $more | sort -u | paste -sd';')
   rm -rf "$work/build"
 done
