@@ -85,9 +85,10 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     copy_compression::sent(chunk.size, seconds_since(start));
     offset += n;
-    std::vector<uint8_t> reply;
-    if (CUresult rc = probe ? conn.receive(last_id, &reply) : CUDA_SUCCESS; rc != CUDA_SUCCESS)
-      return rc;
+    if (probe) {
+      std::vector<uint8_t> reply;
+      if (CUresult rc = conn.receive(last_id, &reply); rc != CUDA_SUCCESS) return rc;
+    }
   } while (offset < size);
   if (!wait) return CUDA_SUCCESS;
   std::vector<uint8_t> reply;

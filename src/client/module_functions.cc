@@ -54,24 +54,31 @@ CUresult library_kernels(CUlibrary library, std::vector<CUkernel>* out) {
 
 }  // namespace scuda::client
 
+namespace {
+
+// Fills `out` with at most `n` of what `all_of` finds in `owner`.
+template <class Owner, class Item>
+CUresult enumerate(Item* out, unsigned n, Owner owner,
+                   CUresult (*all_of)(Owner, std::vector<Item>*)) {
+  if (!out || !owner) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<Item> all;
+  if (CUresult rc = all_of(owner, &all); rc != CUDA_SUCCESS) return rc;
+  std::copy_n(all.begin(), std::min<size_t>(n, all.size()), out);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" {
 
 CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n, CUmodule mod) {
   SCUDA_PASSTHROUGH(cuModuleEnumerateFunctions, functions, n, mod);
-  if (!functions || !mod) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<CUfunction> all;
-  if (CUresult rc = scuda::client::module_functions(mod, &all); rc != CUDA_SUCCESS) return rc;
-  std::copy_n(all.begin(), std::min<size_t>(n, all.size()), functions);
-  return CUDA_SUCCESS;
+  return enumerate(functions, n, mod, &scuda::client::module_functions);
 }
 
 CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
   SCUDA_PASSTHROUGH(cuLibraryEnumerateKernels, kernels, n, library);
-  if (!kernels || !library) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<CUkernel> all;
-  if (CUresult rc = scuda::client::library_kernels(library, &all); rc != CUDA_SUCCESS) return rc;
-  std::copy_n(all.begin(), std::min<size_t>(n, all.size()), kernels);
-  return CUDA_SUCCESS;
+  return enumerate(kernels, n, library, &scuda::client::library_kernels);
 }
 
 }  // extern "C"
