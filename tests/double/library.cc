@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "functions.h"
+#include "name_lists.h"
 #include "state.h"
 
 using namespace scuda_double;
@@ -69,23 +70,14 @@ CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   const Library* lib = state().libraries.find(library);
-  if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *count = static_cast<unsigned>(lib->kernels.size());
-  return CUDA_SUCCESS;
+  return count_names(lib ? &lib->kernels : nullptr, count);
 }
 
-// In name order, as the library's map holds them.
 CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   const Library* lib = state().libraries.find(library);
-  if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (kernels == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  unsigned i = 0;
-  for (auto it = lib->kernels.begin(); it != lib->kernels.end() && i < n; ++it)
-    kernels[i++] = as_handle<CUkernel>(it->second);
-  return CUDA_SUCCESS;
+  return list_names(lib ? &lib->kernels : nullptr, kernels, n);
 }
 
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {

@@ -8,6 +8,7 @@
 
 #include "allocations.h"
 #include "functions.h"
+#include "name_lists.h"
 #include "state.h"
 
 using namespace scuda_double;
@@ -133,23 +134,14 @@ CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule hmod) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   const Module* module = state().modules.find(hmod);
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *count = static_cast<unsigned>(module->functions.size());
-  return CUDA_SUCCESS;
+  return count_names(module ? &module->functions : nullptr, count);
 }
 
-// In name order, as the module's map holds them.
 CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n, CUmodule hmod) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   const Module* module = state().modules.find(hmod);
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (functions == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  unsigned i = 0;
-  for (auto it = module->functions.begin(); it != module->functions.end() && i < n; ++it)
-    functions[i++] = as_handle<CUfunction>(it->second);
-  return CUDA_SUCCESS;
+  return list_names(module ? &module->functions : nullptr, functions, n);
 }
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
