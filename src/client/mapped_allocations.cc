@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -164,11 +165,13 @@ bool large_at(const MappedMemory& m, uint64_t base) {
 // Unmaps what is mapped at `at` one-way; the server waits for the context's
 // work first, in request order, as cuMemFree does. Its address is free at
 // once: a later map there comes after the unmap.
-CUresult unmap(MappedMemory& m, uint64_t at) {
+// Memory another session exported frees nothing of the device's when
+// unmapped here (`frees` false).
+CUresult unmap(MappedMemory& m, uint64_t at, bool frees = true) {
   Writer w;
   w.u64(at);
   if (const CUresult rc = post(protocol::kOpVaFree, w); rc != CUDA_SUCCESS) return rc;
-  m.free_estimate += m.addresses.size_at(at);
+  if (frees) m.free_estimate += m.addresses.size_at(at);
   m.addresses.give_back(at);
   return CUDA_SUCCESS;
 }
@@ -207,6 +210,26 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   forget_allocation(dptr);
   *rc = small ? free_small(m, dptr) : unmap(m, dptr);
   return true;
+}
+
+bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& open, uint64_t* at,
+                  CUresult* rc) {
+  if (current_context_id() == 0) return false;
+  MappedMemory& m = mapped();
+  std::lock_guard lock(m.mu);
+  if (!ready(m) || size == 0 || size % m.granularity != 0) return false;
+  *at = place(m, size);
+  if (*at == 0) return false;
+  *rc = open(*at);
+  if (*rc != CUDA_SUCCESS) m.addresses.give_back(*at);
+  return true;
+}
+
+CUresult unmap_imported(uint64_t at) {
+  MappedMemory& m = mapped();
+  std::lock_guard lock(m.mu);
+  if (m.addresses.size_at(at) == 0) return CUDA_ERROR_INVALID_VALUE;
+  return unmap(m, at, false);
 }
 
 bool mapped_allocation(CUdeviceptr base) {

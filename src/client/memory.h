@@ -5,6 +5,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 
 namespace scuda::client {
 
@@ -36,6 +38,14 @@ void forget_managed(CUdeviceptr base);
 // free_mapped also forgets the allocation (note_allocation's record).
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc);
 bool free_mapped(CUdeviceptr dptr, CUresult* rc);
+// Maps memory another session exported (ipc.cc) at a free address of
+// `size` bytes: open(at) asks the server to and returns its result, in *rc,
+// and *at is the address. False, having done nothing, when the client does
+// not place allocations (then the server must choose).
+bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& open, uint64_t* at,
+                  CUresult* rc);
+// Unmaps what map_imported mapped at `at`, one-way.
+CUresult unmap_imported(uint64_t at);
 // True when an allocation of allocate_mapped's starts at `base`.
 bool mapped_allocation(CUdeviceptr base);
 

@@ -54,6 +54,10 @@ const char* op_name(uint32_t op) {
     case kOpVaMap: return "va-map";
     case kOpVaFree: return "va-free";
     case kOpVaSync: return "va-sync";
+    case kOpIpcExportMemory: return "ipc-export-memory";
+    case kOpIpcOpenMemory: return "ipc-open-memory";
+    case kOpShareableExport: return "shareable-export";
+    case kOpShareableImport: return "shareable-import";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

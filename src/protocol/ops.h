@@ -62,6 +62,11 @@ enum Op : uint32_t {
   kOpVaMap = 401,      // one-way unless near capacity: device memory at a reserved address
   kOpVaFree = 402,     // one-way: waits for the context's work, then unmaps what kOpVaMap mapped
   kOpVaSync = 403,     // one-way: waits for the context's work (a small allocation was freed)
+  // IPC between sessions of one server (docs/protocol.md, "IPC"; 410-419).
+  kOpIpcExportMemory = 410,  // cuIpcGetMemHandle: a handle for device memory
+  kOpIpcOpenMemory = 411,    // cuIpcOpenMemHandle: another session's memory, mapped here
+  kOpShareableExport = 412,  // cuMemExportToShareableHandle / cuMemPoolExportToShareableHandle
+  kOpShareableImport = 413,  // cuMemImportFromShareableHandle / cuMemPoolImportFromShareableHandle
   kFirstGeneratedOp = 1000,
 };
 

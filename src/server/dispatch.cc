@@ -25,6 +25,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(copy3d_handlers());
   add(resource_object_handlers());
   add(va_handlers());
+  add(ipc_handlers());
   add(lane_handlers());
   add(link_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});

@@ -1,6 +1,5 @@
 #include "server/join_point.h"
 
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/random_bytes.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
@@ -23,21 +23,16 @@ namespace {
 constexpr char kNamePrefix[] = "scuda-join-";
 constexpr size_t kSecretSize = 32;
 
-bool random_bytes(std::string* out, size_t size) {
+bool random_string(std::string* out, size_t size) {
   out->resize(size);
-  for (size_t at = 0; at < size;) {
-    const ssize_t n = getrandom(out->data() + at, size - at, 0);
-    if (n < 0 && errno != EINTR) return false;
-    if (n > 0) at += static_cast<size_t>(n);
-  }
-  return true;
+  return random_bytes(out->data(), size);
 }
 
 // The session's pid, what the joins are for, and random bytes so that no
 // one else can guess it.
 bool new_name(const char* what, std::string* name) {
   std::string nonce;
-  if (!random_bytes(&nonce, 16)) return false;
+  if (!random_string(&nonce, 16)) return false;
   *name = fmt::format("{}{}-{}-", kNamePrefix, getpid(), what);
   for (unsigned char c : nonce) *name += fmt::format("{:02x}", c);
   return true;
@@ -50,7 +45,7 @@ bool JoinPoint::open(const char* what, Take take, std::string* name, std::string
   std::lock_guard lock(mu_);
   if (name_.empty()) {
     std::string chosen, key;
-    if (!new_name(what, &chosen) || !random_bytes(&key, kSecretSize)) {
+    if (!new_name(what, &chosen) || !random_string(&key, kSecretSize)) {
       *error = fmt::format("no random bytes for the {}: {}", what, std::strerror(errno));
       return false;
     }

@@ -16,6 +16,7 @@
 #include "server/handler.h"
 #include "server/handles.h"
 #include "server/host_mirrors.h"
+#include "server/ipc_exports.h"
 #include "server/lanes.h"
 #include "server/session_output.h"
 #include "server/staging.h"
@@ -48,6 +49,7 @@ class Session {
   Staging& staging() { return staging_; }
   HostMirrors& mirrors() { return mirrors_; }
   VaSpace& va() { return va_; }
+  IpcExports& ipc() { return ipc_; }
   Lanes& lanes() { return lanes_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
@@ -111,6 +113,7 @@ class Session {
   Staging staging_{driver_};
   HostMirrors mirrors_;
   VaSpace va_;
+  IpcExports ipc_;
   Lanes lanes_{driver_, socket_.fd()};
   SessionOutput output_;
 };

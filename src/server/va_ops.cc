@@ -6,6 +6,7 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/va_map.h"
 
 namespace scuda::server {
 
@@ -22,14 +23,6 @@ bool has_vmm(const DriverTable& d) {
   return d.cuMemAddressReserve && d.cuMemCreate && d.cuMemMap && d.cuMemSetAccess &&
          d.cuMemUnmap && d.cuMemRelease && d.cuMemGetAllocationGranularity && d.cuCtxGetDevice &&
          d.cuMemGetInfo_v2 && d.cuCtxSynchronize;
-}
-
-CUmemAllocationProp pinned_on(CUdevice dev) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = dev;
-  return prop;
 }
 
 // The device's free and total memory, for the client's estimate; nothing
@@ -49,7 +42,7 @@ CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   if (s.va().full()) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdevice dev = 0;
   if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
-  const CUmemAllocationProp prop = pinned_on(dev);
+  const CUmemAllocationProp prop = placed_memory(s, dev);
   size_t granularity = 0, free = 0, total = 0;
   CUresult rc =
       d.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
@@ -68,29 +61,19 @@ CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
-// Memory of the current context's device at [address, address + size),
-// read/write for that device. Once mapped, the mapping holds the memory:
-// unmapping it frees it.
+// Memory of the current context's device at [address, address + size).
+// Once mapped, the mapping holds the memory: unmapping it frees it.
 CUresult map(Session& s, uint64_t address, uint64_t size) {
   if (!s.va().can_map(address, size)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   CUdevice dev = 0;
   if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
-  const CUmemAllocationProp prop = pinned_on(dev);
+  const CUmemAllocationProp prop = placed_memory(s, dev);
   CUmemGenericAllocationHandle memory = 0;
   if (CUresult rc = d.cuMemCreate(&memory, size, &prop, 0); rc != CUDA_SUCCESS) return rc;
-  CUresult rc = d.cuMemMap(address, size, 0, memory, 0);
+  const CUresult rc = map_at(s, address, size, memory);
   d.cuMemRelease(memory);
-  if (rc != CUDA_SUCCESS) return rc;
-  CUmemAccessDesc access{};
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if ((rc = d.cuMemSetAccess(address, size, &access, 1)) != CUDA_SUCCESS) {
-    d.cuMemUnmap(address, size);
-    return rc;
-  }
-  s.va().add_mapping(address, size);
-  return CUDA_SUCCESS;
+  return rc;
 }
 
 // u64 address, u64 size; one-way, or -> u64 free, u64 total (also when the
@@ -118,7 +101,10 @@ CUresult va_free(Session& s, Reader& in, Writer&) {
   const DriverTable& d = s.driver();
   const CUresult synced = d.cuCtxSynchronize();
   const CUresult rc = d.cuMemUnmap(address, size);
-  if (rc == CUDA_SUCCESS) s.va().remove_mapping(address);
+  if (rc == CUDA_SUCCESS) {
+    s.va().remove_mapping(address);
+    s.ipc().drop(address);
+  }
   return synced != CUDA_SUCCESS ? synced : rc;
 }
 
@@ -138,6 +124,40 @@ const HandlerEntry kHandlers[] = {
 };
 
 }  // namespace
+
+CUmemAllocationProp placed_memory(const Session& s, CUdevice dev) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  int exportable = 0;
+  const DriverTable& d = s.driver();
+  if (d.cuDeviceGetAttribute &&
+      d.cuDeviceGetAttribute(&exportable,
+                             CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                             dev) == CUDA_SUCCESS &&
+      exportable)
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
+}
+
+CUresult map_at(Session& s, uint64_t address, uint64_t size, CUmemGenericAllocationHandle memory) {
+  if (!s.va().can_map(address, size)) return CUDA_ERROR_INVALID_VALUE;
+  const DriverTable& d = s.driver();
+  CUdevice dev = 0;
+  if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = d.cuMemMap(address, size, 0, memory, 0); rc != CUDA_SUCCESS) return rc;
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = dev;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (CUresult rc = d.cuMemSetAccess(address, size, &access, 1); rc != CUDA_SUCCESS) {
+    d.cuMemUnmap(address, size);
+    return rc;
+  }
+  s.va().add_mapping(address, size);
+  return CUDA_SUCCESS;
+}
 
 std::span<const HandlerEntry> va_handlers() { return kHandlers; }
 

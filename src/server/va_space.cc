@@ -45,6 +45,14 @@ uint64_t VaSpace::mapping_size(uint64_t base) const {
   return it == mapped_.end() ? 0 : it->second;
 }
 
+bool VaSpace::mapping_holding(uint64_t address, uint64_t* base, uint64_t* size) const {
+  auto it = at_or_below(mapped_, address);
+  if (it == mapped_.end() || address - it->first >= it->second) return false;
+  *base = it->first;
+  *size = it->second;
+  return true;
+}
+
 void VaSpace::remove_mapping(uint64_t base) { mapped_.erase(base); }
 
 }  // namespace scuda::server

@@ -28,6 +28,8 @@ class VaSpace {
   void add_mapping(uint64_t base, uint64_t size);
   // The size of the mapping that starts at `base`, or 0 when none does.
   uint64_t mapping_size(uint64_t base) const;
+  // The mapping that holds `address`: false when none does.
+  bool mapping_holding(uint64_t address, uint64_t* base, uint64_t* size) const;
   void remove_mapping(uint64_t base);
 
  private:

@@ -4,6 +4,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
+#include "protocol/ipc_handle.h"
 
 namespace scuda::protocol {
 namespace {
@@ -150,6 +151,30 @@ TEST(Handshake, HelloRoundTripsItsImagesUpToTheLimit) {
   encode(h, over);
   Reader too_many(over.data());
   EXPECT_FALSE(decode(too_many, &back));
+}
+
+TEST(IpcHandle, RoundTripsAndRefusesOtherBytes) {
+  scuda::protocol::IpcHandle h;
+  h.kind = scuda::protocol::IpcKind::kPool;
+  h.ref.pid = 4242;
+  h.ref.id = 7;
+  for (size_t i = 0; i < h.ref.secret.size(); ++i) h.ref.secret[i] = static_cast<uint8_t>(i * 13);
+  h.offset = 4096;
+  h.size = 2u << 20;
+  uint8_t bytes[scuda::protocol::kIpcHandleBytes];
+  scuda::protocol::encode_ipc_handle(h, bytes);
+  const auto back = scuda::protocol::decode_ipc_handle(bytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->kind, h.kind);
+  EXPECT_EQ(back->ref.pid, 4242u);
+  EXPECT_EQ(back->ref.id, 7u);
+  EXPECT_EQ(back->ref.secret, h.ref.secret);
+  EXPECT_EQ(back->offset, 4096u);
+  EXPECT_EQ(back->size, 2u << 20);
+  uint8_t other[scuda::protocol::kIpcHandleBytes] = {};  // a driver's handle, say
+  EXPECT_FALSE(scuda::protocol::decode_ipc_handle(other).has_value());
+  bytes[12] = 9;  // no such kind
+  EXPECT_FALSE(scuda::protocol::decode_ipc_handle(bytes).has_value());
 }
 
 TEST(Handshake, TokensCompareByContent) {

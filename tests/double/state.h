@@ -42,11 +42,14 @@ struct Allocation {
   int last_prefetch = -2;    // managed: the device of the last prefetch (CU_DEVICE_INVALID)
 };
 
-// Memory of cuMemCreate: only counted; cuMemMap gives it pages.
+// Memory of cuMemCreate: a memfd, which cuMemMap maps, so that another
+// process that imports its descriptor shares the bytes.
 struct Physical {
   size_t size = 0;
+  int fd = -1;
+  bool exportable = false;  // created asking for POSIX descriptors, or imported
   uintptr_t mapped_at = 0;
-  bool released = false;  // cuMemRelease came while it was mapped
+  int refs = 1;  // the creation or import and each cuMemRetainAllocationHandle
 };
 
 struct Stream {

@@ -1,10 +1,15 @@
 // Virtual memory management. A reservation is an inaccessible host mapping;
-// cuMemMap gives a piece of it fresh read/write pages and records it as an
-// allocation, so that copies and kernels reach it like any other. Memory of
-// cuMemCreate is only counted until mapped. Unlike the driver, a handle is
-// mapped whole (offset 0, its size) and at one place at a time.
+// cuMemMap maps a memfd of cuMemCreate's over a piece of it and records it as
+// an allocation, so that copies and kernels reach it like any other. Its
+// descriptor is what cuMemExportToShareableHandle hands out, so that two
+// session processes share memory as two processes share a GPU's. Unlike the
+// driver, a handle is mapped whole (offset 0, its size) and at one place at a
+// time.
 #include <cuda.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <memory>
 
@@ -24,10 +29,16 @@ bool pinned_on_device(const CUmemAllocationProp* prop) {
 
 bool granular(size_t value) { return value % kGranularity == 0; }
 
-// Fresh pages over [ptr, ptr + size), accessible or not.
-bool remap(uintptr_t ptr, size_t size, int prot) {
-  void* at = mmap(reinterpret_cast<void*>(ptr), size, prot,
+// Fresh inaccessible pages over [ptr, ptr + size).
+bool unmap_pages(uintptr_t ptr, size_t size) {
+  void* at = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  return at != MAP_FAILED;
+}
+
+bool map_pages(uintptr_t ptr, size_t size, int fd) {
+  void* at = mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_FIXED, fd, 0);
   return at != MAP_FAILED;
 }
 
@@ -52,7 +63,26 @@ Physical* find_physical(CUmemGenericAllocationHandle handle) {
 
 void forget_physical(CUmemGenericAllocationHandle handle, Physical* p) {
   state().used -= p->size;
+  close(p->fd);
   state().physical.erase(reinterpret_cast<void*>(handle));
+}
+
+CUresult add_physical(int fd, size_t size, bool exportable, CUmemGenericAllocationHandle* handle) {
+  if (size > total_memory() - state().used) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  state().used += size;
+  auto p = std::make_unique<Physical>();
+  p->size = size;
+  p->fd = fd;
+  p->exportable = exportable;
+  *handle = state().physical.add(std::move(p));
+  return CUDA_SUCCESS;
+}
+
+bool posix_fd_requested(const CUmemAllocationProp* prop) {
+  return (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0;
 }
 
 }  // namespace
@@ -103,19 +133,21 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   if (call.status != CUDA_SUCCESS) return call.status;
   if (handle == nullptr || size == 0 || !granular(size) || !pinned_on_device(prop) || flags)
     return CUDA_ERROR_INVALID_VALUE;
-  if (size > total_memory() - state().used) return CUDA_ERROR_OUT_OF_MEMORY;
-  state().used += size;
-  *handle = state().physical.add(std::make_unique<Physical>(Physical{size}));
-  return CUDA_SUCCESS;
+  const int fd = memfd_create("scuda-double-memory", MFD_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return add_physical(fd, size, posix_fd_requested(prop), handle);
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   Physical* p = find_physical(handle);
-  if (p == nullptr || p->released) return CUDA_ERROR_INVALID_VALUE;
-  if (p->mapped_at) p->released = true;
-  else forget_physical(handle, p);
+  if (p == nullptr || p->refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (--p->refs == 0 && !p->mapped_at) forget_physical(handle, p);
   return CUDA_SUCCESS;
 }
 
@@ -124,10 +156,10 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   Physical* p = find_physical(handle);
-  if (p == nullptr || p->released || p->mapped_at || offset || flags || size != p->size ||
+  if (p == nullptr || p->refs == 0 || p->mapped_at || offset || flags || size != p->size ||
       !granular(ptr) || !inside_reservation(ptr, size) || overlaps_allocation(ptr, size))
     return CUDA_ERROR_INVALID_VALUE;
-  if (!remap(ptr, size, PROT_READ | PROT_WRITE)) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!map_pages(ptr, size, p->fd)) return CUDA_ERROR_OUT_OF_MEMORY;
   Allocation a;
   a.size = size;
   a.physical = handle;
@@ -144,10 +176,10 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
     return CUDA_ERROR_INVALID_VALUE;
   const CUmemGenericAllocationHandle handle = it->second.physical;
   state().allocations.erase(it);
-  remap(ptr, size, PROT_NONE);
+  unmap_pages(ptr, size);
   Physical* p = find_physical(handle);
   p->mapped_at = 0;
-  if (p->released) forget_physical(handle, p);
+  if (p->refs == 0) forget_physical(handle, p);
   return CUDA_SUCCESS;
 }
 
@@ -159,6 +191,46 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(desc[i].location.id))
       return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const uintptr_t base = allocation_base(reinterpret_cast<uintptr_t>(addr));
+  auto it = state().allocations.find(base);
+  if (handle == nullptr || it == state().allocations.end() || !it->second.physical)
+    return CUDA_ERROR_INVALID_VALUE;
+  find_physical(it->second.physical)->refs++;
+  *handle = it->second.physical;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType type, unsigned long long flags) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  Physical* p = find_physical(handle);
+  if (shareable == nullptr || p == nullptr || p->refs == 0 || flags ||
+      type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !p->exportable)
+    return CUDA_ERROR_INVALID_VALUE;
+  const int fd = dup(p->fd);
+  if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  *static_cast<int*>(shareable) = fd;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* os_handle,
+                                        CUmemAllocationHandleType type) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  struct stat st{};
+  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(os_handle));
+  if (handle == nullptr || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+      fstat(fd, &st) != 0 || st.st_size <= 0 || !granular(static_cast<size_t>(st.st_size)))
+    return CUDA_ERROR_INVALID_VALUE;
+  const int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (mine < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  return add_physical(mine, static_cast<size_t>(st.st_size), true, handle);
 }
 
 }  // extern "C"

@@ -177,3 +177,46 @@ def resnet_train(checks, steps=20, batch=32):
     param_sum = sum(float(p.detach().double().sum()) for p in model.parameters())
     return {"losses": hexlist(losses), "param_sum": fhex(param_sum),
             "nondeterministic_ops": sorted(nd)}
+
+
+def jax_env():
+    """t9/t10, before jax is imported: no preallocation of most of the GPU's
+    memory, deterministic XLA kernels (--xla_gpu_deterministic_ops=true) and a
+    fresh persistent compilation cache, so each run compiles (and autotunes)
+    its own kernels. Autotuning stays on (XLA's default level)."""
+    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    flags = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = (flags + " --xla_gpu_deterministic_ops=true").strip()
+    fresh_cache_dir("JAX_COMPILATION_CACHE_DIR")
+
+
+def jax_gpu(check):
+    """The first JAX device, checked to be a GPU; and checked that nothing in
+    XLA_FLAGS turned autotuning off."""
+    import re
+    import jax
+    dev = jax.devices()[0]
+    check(dev.platform == "gpu", f"jax.devices()[0].platform is {dev.platform!r}, not 'gpu'")
+    flags = os.environ.get("XLA_FLAGS", "")
+    check(not re.search(r"--xla_gpu_autotune_level=0\b", flags), f"autotuning on: XLA_FLAGS={flags}")
+    return dev
+
+
+def jax_train(step, carry, batch, steps):
+    """Runs carry, loss = step(*carry, *batch) `steps` times; returns the last
+    carry and the losses as Python floats (fetched once, at the end)."""
+    import jax
+    import jax.numpy as jnp
+    losses = []
+    for _ in range(steps):
+        *carry, loss = step(*carry, *batch)
+        losses.append(loss)
+    return carry, [float(v) for v in jax.device_get(jnp.stack(losses))]
+
+
+def tree_abs_sum(tree):
+    """Sum of |x| over every leaf of a JAX pytree, in float64 on the host."""
+    import jax
+    import numpy as np
+    return sum(float(np.abs(np.asarray(leaf, dtype=np.float64)).sum())
+               for leaf in jax.tree_util.tree_leaves(jax.device_get(tree)))

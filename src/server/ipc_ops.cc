@@ -1,0 +1,212 @@
+// IPC between sessions of one server (docs/protocol.md, "IPC"). Memory the
+// client placed is VMM memory, which the driver's cuIpcGetMemHandle refuses:
+// the session exports it as a POSIX descriptor instead (IpcExports) and
+// hands out a scuda handle naming it; the importing session fetches the
+// descriptor and maps it at the address its own client chose. Other device
+// memory keeps the driver's own IPC handles, which work between processes
+// of one machine as they are. Allocation handles and pools share the same
+// way, their descriptors standing behind memfds on the clients.
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+#include "protocol/ipc_handle.h"
+#include "protocol/ops.h"
+#include "server/dispatch.h"
+#include "server/session.h"
+#include "server/va_map.h"
+
+namespace scuda::server {
+
+namespace {
+
+using protocol::IpcHandle;
+using protocol::IpcKind;
+using protocol::kIpcHandleBytes;
+using protocol::Reader;
+using protocol::Writer;
+
+constexpr auto kFd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+bool answered(const Session& s) { return !(s.request().flags & protocol::kOneWay); }
+
+// Keeps the descriptor the driver gave (rc its result) among the session's
+// exports; *ref names it.
+CUresult keep_export(Session& s, CUresult rc, int fd, uint64_t size, uint64_t key,
+                     protocol::IpcRef* ref) {
+  if (rc != CUDA_SUCCESS) return rc;
+  std::string error;
+  if (!s.ipc().add(Socket(fd), size, key, ref, &error)) {
+    spdlog::error("cannot share device memory with other sessions: {}", error);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  return CUDA_SUCCESS;
+}
+
+// The mapping at [base, base + size) as a descriptor other sessions fetch.
+CUresult export_mapping(Session& s, uint64_t base, uint64_t size, protocol::IpcRef* ref) {
+  const DriverTable& d = s.driver();
+  if (!d.cuMemRetainAllocationHandle || !d.cuMemExportToShareableHandle || !d.cuMemRelease)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  CUmemGenericAllocationHandle memory = 0;
+  CUresult rc = d.cuMemRetainAllocationHandle(&memory, reinterpret_cast<void*>(base));
+  if (rc != CUDA_SUCCESS) return rc;
+  int fd = -1;
+  rc = d.cuMemExportToShareableHandle(&fd, memory, kFd, 0);
+  d.cuMemRelease(memory);
+  return keep_export(s, rc, fd, size, base, ref);
+}
+
+// u64 address -> the handle's bytes.
+CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
+  const uint64_t address = in.u64();
+  if (!in.done() || !answered(s)) return kMalformed;
+  uint8_t bytes[kIpcHandleBytes] = {};
+  uint64_t base = 0, size = 0;
+  if (s.va().mapping_holding(address, &base, &size)) {
+    IpcHandle h;
+    h.offset = address - base;
+    h.size = size;
+    if (CUresult rc = export_mapping(s, base, size, &h.ref); rc != CUDA_SUCCESS) return rc;
+    protocol::encode_ipc_handle(h, bytes);
+  } else {
+    if (!s.driver().cuIpcGetMemHandle) return CUDA_ERROR_NOT_SUPPORTED;
+    CUipcMemHandle native;
+    static_assert(sizeof native == kIpcHandleBytes);
+    if (CUresult rc = s.driver().cuIpcGetMemHandle(&native, address); rc != CUDA_SUCCESS)
+      return rc;
+    std::memcpy(bytes, &native, sizeof native);
+  }
+  out.bytes(bytes, sizeof bytes);
+  return CUDA_SUCCESS;
+}
+
+// The descriptor `h` names, imported as an allocation handle.
+CUresult import_allocation(Session& s, const IpcHandle& h, CUmemGenericAllocationHandle* memory,
+                           uint64_t* size) {
+  const DriverTable& d = s.driver();
+  if (!d.cuMemImportFromShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
+  std::string error;
+  Socket fd = fetch_export(h.ref, size, &error);
+  if (!fd.valid()) {
+    spdlog::warn("an IPC handle could not be opened: {}", error);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return d.cuMemImportFromShareableHandle(
+      memory, reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())), kFd);
+}
+
+CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, Writer& out) {
+  if (h.kind != IpcKind::kMemory || h.offset >= h.size || !s.va().can_map(at, h.size))
+    return CUDA_ERROR_INVALID_VALUE;
+  CUmemGenericAllocationHandle memory = 0;
+  uint64_t size = 0;
+  if (CUresult rc = import_allocation(s, h, &memory, &size); rc != CUDA_SUCCESS) return rc;
+  const CUresult rc = size == h.size ? map_at(s, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
+  s.driver().cuMemRelease(memory);
+  if (rc == CUDA_SUCCESS) out.u64(at + h.offset);
+  return rc;
+}
+
+// u64 address the client chose for scuda's handles (0 for the driver's),
+// u32 flags, the handle's bytes -> u64 the pointer in this session.
+CUresult ipc_open_memory(Session& s, Reader& in, Writer& out) {
+  const uint64_t at = in.u64();
+  const uint32_t flags = in.u32();
+  const uint8_t* bytes = in.take(kIpcHandleBytes);
+  if (!in.done() || !answered(s)) return kMalformed;
+  if (auto h = protocol::decode_ipc_handle(bytes)) return open_placed(s, *h, at, out);
+  if (!s.driver().cuIpcOpenMemHandle_v2) return CUDA_ERROR_NOT_SUPPORTED;
+  CUipcMemHandle native;
+  std::memcpy(&native, bytes, sizeof native);
+  CUdeviceptr p = 0;
+  const CUresult rc = s.driver().cuIpcOpenMemHandle_v2(&p, native, flags);
+  if (rc == CUDA_SUCCESS) out.u64(p);
+  return rc;
+}
+
+CUresult export_pool(Session& s, uint64_t id, IpcHandle* h) {
+  const DriverTable& d = s.driver();
+  void* pool = nullptr;
+  if (!s.handles().resolve(id, HandleKind::CUmemoryPool, &pool)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!d.cuMemPoolExportToShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
+  int fd = -1;
+  const CUresult rc =
+      d.cuMemPoolExportToShareableHandle(&fd, static_cast<CUmemoryPool>(pool), kFd, 0);
+  return keep_export(s, rc, fd, 0, 0, &h->ref);
+}
+
+CUresult export_allocation(Session& s, uint64_t memory, IpcHandle* h) {
+  const DriverTable& d = s.driver();
+  if (!d.cuMemExportToShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
+  int fd = -1;
+  const CUresult rc = d.cuMemExportToShareableHandle(&fd, memory, kFd, 0);
+  return keep_export(s, rc, fd, 0, 0, &h->ref);
+}
+
+// u8 kind (IpcKind: allocation or pool), u64 the allocation handle or the
+// pool's id -> the bytes the client's stand-in descriptor holds.
+CUresult shareable_export(Session& s, Reader& in, Writer& out) {
+  const uint8_t kind = in.u8();
+  const uint64_t handle = in.u64();
+  if (!in.done() || !answered(s)) return kMalformed;
+  IpcHandle h;
+  h.kind = static_cast<IpcKind>(kind);
+  CUresult rc = CUDA_ERROR_INVALID_VALUE;
+  if (h.kind == IpcKind::kPool) rc = export_pool(s, handle, &h);
+  if (h.kind == IpcKind::kAllocation) rc = export_allocation(s, handle, &h);
+  if (rc != CUDA_SUCCESS) return rc;
+  uint8_t bytes[kIpcHandleBytes];
+  protocol::encode_ipc_handle(h, bytes);
+  out.bytes(bytes, sizeof bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult import_pool(Session& s, const IpcHandle& h, uint64_t proposed, Writer& out) {
+  const DriverTable& d = s.driver();
+  if (!d.cuMemPoolImportFromShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  std::string error;
+  uint64_t size = 0;
+  Socket fd = fetch_export(h.ref, &size, &error);
+  if (!fd.valid()) {
+    spdlog::warn("a memory pool's descriptor could not be imported: {}", error);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  CUmemoryPool pool = nullptr;
+  const CUresult rc = d.cuMemPoolImportFromShareableHandle(
+      &pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())), kFd, 0);
+  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUmemoryPool, pool));
+  return rc;
+}
+
+// u8 kind, the stand-in's bytes, u64 the id the client proposes for a pool
+// -> u64 the allocation handle, or the pool's id.
+CUresult shareable_import(Session& s, Reader& in, Writer& out) {
+  const uint8_t kind = in.u8();
+  const uint8_t* bytes = in.take(kIpcHandleBytes);
+  const uint64_t proposed = in.u64();
+  if (!in.done() || !answered(s)) return kMalformed;
+  const auto h = protocol::decode_ipc_handle(bytes);
+  if (!h || static_cast<uint8_t>(h->kind) != kind) return CUDA_ERROR_INVALID_VALUE;
+  if (h->kind == IpcKind::kPool) return import_pool(s, *h, proposed, out);
+  if (h->kind != IpcKind::kAllocation) return CUDA_ERROR_INVALID_VALUE;
+  CUmemGenericAllocationHandle memory = 0;
+  uint64_t size = 0;
+  const CUresult rc = import_allocation(s, *h, &memory, &size);
+  if (rc == CUDA_SUCCESS) out.u64(memory);
+  return rc;
+}
+
+const HandlerEntry kHandlers[] = {
+    {protocol::kOpIpcExportMemory, ipc_export_memory, "ipc-export-memory"},
+    {protocol::kOpIpcOpenMemory, ipc_open_memory, "ipc-open-memory"},
+    {protocol::kOpShareableExport, shareable_export, "shareable-export"},
+    {protocol::kOpShareableImport, shareable_import, "shareable-import"},
+};
+
+}  // namespace
+
+std::span<const HandlerEntry> ipc_handlers() { return kHandlers; }
+
+}  // namespace scuda::server

@@ -1,0 +1,23 @@
+// Mapping device memory at an address the client chose (va_ops.cc), shared
+// by the ops that create that memory and those that import it (ipc_ops.cc).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace scuda::server {
+
+class Session;
+
+// The properties of the memory the session creates for the client's
+// allocations on `dev`: device memory, exportable as a POSIX descriptor
+// where the device can export (IPC needs it).
+CUmemAllocationProp placed_memory(const Session& s, CUdevice dev);
+
+// Maps `memory` ([0, size) of it) at `address`, read/write for the current
+// context's device, and records the mapping; the mapping then holds the
+// memory. Checks the address against the session's reservations first.
+CUresult map_at(Session& s, uint64_t address, uint64_t size, CUmemGenericAllocationHandle memory);
+
+}  // namespace scuda::server
