@@ -44,6 +44,7 @@ struct Span {
   uint64_t born = 0;  // the work epoch when mapped: until device work, fresh pages are zeros
   std::vector<uint8_t> state;
   std::vector<uint32_t> holds;
+  std::vector<uint64_t> clean_at;  // the work epoch when each page last matched the device's
   std::map<size_t, std::unique_ptr<uint8_t[]>> twins;  // dirty page -> its clean contents
   size_t dirty = 0;
   size_t valid = 0;  // clean or dirty
@@ -120,6 +121,7 @@ void set_state(Span& s, size_t i, State to) {
   pages().dirty += (to == kDirty) - (from == kDirty);
   s.valid += (to >= kZeroed) - (from >= kZeroed);
   if (from == kDirty) s.twins.erase(i);
+  if (to == kClean || to == kZeroed) s.clean_at[i] = pages().epoch;
   s.state[i] = to;
 }
 
@@ -222,6 +224,16 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
   }
 }
 
+// A clean page the device may have changed since it matched: device work
+// was sent after, and not all of it is known to be done. A host write there
+// is read-modify-write as often as not (the host's side of system-scope
+// atomics), so the page is pulled again first: the pull is ordered after
+// that work, and the host's change then lands on the device's, as it would
+// on a page the driver migrated to the host.
+bool stale(const Span& s, size_t i) {
+  return pages().outstanding && s.clean_at[i] != pages().epoch;
+}
+
 // The fault service (fault_handler.h): brings the page in, read-only; a
 // write then faults again and dirties it.
 bool resolve(uintptr_t address) {
@@ -238,6 +250,7 @@ bool resolve(uintptr_t address) {
   if (!s.holds[i]) return false;
   if (s.state[i] == kClean || s.state[i] == kZeroed) {
     const bool zeroed = s.state[i] == kZeroed;
+    if (!zeroed && stale(s, i)) pull(*conn, page, 1);
     protect(page, 1, PROT_READ | PROT_WRITE);
     set_state(s, i, kDirty);
     if (!zeroed) {
@@ -338,6 +351,7 @@ bool map(uintptr_t base, size_t size) {
     s.born = p.epoch;
     s.state.assign(s.pages, kFresh);
     s.holds.assign(s.pages, 0);
+    s.clean_at.assign(s.pages, 0);
   }
   for_pages(base, size, [](uintptr_t, Span& s, size_t i, size_t count) {
     for (size_t k = i; k < i + count; ++k) ++s.holds[k];

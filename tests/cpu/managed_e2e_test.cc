@@ -165,6 +165,21 @@ TEST_F(ManagedTest, HostAndDeviceWritesToOnePageMergeByteByByte) {
   EXPECT_EQ(p[n - 1], 9u);
 }
 
+// A host write to a page the device may be changing waits for the device's
+// copy first: the host's atomic read-modify-write, which faults before it
+// reads, lands on the kernel's result, as system-scope atomics on both sides
+// need.
+TEST_F(ManagedTest, AHostAtomicDuringDeviceWorkLandsOnTheDevicesResult) {
+  const int n = 16;
+  unsigned* p = managed<unsigned>(n);
+  for (int i = 0; i < n; ++i) p[i] = 1;
+  fill(p, 5, n);  // no synchronization before the host's atomic
+  __sync_fetch_and_add(&p[0], 1u);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(p[0], 6u);
+  for (int i = 1; i < n; ++i) ASSERT_EQ(p[i], 5u) << i;
+}
+
 TEST_F(ManagedTest, CopiesTreatManagedMemoryAsTheDevices) {
   const int n = 2048;
   unsigned* m = managed<unsigned>(n);
