@@ -232,7 +232,17 @@ fi
 # per run (180). A program row per script, then a check row torch_<script>_compare
 # from compare.py with the script's rule (tests/gpu/README.md).
 torch_rule() {  # torch_rule SCRIPT: compare.py's RULE for that script
-  case $1 in t1_* | t2_* | t4_* | t8_*) echo exact ;; *) echo rel:1e-5 ;; esac
+  case $1 in
+    # deterministic GPU work (t13: IPC copies and +1 only)
+    t1_* | t2_* | t4_* | t8_* | t13_*) echo exact ;;
+    # XLA / inductor autotuning picks kernels by timing: the two runs may use
+    # different (each deterministic) kernels, which round differently
+    t9_* | t10_* | t12_*) echo rel:1e-4 ;;
+    # the rest (tests/gpu/README.md says why for each), e.g. t3/t7: max_pool2d
+    # backward, t11: cuSPARSE's CSR products (its random draws carry sha256
+    # strings, which compare exactly under any rule)
+    *) echo rel:1e-5 ;;
+  esac
 }
 if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" torch "* ]]; then
   saved_limit=$limit limit=${SCUDA_TORCH_TIMEOUT:-180}

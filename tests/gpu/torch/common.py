@@ -81,11 +81,28 @@ def fail(name, e):
     """Print the traceback of e, a RESULT line {"error": ...}, exit 1. For
     imports at module level too (try: import triton / except: fail)."""
     traceback.print_exception(e)
-    msg = f"{type(e).__name__}: {e}".splitlines()[0][:200] if str(e) else type(e).__name__
+    msg = error_text(e)
     sys.stderr.flush()
     sys.stdout.flush()
     print(f"RESULT {name} " + json.dumps({"error": msg}), flush=True)
     sys.exit(1)
+
+
+def error_text(e):
+    """One line for an exception, as RESULT lines carry it."""
+    return f"{type(e).__name__}: {e}".splitlines()[0][:200] if str(e) else type(e).__name__
+
+
+def section(check, name, fn, *args):
+    """fn(check, *args), or {"error": ...} and a failed check if it raises:
+    one part of a script fails on its own while the others still run."""
+    try:
+        return fn(check, *args)
+    except Exception as e:  # noqa: BLE001 - record, go on with the next part
+        traceback.print_exc()
+        msg = error_text(e)
+        check(False, f"{name}: {msg}")
+        return {"error": msg}
 
 
 def fresh_cache_dir(var):

@@ -8,7 +8,8 @@ XLA keeps its default command-buffer (CUDA graph) settings: the step's
 kernels and library calls are captured into CUDA graphs (through scuda this
 once crashed right after XLA captured a stream and read a kernel node's
 parameters). Average pooling, not max pooling: max-pool's gradient is a
-select-and-scatter, which has no deterministic XLA kernel.
+select-and-scatter, which XLA documents as having no deterministic GPU
+implementation.
 
 XLA_FLAGS adds --xla_gpu_deterministic_ops=true; autotuning (of the
 convolutions and gemms) stays on. Compare: relative difference <= 1e-4:

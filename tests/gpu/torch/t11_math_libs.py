@@ -10,7 +10,8 @@ SciPy or torch's CPU kernels in float64, with a tolerance:
             cuRAND host library);
   cuSPARSE  torch sparse CSR @ dense, cupyx.scipy.sparse csr_matrix @ vector;
   cuSOLVER  torch.linalg solve/eigh/svd/cholesky, cupy.linalg.solve;
-  NCCL      one rank: init_process_group("nccl"), all_reduce, broadcast;
+  NCCL      one rank: init_process_group("nccl"), all_reduce,
+            all_gather_into_tensor, broadcast;
   cuDNN     conv2d forward and backward in fp32 (no TF32), deterministic.
 Each section runs on its own: an exception becomes {"error": ...} for that
 section (and a failed check), and the other sections still run.
@@ -24,7 +25,6 @@ import hashlib
 import os
 import socket
 import sys
-import traceback
 
 os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # before torch is imported
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -82,17 +82,6 @@ def data(seed, shape, dtype=np.float32, kind="normal"):
     if kind == "uniform":
         return rng.random(shape).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
-
-
-def section(check, name, fn, *args):
-    """fn(check, *args), or {"error": ...} (and a failed check) if it raises."""
-    try:
-        return fn(check, *args)
-    except Exception as e:  # noqa: BLE001 - record, go on with the next section
-        traceback.print_exc()
-        msg = f"{type(e).__name__}: {e}".splitlines()[0][:200] if str(e) else type(e).__name__
-        check(False, f"{name}: {msg}")
-        return {"error": msg}
 
 
 # -------------------------------------------------------------------- cuFFT
@@ -290,15 +279,6 @@ def nccl_one_rank(check, torch):
 
 
 # -------------------------------------------------------------------- cuDNN
-def fp32_convolutions(torch):
-    """cuDNN convolutions in true fp32 (torch allows TF32 for them by default)."""
-    conv = getattr(torch.backends.cudnn, "conv", None)
-    if conv is not None and hasattr(conv, "fp32_precision"):
-        conv.fp32_precision = "ieee"
-    else:
-        torch.backends.cudnn.allow_tf32 = False
-
-
 def conv_grads(torch, x, w, b, up):
     """conv2d forward, then backward of sum(out * up): out and the gradients."""
     x, w, b = (t.detach().clone().requires_grad_() for t in (x, w, b))
@@ -308,7 +288,10 @@ def conv_grads(torch, x, w, b, up):
 
 
 def cudnn_conv(check, torch):
-    fp32_convolutions(torch)
+    # True fp32 (torch allows TF32 in cuDNN by default). The legacy flag: with
+    # torch 2.11, setting only cudnn.conv.fp32_precision makes a later read
+    # of cudnn.allow_tf32 raise (a "mix of the legacy and new APIs").
+    torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     x, w, b, up = (torch.from_numpy(data(20 + i, s)) for i, s in
@@ -347,7 +330,7 @@ def run(check):
                 check(False, f"{name}: cupy does not import")
                 out[name] = {"error": "cupy does not import"}
                 continue
-            out[name] = section(check, name, fn, lib)
+            out[name] = common.section(check, name, fn, lib)
         torch.cuda.synchronize()
     out["nondeterministic_ops"] = sorted(nd)
     return out
