@@ -36,6 +36,11 @@ for var in ("NUMBA_CACHE_DIR", "CUPY_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRI
 NAME = "t12_numba_compile"
 try:
     import numpy as np
+    # numba-cuda 0.x registers an overload for np.row_stack, which NumPy 2.4
+    # removed: its CUDA target fails to import on the GPU host, natively too.
+    # vstack is what row_stack was an alias of.
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
     from numba import cuda, float32
 except Exception as e:  # noqa: BLE001
     common.fail(NAME, e)
