@@ -379,4 +379,20 @@ TEST_F(VmmTest, ThreadsAllocateAtOnce) {
   for (CUdeviceptr p : all) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
 }
 
+// Memory on the server's host could not be dereferenced here: refused, so
+// that a program that probes for it (NCCL) takes page-locked memory instead.
+TEST_F(VmmTest, MemoryLocatedOnTheHostIsRefused) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  size_t granularity = 0;
+  EXPECT_EQ(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            CUDA_ERROR_NOT_SUPPORTED);
+  CUmemGenericAllocationHandle memory = 0;
+  EXPECT_EQ(cuMemCreate(&memory, 2 * kMiB, &prop, 0), CUDA_ERROR_NOT_SUPPORTED);
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  ASSERT_EQ(cuMemCreate(&memory, 2 * kMiB, &prop, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemRelease(memory), CUDA_SUCCESS);
+}
+
 }  // namespace

@@ -1,0 +1,52 @@
+// cuMemCreate and cuMemGetAllocationGranularity: forwarded for device
+// memory. Memory located on the host (CU_MEM_LOCATION_TYPE_HOST and its NUMA
+// forms) would be the server's host memory, mapped in the session process,
+// and a program that dereferences it on its own host (NCCL's host buffers)
+// would fault: such requests are refused, and programs that probe for them
+// (NCCL) fall back to page-locked memory, which scuda mirrors.
+#include <cuda.h>
+
+#include <spdlog/spdlog.h>
+
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace {
+
+bool on_host(const CUmemAllocationProp* prop) {
+  if (prop == nullptr) return false;
+  switch (prop->location.type) {
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CUresult refuse_host(const char* name) {
+  return scuda::client::unsupported(
+      name, "memory located on the host would be the server's host memory, which this machine's "
+            "pointers cannot reach; use page-locked memory (cuMemHostAlloc) instead");
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                             const CUmemAllocationProp* prop, unsigned long long flags) {
+  SCUDA_PASSTHROUGH(cuMemCreate, handle, size, prop, flags);
+  if (on_host(prop)) return refuse_host("cuMemCreate");
+  return scuda::client::forward::cuMemCreate(handle, size, prop, flags);
+}
+
+CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                               CUmemAllocationGranularity_flags option) {
+  SCUDA_PASSTHROUGH(cuMemGetAllocationGranularity, granularity, prop, option);
+  if (on_host(prop)) return refuse_host("cuMemGetAllocationGranularity");
+  return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
+}
+
+}  // extern "C"
