@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -55,6 +56,15 @@ struct Run {
   size_t size;
 };
 
+// One sequential walk: where its next fault is expected and how many pages
+// its fetches read ahead.
+struct Walk {
+  uintptr_t sequel = 0;  // the page after the walk's last fetched run
+  size_t window = 1;
+  uint64_t last = 0;     // the fault that last moved it, for replacement
+};
+constexpr size_t kWalks = 8;
+
 struct Pages {
   std::mutex mu;
   std::map<uintptr_t, Span> spans;  // by first page
@@ -65,8 +75,10 @@ struct Pages {
   bool outstanding = false;         // such requests since every stream was last idle
   size_t dirty = 0;
   std::vector<Run> wanted;          // prefetched to the host
-  uintptr_t sequel = 0;             // the page after the last fetched run
-  size_t window = 1;
+  // Sequential walks the host is making, each with its readahead: a loop
+  // over several arrays at once (a = b + c) faults in each in turn.
+  std::array<Walk, kWalks> walks{};
+  uint64_t faults = 0;
 };
 
 std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
@@ -224,6 +236,24 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
   }
 }
 
+// With the lock held: the walk a fault at `page` continues, its window
+// doubled; else the least recently moved walk, restarted at one page.
+Walk& walk_for(uintptr_t page) {
+  Pages& p = pages();
+  ++p.faults;
+  Walk* oldest = &p.walks[0];
+  for (Walk& w : p.walks) {
+    if (w.sequel == page && w.sequel != 0) {
+      w.window = std::min(w.window * 2, kMaxWindow);
+      w.last = p.faults;
+      return w;
+    }
+    if (w.last < oldest->last) oldest = &w;
+  }
+  *oldest = Walk{page, 1, p.faults};
+  return *oldest;
+}
+
 // A clean page the device may have changed since it matched: device work
 // was sent after, and not all of it is known to be done. A host write there
 // is read-modify-write as often as not (the host's side of system-scope
@@ -261,13 +291,13 @@ bool resolve(uintptr_t address) {
     return true;
   }
   if (s.state[i] == kDirty) return true;
-  p.window = page == p.sequel ? std::min(p.window * 2, kMaxWindow) : 1;
+  Walk& walk = walk_for(page);
   size_t count = 1;
-  while (count < p.window && i + count < s.pages && s.holds[i + count] &&
+  while (count < walk.window && i + count < s.pages && s.holds[i + count] &&
          s.state[i + count] <= kInvalid)
     ++count;
   bring_in(*conn, it->first, s, i, count);
-  p.sequel = page + count * page_size();
+  walk.sequel = page + count * page_size();
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "shared_server.h"
 
 extern "C" void scuda_page_traffic(uint64_t* pushed, uint64_t* pulled);
+extern "C" uint64_t scuda_replies_awaited();
 
 namespace {
 
@@ -106,6 +107,23 @@ TEST_F(ManagedTest, DeviceWritesAreSeenAfterEachSynchronization) {
     ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
     for (int i = 0; i < n; ++i) ASSERT_EQ(p[i], round) << i;
   }
+}
+
+// A loop over several arrays at once faults in each in turn: each array's
+// walk still reads ahead, so the pages come in a few round trips each.
+TEST_F(ManagedTest, InterleavedSequentialWalksEachReadAhead) {
+  const int n = static_cast<int>((1u << 20) / sizeof(unsigned));  // 256 pages of 4 KiB
+  unsigned *a = managed<unsigned>(n), *b = managed<unsigned>(n), *c = managed<unsigned>(n);
+  fill(a, 1, n);
+  fill(b, 2, n);
+  fill(c, 3, n);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  uint64_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += a[i] + b[i] + c[i];
+  EXPECT_EQ(sum, 6u * static_cast<uint64_t>(n));
+  const uint64_t pages = 3 * ((1u << 20) / kPage);
+  EXPECT_LT(scuda_replies_awaited() - before, pages / 8) << "of " << pages << " pages";
 }
 
 TEST_F(ManagedTest, UntouchedPagesNeverMove) {
