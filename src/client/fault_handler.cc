@@ -77,14 +77,42 @@ void chain(int sig, siginfo_t* info, void* context) {
   g_previous.sa_handler(sig);
 }
 
+// Writes "scuda: <what> <address>\n" to stderr with async-signal-safe calls
+// only.
+void say(const char* what, uintptr_t address) {
+  char line[160];
+  size_t n = 0;
+  auto put = [&](const char* text) {
+    while (*text && n < sizeof line - 20) line[n++] = *text++;
+  };
+  put("scuda: ");
+  put(what);
+  put(" 0x");
+  for (int shift = 60; shift >= 0; shift -= 4) line[n++] = "0123456789abcdef"[(address >> shift) & 15];
+  line[n++] = '\n';
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, line, n);
+}
+
+// A fault that ends the process says whether it was in managed memory, so
+// that a crash in a library is told apart from one of scuda's coherence.
+void explain(bool in_managed, uintptr_t address) {
+  const bool fatal = !(g_previous.sa_flags & SA_SIGINFO) &&
+                     (g_previous.sa_handler == SIG_DFL || g_previous.sa_handler == SIG_IGN);
+  if (in_managed) say("a fault in managed memory could not be served, at", address);
+  else if (fatal) say("segmentation fault outside managed memory, at", address);
+}
+
 void on_fault(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
-  const bool ours = info->si_code == SEGV_ACCERR && claimed(address) &&
+  const bool in_managed = claimed(address);
+  const bool ours = info->si_code == SEGV_ACCERR && in_managed &&
                     syscall(SYS_gettid) != g_service_tid.load(std::memory_order_relaxed);
   const bool served = ours && hand_over(address);
   errno = saved_errno;
-  if (!served) chain(sig, info, context);
+  if (served) return;
+  explain(in_managed, address);
+  chain(sig, info, context);
 }
 
 void* serve(void*) {
@@ -132,10 +160,27 @@ bool start(Resolver resolve) {
   return true;
 }
 
+// A library that installs its own SIGSEGV handler after ours (a crash
+// reporter) gets managed-memory faults first; unless it hands them on, the
+// program dies at its next touch of a managed page. Putting ours back in
+// front could loop (its handler may chain to ours), so the log says it,
+// once, for the crash that may follow.
+void check_still_ours() {
+  static std::atomic<bool> warned{false};
+  struct sigaction now {};
+  if (sigaction(SIGSEGV, nullptr, &now) != 0) return;
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fault) return;
+  if (warned.exchange(true)) return;
+  spdlog::warn("another library replaced scuda's SIGSEGV handler, which serves managed and "
+               "mapped host memory; if it does not pass faults on, the program dies at its next "
+               "touch of such memory");
+}
+
 }  // namespace
 
 bool install(Resolver resolve) {
   static const bool ok = start(resolve);
+  if (ok) check_still_ours();
   return ok;
 }
 

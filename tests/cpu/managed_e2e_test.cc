@@ -391,7 +391,22 @@ TEST_F(ManagedTest, RegistrationErrorsAreTheDrivers) {
 TEST_F(ManagedTest, FaultsOutsideManagedMemoryStillKillTheProgram) {
   managed<int>(16);  // the handler is installed by now
   GTEST_FLAG_SET(death_test_style, "fast");
-  EXPECT_EXIT(*static_cast<volatile int*>(nullptr) = 1, ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(*static_cast<volatile int*>(nullptr) = 1, ::testing::KilledBySignal(SIGSEGV),
+              "segmentation fault outside managed memory, at 0x0000000000000000");
+}
+
+// A handler installed over scuda's would take managed-memory faults first:
+// the next managed allocation says so.
+TEST_F(ManagedTest, AHandlerInstalledOverScudasIsReported) {
+  managed<int>(16);
+  struct sigaction mine {}, saved {};
+  mine.sa_handler = SIG_DFL;
+  ASSERT_EQ(sigaction(SIGSEGV, &mine, &saved), 0);
+  ::testing::internal::CaptureStderr();
+  managed<int>(16);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(sigaction(SIGSEGV, &saved, nullptr), 0);
+  EXPECT_NE(err.find("another library replaced scuda's SIGSEGV handler"), std::string::npos) << err;
 }
 
 }  // namespace
