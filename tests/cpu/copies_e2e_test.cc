@@ -66,6 +66,36 @@ CUDA_MEMCPY2D device_to_host_2d(CUdeviceptr src, size_t src_pitch, void* dst, si
   return c;
 }
 
+// A batch of copies in every direction, issued on a stream: each lands.
+TEST_F(CopiesTest, ABatchOfCopiesMovesEachEntry) {
+  const size_t n = 3 << 20;  // over a chunk
+  std::vector<uint8_t> up(n), down(n, 0);
+  for (size_t i = 0; i < n; ++i) up[i] = static_cast<uint8_t>(i * 13 + 5);
+  CUdeviceptr first = 0, second = 0;
+  ASSERT_EQ(cuMemAlloc(&first, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&second, n), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr dsts[3] = {first, second, reinterpret_cast<CUdeviceptr>(down.data())};
+  CUdeviceptr srcs[3] = {reinterpret_cast<CUdeviceptr>(up.data()), first, second};
+  size_t sizes[3] = {n, n, n};
+  CUmemcpyAttributes attrs[2] = {};
+  attrs[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attrs[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+  size_t firsts[2] = {0, 2};
+  ASSERT_EQ(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, firsts, 2, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(down, up);
+  size_t past[2] = {0, 3};
+  EXPECT_EQ(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, past, 2, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, firsts, 2, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(first), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(second), CUDA_SUCCESS);
+}
+
 TEST_F(CopiesTest, TwoDCopiesMoveOnlyTheDescribedRowsIntoTheirPitches) {
   const size_t src_pitch = 400, dev_pitch = 512, rows = 8, width = 200, height = 5;
   const std::vector<uint8_t> src = patterned(src_pitch * rows);

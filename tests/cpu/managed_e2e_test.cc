@@ -237,6 +237,37 @@ TEST_F(ManagedTest, PrefetchToTheHostPullsTheRangeAtTheSynchronization) {
   EXPECT_EQ(traffic().pulled, synced.pulled);  // no fault fetched anything
 }
 
+// A batch prefetches each range to its group's location: the host's ranges
+// are pulled at the synchronization, as a single prefetch's are.
+TEST_F(ManagedTest, BatchPrefetchesTakeEachGroupsLocation) {
+  const int n = (256 << 10) / sizeof(unsigned);
+  unsigned *a = managed<unsigned>(n), *b = managed<unsigned>(n), *c = managed<unsigned>(n);
+  fill(a, 1, n);
+  fill(b, 2, n);
+  fill(c, 3, n);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUmemLocation locs[2] = {};
+  locs[0].type = CU_MEM_LOCATION_TYPE_DEVICE;
+  locs[1].type = CU_MEM_LOCATION_TYPE_HOST;
+  CUdeviceptr ptrs[3] = {reinterpret_cast<CUdeviceptr>(a), reinterpret_cast<CUdeviceptr>(b),
+                         reinterpret_cast<CUdeviceptr>(c)};
+  size_t sizes[3] = {n * sizeof(unsigned), n * sizeof(unsigned), n * sizeof(unsigned)};
+  size_t firsts[2] = {0, 1};  // a to the device; b and c to the host
+  const Traffic before = traffic();
+  ASSERT_EQ(cuMemPrefetchBatchAsync(ptrs, sizes, 3, locs, firsts, 2, 0, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(traffic().pulled - before.pulled, 2 * n * sizeof(unsigned));
+  EXPECT_EQ(b[n - 1], 2u);
+  EXPECT_EQ(c[0], 3u);
+  size_t unordered[2] = {0, 0};
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ptrs, sizes, 3, locs, unordered, 2, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ptrs, sizes, 3, locs, firsts, 2, 0, CU_STREAM_LEGACY),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
 TEST_F(ManagedTest, PrefetchToTheDeviceAndAdviceAreAccepted) {
   const int n = 4096;
   float* p = managed<float>(n);

@@ -1,0 +1,134 @@
+// Batched copies and prefetches (cuMemcpyBatchAsync, cuMemPrefetchBatchAsync
+// and cuMemDiscardAndPrefetchBatchAsync): each operation is issued on the
+// stream as its single form, in order. The driver may run a batch's
+// operations in any order, so stream order is one it allows; and the single
+// forms already know which addresses are this machine's host memory, which
+// a batch may name in any entry.
+#include <cuda.h>
+
+#include <cstddef>
+
+#include "client/runtime.h"
+
+extern "C" {
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int,
+                                            CUstream);
+}
+
+namespace {
+
+// The per-thread forms take stream 0 as the thread's stream; the others as
+// the legacy stream, which batches refuse.
+bool usable_stream(CUstream stream, bool per_thread) {
+  return stream != CU_STREAM_LEGACY && (per_thread || stream != nullptr);
+}
+
+// A batch names its operations' attributes in groups: group k applies from
+// operation first[k] up to the next group's first. The firsts start at 0,
+// rise, and stay below `count`; there are at most `count` groups.
+bool valid_groups(const size_t* first, size_t groups, size_t count) {
+  if (first == nullptr || groups == 0 || groups > count || first[0] != 0) return false;
+  for (size_t k = 1; k < groups; ++k)
+    if (first[k] <= first[k - 1] || first[k] >= count) return false;
+  return true;
+}
+
+// Calls op(i, k) for each operation i with its group k, stopping at the
+// first error.
+template <class Op>
+CUresult each_in_groups(const size_t* first, size_t groups, size_t count, Op op) {
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (k + 1 < groups && first[k + 1] <= i) ++k;
+    if (CUresult rc = op(i, k); rc != CUDA_SUCCESS) return rc;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult copy_batch(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                    CUmemcpyAttributes* attrs, size_t* attrs_idxs, size_t num_attrs,
+                    CUstream stream, bool per_thread) {
+  if (count == 0 || !dsts || !srcs || !sizes || !attrs || !usable_stream(stream, per_thread) ||
+      !valid_groups(attrs_idxs, num_attrs, count))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto copy = per_thread ? cuMemcpyAsync_ptsz : cuMemcpyAsync;
+  // Every order of source access (stream, during the call, any) is met: the
+  // single copy reads host memory while it is called, in stream order.
+  return each_in_groups(attrs_idxs, num_attrs, count, [&](size_t i, size_t) {
+    return copy(dsts[i], srcs[i], sizes[i], stream);
+  });
+}
+
+CUresult prefetch_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* locs,
+                        size_t* loc_idxs, size_t num_locs, unsigned long long flags,
+                        CUstream stream, bool per_thread) {
+  if (count == 0 || !dptrs || !sizes || !locs || flags != 0 ||
+      !usable_stream(stream, per_thread) || !valid_groups(loc_idxs, num_locs, count))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto prefetch = per_thread ? cuMemPrefetchAsync_v2_ptsz : cuMemPrefetchAsync_v2;
+  return each_in_groups(loc_idxs, num_locs, count, [&](size_t i, size_t k) {
+    return prefetch(dptrs[i], sizes[i], locs[k], 0, stream);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                       size_t count, CUmemcpyAttributes* attrs,
+                                       size_t* attrs_idxs, size_t num_attrs, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2, dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs,
+                    stream);
+  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, false);
+}
+
+CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                            size_t count, CUmemcpyAttributes* attrs,
+                                            size_t* attrs_idxs, size_t num_attrs,
+                                            CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs,
+                    num_attrs, stream);
+  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, true);
+}
+
+CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                         CUmemLocation* locs, size_t* loc_idxs, size_t num_locs,
+                                         unsigned long long flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemPrefetchBatchAsync, dptrs, sizes, count, locs, loc_idxs, num_locs, flags,
+                    stream);
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, false);
+}
+
+CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                              CUmemLocation* locs, size_t* loc_idxs,
+                                              size_t num_locs, unsigned long long flags,
+                                              CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemPrefetchBatchAsync_ptsz, dptrs, sizes, count, locs, loc_idxs, num_locs,
+                    flags, stream);
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, true);
+}
+
+// A discard leaves the ranges' contents undefined, which keeping them is one
+// way of; the prefetch is what the program waits on.
+CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                                   CUmemLocation* locs, size_t* loc_idxs,
+                                                   size_t num_locs, unsigned long long flags,
+                                                   CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, locs, loc_idxs,
+                    num_locs, flags, stream);
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, false);
+}
+
+CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes,
+                                                        size_t count, CUmemLocation* locs,
+                                                        size_t* loc_idxs, size_t num_locs,
+                                                        unsigned long long flags,
+                                                        CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemDiscardAndPrefetchBatchAsync_ptsz, dptrs, sizes, count, locs, loc_idxs,
+                    num_locs, flags, stream);
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, true);
+}
+
+}  // extern "C"
