@@ -40,6 +40,7 @@ const char* op_name(uint32_t op) {
     case kOpGraphExecUpdate: return "graph-exec-update";
     case kOpStreamCaptureInfo: return "stream-capture-info";
     case kOpGraphDot: return "graph-dot";
+    case kOpGraphKernelNodeAttribute: return "graph-kernel-node-attribute";
     case kOpPagePush: return "page-push";
     case kOpPagePull: return "page-pull";
     case kOpHostRegister: return "host-register";

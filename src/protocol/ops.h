@@ -44,6 +44,7 @@ enum Op : uint32_t {
   kOpGraphExecUpdate = 205,           // cuGraphExecUpdate_v2
   kOpStreamCaptureInfo = 206,         // cuStreamGetCaptureInfo_v3 of an active capture
   kOpGraphDot = 207,                  // cuGraphDebugDotPrint: the DOT text, for the client's file
+  kOpGraphKernelNodeAttribute = 208,  // cuGraphKernelNodeGet/SetAttribute
   // Managed and mapped host memory (docs/managed-memory.md).
   kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
   kOpPagePull = 301,  // device memory the host reads

@@ -10,6 +10,7 @@
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
+#include "server/launch_attributes.h"
 #include "server/graph_node_params.h"
 #include "server/param_layout.h"
 #include "server/session.h"
@@ -139,6 +140,32 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 node id, u32 attribute id, u8 set, and for a set the value's bytes;
+// a get replies the value's bytes. Event handles inside cross as ids.
+CUresult kernel_node_attribute(Session& s, Reader& in, Writer& out) {
+  const uint64_t node_id = in.u64();
+  CUlaunchAttribute a{};
+  a.id = static_cast<CUlaunchAttributeID>(in.u32());
+  const bool set = in.u8() != 0;
+  if (set) a.value = in.get<CUlaunchAttributeValue>();
+  if (!in.done()) return kMalformed;
+  CUgraphNode node = nullptr;
+  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  const DriverTable& d = s.driver();
+  if (!d.cuGraphKernelNodeSetAttribute || !d.cuGraphKernelNodeGetAttribute)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (set) {
+    if (CUresult rc = translate_attribute(s, &a, AttributeUse::kKernelNode); rc != CUDA_SUCCESS)
+      return rc;
+    return d.cuGraphKernelNodeSetAttribute(node, a.id, &a.value);
+  }
+  if (CUresult rc = d.cuGraphKernelNodeGetAttribute(node, a.id, &a.value); rc != CUDA_SUCCESS)
+    return rc;
+  name_attribute_handles(s, &a);
+  out.put(a.value);
+  return CUDA_SUCCESS;
+}
+
 // u64 graph id, u32 flags; replies the DOT text, which the driver writes
 // into a file of the session's that lives for this request only.
 CUresult graph_dot(Session& s, Reader& in, Writer& out) {
@@ -162,6 +189,7 @@ CUresult graph_dot(Session& s, Reader& in, Writer& out) {
 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpGraphDot, graph_dot, "graph-dot"},
+    {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute, "graph-kernel-node-attribute"},
     {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
     {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},

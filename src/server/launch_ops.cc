@@ -5,6 +5,7 @@
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
+#include "server/launch_attributes.h"
 #include "server/session.h"
 
 namespace scuda::server {
@@ -15,28 +16,6 @@ using protocol::Reader;
 using protocol::Writer;
 
 constexpr uint32_t kMaxAttributes = 64;
-
-// Launch attributes are plain values except the two that name an event,
-// which must be translated like any other handle.
-CUresult translate_attribute(Session& s, CUlaunchAttribute* a) {
-  switch (a->id) {
-    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
-    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: {
-      CUevent* event = a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
-                           ? &a->value.programmaticEvent.event
-                           : &a->value.launchCompletionEvent.event;
-      void* real = nullptr;
-      if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*event), HandleKind::CUevent, &real))
-        return CUDA_ERROR_INVALID_HANDLE;
-      *event = static_cast<CUevent>(real);
-      return CUDA_SUCCESS;
-    }
-    case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
-      return CUDA_ERROR_NOT_SUPPORTED;  // graph nodes only
-    default:
-      return CUDA_SUCCESS;
-  }
-}
 
 // A launch configuration as the client encodes it (launch.cc): function,
 // dimensions, stream, mode and attributes. The attributes live in `attrs`.
@@ -66,8 +45,10 @@ CUresult read_config(Session& s, Reader& in, Config* c) {
     return CUDA_ERROR_INVALID_HANDLE;
   if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
-  for (CUlaunchAttribute& a : c->attrs)
-    if (CUresult rc = translate_attribute(s, &a); rc != CUDA_SUCCESS) return rc;
+  for (CUlaunchAttribute& a : c->attrs) {
+    const CUresult rc = translate_attribute(s, &a, AttributeUse::kLaunch);
+    if (rc != CUDA_SUCCESS) return rc;
+  }
   c->fn = static_cast<CUfunction>(fn);
   l.hStream = static_cast<CUstream>(stream);
   l.attrs = c->attrs.data();

@@ -207,6 +207,37 @@ TEST_F(GraphTest, KernelNodeParamsComeBackAsArgumentsThatCanBeChangedAndSet) {
   cuGraphExecDestroy(exec);
 }
 
+// Attributes come back as set; the event one names is the program's handle,
+// translated by the session both ways.
+TEST_F(GraphTest, KernelNodeAttributesComeBackAsSet) {
+  build_diamond();
+  CUkernelNodeAttrValue priority{};
+  priority.priority = 3;
+  ASSERT_EQ(cuGraphKernelNodeSetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_PRIORITY, &priority),
+            CUDA_SUCCESS);
+  CUevent event = nullptr;
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  CUkernelNodeAttrValue completion{};
+  completion.launchCompletionEvent.event = event;
+  ASSERT_EQ(cuGraphKernelNodeSetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
+                                          &completion),
+            CUDA_SUCCESS);
+  CUkernelNodeAttrValue got{};
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_PRIORITY, &got),
+            CUDA_SUCCESS);
+  EXPECT_EQ(got.priority, 3);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
+                                          &got),
+            CUDA_SUCCESS);
+  EXPECT_EQ(got.launchCompletionEvent.event, event);
+  CUkernelNodeAttrValue bogus{};
+  bogus.launchCompletionEvent.event = reinterpret_cast<CUevent>(uintptr_t{0xdead0});
+  EXPECT_EQ(cuGraphKernelNodeSetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
+                                          &bogus),
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+}
+
 TEST_F(GraphTest, ExecutableGraphsTakeNewParamsAndWholeUpdates) {
   build_diamond();
   CUDA_GRAPH_INSTANTIATE_PARAMS ip{};

@@ -302,6 +302,34 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
   return CUDA_SUCCESS;
 }
 
+// Kernel node attributes are kept as set; an event attribute must name a
+// live event, as the driver checks.
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                       const CUkernelNodeAttrValue* value) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  Node* n = graphs().nodes.find(hNode);
+  if (n == nullptr || value == nullptr || n->work.type != CU_GRAPH_NODE_TYPE_KERNEL)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (attr == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT &&
+      state().events.find(value->launchCompletionEvent.event) == nullptr)
+    return CUDA_ERROR_INVALID_HANDLE;
+  n->attributes[attr] = *value;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                       CUkernelNodeAttrValue* value) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  Node* n = graphs().nodes.find(hNode);
+  if (n == nullptr || value == nullptr || n->work.type != CU_GRAPH_NODE_TYPE_KERNEL)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto it = n->attributes.find(attr);
+  *value = it == n->attributes.end() ? CUlaunchAttributeValue{} : it->second;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <map>
 #include <vector>
 
 #include "registry.h"
@@ -19,6 +20,8 @@ struct Node {
   // What cuGraphKernelNodeGetParams returns points here.
   size_t args_size = 0;
   void* extra[5] = {};
+  // Kernel nodes: the attributes set on the node, by id; the rest read as 0.
+  std::map<int, CUlaunchAttributeValue> attributes;
 };
 
 struct Graph {};
