@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "client/graph_node_params.h"
+#include "client/host_callbacks.h"
 #include "client/layouts.h"
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client_gen.h"
+#include "forward.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -240,6 +242,23 @@ CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgr
 CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphHostNodeSetParams, node, params);
   return set_typed(nullptr, false, node, params, host_node);
+}
+
+// The server's node runs a stand-in with the callback's id as its data; the
+// program gets back the function and data it gave.
+CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphHostNodeGetParams, node, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_HOST_NODE_PARAMS remote{};
+  if (CUresult rc = forward::cuGraphHostNodeGetParams(node, &remote); rc != CUDA_SUCCESS)
+    return rc;
+  CUhostFn fn = nullptr;
+  void* data = nullptr;
+  if (!host_function_of(reinterpret_cast<uintptr_t>(remote.userData), &fn, &data))
+    return bad_reply("cuGraphHostNodeGetParams");
+  params->fn = fn;
+  params->userData = data;
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,

@@ -27,6 +27,10 @@ struct Queued {
   std::function<void()> fn;
   uint64_t request = 0;  // the host-callback request's id, once it is sent; or kNoRequest
   bool replays = false;  // queued once a capture had begun: a graph may run it again
+  // A host function's own function and data (not a stream callback's), for
+  // cuGraphHostNodeGetParams of a node that runs it.
+  CUhostFn host_fn = nullptr;
+  void* host_data = nullptr;
 };
 
 struct Callbacks {
@@ -42,14 +46,15 @@ Callbacks& callbacks() {
 
 // The callback is queued before its request is sent, since the stream may
 // reach it as soon as the server has the request.
-CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn) {
+CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
+                 CUhostFn host_fn = nullptr, void* host_data = nullptr) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
   Callbacks& c = callbacks();
   const uint64_t id = new_handle_id();
   {
     std::lock_guard lock(c.mu);
-    c.queued[id] = {std::move(fn), 0, capture_begun()};
+    c.queued[id] = {std::move(fn), 0, capture_begun(), host_fn, host_data};
   }
   protocol::Writer w;
   w.u64(handle_id(stream));
@@ -70,7 +75,7 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn) {
 
 CUresult launch_host_func(CUstream stream, CUhostFn fn, void* data, bool per_thread) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue(stream, per_thread, [fn, data] { fn(data); });
+  return enqueue(stream, per_thread, [fn, data] { fn(data); }, fn, data);
 }
 
 CUresult add_callback(CUstream stream, CUstreamCallback fn, void* data, unsigned flags,
@@ -88,8 +93,18 @@ CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id) {
   Callbacks& c = callbacks();
   *id = new_handle_id();
   std::lock_guard lock(c.mu);
-  c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, true};
+  c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, true, fn, data};
   return CUDA_SUCCESS;
+}
+
+bool host_function_of(uint64_t id, CUhostFn* fn, void** data) {
+  Callbacks& c = callbacks();
+  std::lock_guard lock(c.mu);
+  auto it = c.queued.find(id);
+  if (it == c.queued.end() || !it->second.host_fn) return false;
+  *fn = it->second.host_fn;
+  *data = it->second.host_data;
+  return true;
 }
 
 bool run_host_callback(uint64_t id) {

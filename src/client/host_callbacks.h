@@ -20,4 +20,9 @@ bool run_host_callback(uint64_t id);
 // and the server's stand-in reaches it over the callback channel.
 CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id);
 
+// The host function and data that callback `id` runs, for a node the server
+// describes by the id; false when `id` names no host function kept here
+// (a stream callback, or one that ran and was not captured).
+bool host_function_of(uint64_t id, CUhostFn* fn, void** data);
+
 }  // namespace scuda::client

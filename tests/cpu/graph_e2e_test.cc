@@ -347,6 +347,10 @@ TEST_F(GraphTest, HostNodesRunOnTheClientAtEachLaunchAfterTheirDependencies) {
   CUgraphNodeType type;
   ASSERT_EQ(cuGraphNodeGetType(node, &type), CUDA_SUCCESS);
   EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_HOST);
+  CUDA_HOST_NODE_PARAMS got{};
+  ASSERT_EQ(cuGraphHostNodeGetParams(node, &got), CUDA_SUCCESS);
+  EXPECT_EQ(got.fn, host.fn);
+  EXPECT_EQ(got.userData, &seen);
   CUgraphExec exec = nullptr;
   ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
   for (int i = 0; i < 3; ++i) ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);

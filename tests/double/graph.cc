@@ -302,6 +302,17 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
   return CUDA_SUCCESS;
 }
 
+CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const Node* n = graphs().nodes.find(hNode);
+  if (n == nullptr || nodeParams == nullptr || n->work.type != CU_GRAPH_NODE_TYPE_HOST)
+    return CUDA_ERROR_INVALID_VALUE;
+  nodeParams->fn = n->work.host_fn;
+  nodeParams->userData = n->work.host_data;
+  return CUDA_SUCCESS;
+}
+
 // Kernel node attributes are kept as set; an event attribute must name a
 // live event, as the driver checks.
 CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
