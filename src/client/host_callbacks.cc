@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "client/callback_channel.h"
 #include "client/runtime.h"
@@ -86,15 +87,20 @@ CUresult add_callback(CUstream stream, CUstreamCallback fn, void* data, unsigned
 
 }  // namespace
 
-CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id) {
+CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id, bool once) {
   if (!fn || !id) return CUDA_ERROR_INVALID_VALUE;
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
   Callbacks& c = callbacks();
   *id = new_handle_id();
   std::lock_guard lock(c.mu);
-  c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, true, fn, data};
+  c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, !once, fn, data};
   return CUDA_SUCCESS;
+}
+
+void forget_callback(uint64_t id) {
+  std::lock_guard lock(callbacks().mu);
+  callbacks().queued.erase(id);
 }
 
 bool host_function_of(uint64_t id, CUhostFn* fn, void** data) {
@@ -136,6 +142,34 @@ using scuda::client::add_callback;
 using scuda::client::launch_host_func;
 
 extern "C" {
+
+// The destructor runs once, on the client, when the server's driver lets
+// the last reference go (the server's object runs a stand-in).
+CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn destroy,
+                                    unsigned int refs, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuUserObjectCreate, object, ptr, destroy, refs, flags);
+  if (!object || !destroy) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t id = 0;
+  if (CUresult rc = scuda::client::queue_graph_callback(destroy, ptr, &id, true);
+      rc != CUDA_SUCCESS)
+    return rc;
+  scuda::protocol::Writer w;
+  w.u64(scuda::client::new_handle_id());
+  w.u64(id);
+  w.u32(refs);
+  w.u32(flags);
+  std::vector<uint8_t> reply;
+  const CUresult rc = scuda::client::call(scuda::protocol::kOpUserObjectCreate, w, &reply);
+  scuda::protocol::Reader r(reply);
+  const uint64_t made = r.u64();
+  if (rc != CUDA_SUCCESS) {
+    scuda::client::forget_callback(id);
+    return rc;
+  }
+  if (!r.done()) return scuda::client::bad_reply("cuUserObjectCreate");
+  *object = scuda::client::handle_from_id<CUuserObject>(made);
+  return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* data) {
   SCUDA_PASSTHROUGH(cuLaunchHostFunc, stream, fn, data);

@@ -17,8 +17,11 @@ bool run_host_callback(uint64_t id);
 
 // A graph host node's callback, kept under *id for as long as the process
 // lives, since every launch of the graph runs it: the node names the id,
-// and the server's stand-in reaches it over the callback channel.
-CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id);
+// and the server's stand-in reaches it over the callback channel. `once`:
+// a user object's destructor, dropped once it has run.
+CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id, bool once = false);
+// Drops callback `id`, which nothing on the server names after all.
+void forget_callback(uint64_t id);
 
 // The host function and data that callback `id` runs, for a node the server
 // describes by the id; false when `id` names no host function kept here

@@ -32,6 +32,7 @@ const char* op_name(uint32_t op) {
     case kOpMemcpyDtoHLanes: return "memcpy-dtoh-lanes";
     case kOpLink: return "link";
     case kOpFunctionNames: return "function-names";
+    case kOpUserObjectCreate: return "user-object-create";
     case kOpGraphAddNode: return "graph-add-node";
     case kOpGraphNodeSetParams: return "graph-node-set-params";
     case kOpGraphExecNodeSetParams: return "graph-exec-node-set-params";

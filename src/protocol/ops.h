@@ -35,6 +35,7 @@ enum Op : uint32_t {
   kOpMemcpyDtoHLanes,    // a device-to-host copy whose bytes cross the lanes
   kOpLink,               // the JIT linker: every input at once, the linked image back
   kOpFunctionNames,      // the names of a module's functions or a library's kernels
+  kOpUserObjectCreate,   // cuUserObjectCreate: its destructor runs on the client
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets

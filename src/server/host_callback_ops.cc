@@ -42,8 +42,28 @@ CUresult open_channel(Session& s, protocol::Reader& in, protocol::Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 proposed id, u64 callback id, u32 initial references, u32 flags ->
+// u64 the user object's id. Its destructor is the stand-in, which has the
+// client run the program's destructor over the callback channel.
+CUresult user_object_create(Session& s, protocol::Reader& in, protocol::Writer& out) {
+  const uint64_t proposed = in.u64();
+  const uint64_t id = in.u64();
+  const uint32_t refs = in.u32();
+  const uint32_t flags = in.u32();
+  if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  const DriverTable& d = s.driver();
+  if (!d.cuUserObjectCreate) return CUDA_ERROR_NOT_SUPPORTED;
+  CUuserObject object = nullptr;
+  const CUresult rc = d.cuUserObjectCreate(&object, reinterpret_cast<void*>(uintptr_t{id}),
+                                           host_function_reached, refs, flags);
+  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUuserObject, object));
+  return rc;
+}
+
 const HandlerEntry kHandlers[] = {
     {protocol::kOpHostCallback, host_callback, "host-callback"},
+    {protocol::kOpUserObjectCreate, user_object_create, "user-object-create"},
     {protocol::kOpCallbackChannel, open_channel, "callback-channel"},
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -60,7 +61,7 @@ class GraphTest : public ::testing::Test {
     ASSERT_EQ(cuGraphCreate(&graph_, 0), CUDA_SUCCESS);
   }
   void TearDown() override {
-    cuGraphDestroy(graph_);
+    if (graph_) cuGraphDestroy(graph_);
     for (CUdeviceptr p : {a_, b_, c_, d_}) cuMemFree(p);
     cuModuleUnload(mod_);
     cuDevicePrimaryCtxRelease(0);
@@ -236,6 +237,27 @@ TEST_F(GraphTest, KernelNodeAttributesComeBackAsSet) {
                                           &bogus),
             CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+}
+
+// A user object's destructor is the program's, run on this side when the
+// graph that holds the last reference goes.
+TEST_F(GraphTest, UserObjectDestructorsRunWhenTheLastReferenceGoes) {
+  std::atomic<int> destroyed{0};
+  CUuserObject object = nullptr;
+  ASSERT_EQ(cuUserObjectCreate(&object, &destroyed,
+                               [](void* p) { ++*static_cast<std::atomic<int>*>(p); }, 1,
+                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuUserObjectRetain(object, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphRetainUserObject(graph_, object, 2, CU_GRAPH_USER_OBJECT_MOVE), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(destroyed.load(), 0);
+  ASSERT_EQ(cuGraphDestroy(graph_), CUDA_SUCCESS);
+  graph_ = nullptr;
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(destroyed.load(), 1);
+  EXPECT_EQ(cuUserObjectCreate(&object, &destroyed, nullptr, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+            CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST_F(GraphTest, ExecutableGraphsTakeNewParamsAndWholeUpdates) {

@@ -201,7 +201,10 @@ CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
 CUresult cuGraphDestroy(CUgraph hGraph) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
-  if (!graphs().graphs.erase(hGraph)) return CUDA_ERROR_INVALID_VALUE;
+  Graph* g = graphs().graphs.find(hGraph);
+  if (g == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (const auto& [object, refs] : g->user_refs) release_user_object(object, refs);
+  graphs().graphs.erase(hGraph);
   graphs().nodes.erase_if([&](const Node& n) { return n.graph == key(hGraph); });
   return CUDA_SUCCESS;
 }

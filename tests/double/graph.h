@@ -24,7 +24,17 @@ struct Node {
   std::map<int, CUlaunchAttributeValue> attributes;
 };
 
-struct Graph {};
+struct Graph {
+  std::map<uintptr_t, unsigned> user_refs;  // user object -> references the graph holds
+};
+
+// A user object (user_objects.cc): its destructor runs when the last
+// reference goes.
+struct UserObject {
+  void* ptr = nullptr;
+  CUhostFn destroy = nullptr;
+  unsigned refs = 0;
+};
 
 struct Exec {
   uintptr_t graph = 0;
@@ -36,7 +46,12 @@ struct Graphs {
   Registry<Graph> graphs{0x80000000};
   Registry<Node> nodes{0x90000000};
   Registry<Exec> execs{0xa0000000};
+  Registry<UserObject> user_objects{0xb0000000};
 };
+
+// Drops `count` references of user object `object`, running its destructor
+// when none are left; false for an unknown object or too many.
+bool release_user_object(uintptr_t object, unsigned count);
 
 Graphs& graphs();
 
