@@ -119,8 +119,9 @@ bool posix_fd(CUmemAllocationHandleType type, const char* name) {
   return false;
 }
 
-CUresult export_to_fd(IpcKind kind, uint64_t handle, void* out, const char* name) {
-  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+CUresult export_to_fd(IpcKind kind, uint64_t handle, void* out, CUmemAllocationHandleType type,
+                      unsigned long long flags, const char* name) {
+  if (out == nullptr || flags != 0 || !posix_fd(type, name)) return CUDA_ERROR_INVALID_VALUE;
   Writer w;
   w.u8(static_cast<uint8_t>(kind));
   w.u64(handle);
@@ -209,9 +210,8 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void* shareable, CUmemGenericAlloc
                                               CUmemAllocationHandleType type,
                                               unsigned long long flags) {
   SCUDA_PASSTHROUGH(cuMemExportToShareableHandle, shareable, handle, type, flags);
-  constexpr const char* kName = "cuMemExportToShareableHandle";
-  if (flags != 0 || !scuda::client::posix_fd(type, kName)) return CUDA_ERROR_INVALID_VALUE;
-  return scuda::client::export_to_fd(IpcKind::kAllocation, handle, shareable, kName);
+  return scuda::client::export_to_fd(IpcKind::kAllocation, handle, shareable, type, flags,
+                                     "cuMemExportToShareableHandle");
 }
 
 CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
@@ -230,10 +230,8 @@ CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* shareable, CUmemoryPool 
                                                   CUmemAllocationHandleType type,
                                                   unsigned long long flags) {
   SCUDA_PASSTHROUGH(cuMemPoolExportToShareableHandle, shareable, pool, type, flags);
-  constexpr const char* kName = "cuMemPoolExportToShareableHandle";
-  if (flags != 0 || !scuda::client::posix_fd(type, kName)) return CUDA_ERROR_INVALID_VALUE;
   return scuda::client::export_to_fd(IpcKind::kPool, scuda::client::handle_id(pool), shareable,
-                                     kName);
+                                     type, flags, "cuMemPoolExportToShareableHandle");
 }
 
 CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* pool, void* os_handle,
