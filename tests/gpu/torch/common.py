@@ -95,13 +95,19 @@ def error_text(e):
 
 def section(check, name, fn, *args):
     """fn(check, *args), or {"error": ...} and a failed check if it raises:
-    one part of a script fails on its own while the others still run."""
+    one part of a script fails on its own while the others still run. Each
+    part's start and end go to stderr, so that a crash (which prints no
+    RESULT) still says which part it was in."""
+    print(f"section {name}: start", file=sys.stderr, flush=True)
     try:
-        return fn(check, *args)
+        result = fn(check, *args)
+        print(f"section {name}: done", file=sys.stderr, flush=True)
+        return result
     except Exception as e:  # noqa: BLE001 - record, go on with the next part
         traceback.print_exc()
         msg = error_text(e)
         check(False, f"{name}: {msg}")
+        print(f"section {name}: failed", file=sys.stderr, flush=True)
         return {"error": msg}
 
 
