@@ -3,12 +3,14 @@
 // stream as its single form, in order. The driver may run a batch's
 // operations in any order, so stream order is one it allows; and the single
 // forms already know which addresses are this machine's host memory, which
-// a batch may name in any entry.
+// a batch may name in any entry. A batch of discards is forwarded whole.
 #include <cuda.h>
 
 #include <cstddef>
 
+#include "client/coherent_pages.h"
 #include "client/runtime.h"
+#include "forward.h"
 
 extern "C" {
 CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
@@ -72,9 +74,36 @@ CUresult prefetch_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLo
   });
 }
 
+// The discarded ranges' contents are undefined from now on: the host's
+// copies of them go, so that a later read fetches the device's.
+CUresult discard_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags,
+                       CUstream stream, bool per_thread) {
+  if (count == 0 || !dptrs || !sizes || flags != 0 || !usable_stream(stream, per_thread))
+    return CUDA_ERROR_INVALID_VALUE;
+  const CUresult rc =
+      per_thread ? scuda::client::forward::cuMemDiscardBatchAsync_ptsz(dptrs, sizes, count, flags,
+                                                                       stream)
+                 : scuda::client::forward::cuMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
+  if (rc == CUDA_SUCCESS)
+    for (size_t i = 0; i < count; ++i) scuda::client::coherence::device_wrote(dptrs[i], sizes[i]);
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
+
+CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                        unsigned long long flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemDiscardBatchAsync, dptrs, sizes, count, flags, stream);
+  return discard_batch(dptrs, sizes, count, flags, stream, false);
+}
+
+CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                             unsigned long long flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemDiscardBatchAsync_ptsz, dptrs, sizes, count, flags, stream);
+  return discard_batch(dptrs, sizes, count, flags, stream, true);
+}
 
 CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
                                        size_t count, CUmemcpyAttributes* attrs,

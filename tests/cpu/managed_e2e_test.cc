@@ -268,6 +268,24 @@ TEST_F(ManagedTest, BatchPrefetchesTakeEachGroupsLocation) {
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
+// A discarded range's contents are undefined: the host's copy goes, and a
+// read afterwards sees the device's bytes, whatever they are.
+TEST_F(ManagedTest, DiscardedRangesAreReadFromTheDeviceAgain) {
+  const int n = 1024;
+  unsigned* p = managed<unsigned>(n);
+  for (int i = 0; i < n; ++i) p[i] = 7;
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(p[0], 7u);  // the host's copy is valid again
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr ptrs[1] = {reinterpret_cast<CUdeviceptr>(p)};
+  size_t sizes[1] = {n * sizeof(unsigned)};
+  ASSERT_EQ(cuMemDiscardBatchAsync(ptrs, sizes, 1, 0, stream), CUDA_SUCCESS);
+  EXPECT_EQ(p[0], 0xddddddddu);  // the double's discarded bytes
+  EXPECT_EQ(cuMemDiscardBatchAsync(ptrs, sizes, 1, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
 TEST_F(ManagedTest, PrefetchToTheDeviceAndAdviceAreAccepted) {
   const int n = 4096;
   float* p = managed<float>(n);

@@ -2,6 +2,8 @@
 // host memory already); prefetches and advice are checked, then accepted.
 #include <cuda.h>
 
+#include <cstring>
+
 #include "allocations.h"
 #include "state.h"
 
@@ -35,6 +37,20 @@ CUresult cuMemPrefetchAsync_v2(CUdeviceptr ptr, size_t count, CUmemLocation to, 
   if (CUresult rc = check_range(ptr, count); rc != CUDA_SUCCESS) return rc;
   state().allocations.at(allocation_base(ptr)).last_prefetch =
       to.type == CU_MEM_LOCATION_TYPE_DEVICE ? to.id : CU_DEVICE_CPU;
+  return CUDA_SUCCESS;
+}
+
+// A discarded range's contents are undefined: the double makes them 0xdd,
+// so that a test can tell whether a reader saw the device's bytes.
+CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                unsigned long long flags, CUstream stream) {
+  Call call = begin_on_stream(stream);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (dptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i)
+    if (CUresult rc = check_range(dptrs[i], sizes[i]); rc != CUDA_SUCCESS) return rc;
+  for (size_t i = 0; i < count; ++i) std::memset(reinterpret_cast<void*>(dptrs[i]), 0xdd, sizes[i]);
   return CUDA_SUCCESS;
 }
 
