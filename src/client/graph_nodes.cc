@@ -31,7 +31,11 @@ struct NodeStorage {
   size_t args_size = 0;
   void* extra[5] = {};
   std::vector<CUgraph> bodies;
+  std::vector<CUmemAccessDesc> access;  // a memory allocation node's, as last read
 };
+
+// A node is accessible from at most this many devices' worth of descriptors.
+constexpr uint64_t kMaxAccessDescs = 1024;
 
 struct Storage {
   std::mutex mu;
@@ -132,6 +136,30 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   if (k->func && !find_layout(handle_id(k->func)))
     note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));
   expose_arguments(handle_id(node), std::move(args), layout, k);
+  return CUDA_SUCCESS;
+}
+
+// The descriptors come back by value; the pointer the program gets is to
+// the client's copy, kept with the node.
+CUresult mem_alloc_get_params(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  Writer w;
+  w.u64(handle_id(node));
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpGraphMemAllocNodeGetParams, w, &reply); rc != CUDA_SUCCESS)
+    return rc;
+  Reader r(reply);
+  CUDA_MEM_ALLOC_NODE_PARAMS p = r.get<CUDA_MEM_ALLOC_NODE_PARAMS>();
+  const uint64_t count = r.u64();
+  const uint8_t* descs = count <= kMaxAccessDescs ? r.take(count * sizeof(CUmemAccessDesc)) : nullptr;
+  if (!descs || !r.done()) return bad_reply("cuGraphMemAllocNodeGetParams");
+  std::lock_guard lock(storage().mu);
+  NodeStorage& s = storage().by_node[handle_id(node)];
+  s.access.resize(count);
+  std::memcpy(s.access.data(), descs, count * sizeof(CUmemAccessDesc));
+  p.accessDescs = s.access.data();
+  p.accessDescCount = count;
+  *params = p;
   return CUDA_SUCCESS;
 }
 
@@ -265,6 +293,12 @@ CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node
                                               const CUDA_HOST_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphExecHostNodeSetParams, exec, node, params);
   return set_typed(exec, true, node, params, host_node);
+}
+
+CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode node,
+                                              CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphMemAllocNodeGetParams, node, params);
+  return mem_alloc_get_params(node, params);
 }
 
 CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,

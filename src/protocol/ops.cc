@@ -42,6 +42,7 @@ const char* op_name(uint32_t op) {
     case kOpStreamCaptureInfo: return "stream-capture-info";
     case kOpGraphDot: return "graph-dot";
     case kOpGraphKernelNodeAttribute: return "graph-kernel-node-attribute";
+    case kOpGraphMemAllocNodeGetParams: return "graph-mem-alloc-node-get-params";
     case kOpPagePush: return "page-push";
     case kOpPagePull: return "page-pull";
     case kOpHostRegister: return "host-register";

@@ -46,6 +46,7 @@ enum Op : uint32_t {
   kOpStreamCaptureInfo = 206,         // cuStreamGetCaptureInfo_v3 of an active capture
   kOpGraphDot = 207,                  // cuGraphDebugDotPrint: the DOT text, for the client's file
   kOpGraphKernelNodeAttribute = 208,  // cuGraphKernelNodeGet/SetAttribute
+  kOpGraphMemAllocNodeGetParams = 209,  // a memory allocation node's parameters and access
   // Managed and mapped host memory (docs/managed-memory.md).
   kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
   kOpPagePull = 301,  // device memory the host reads

@@ -166,6 +166,28 @@ CUresult kernel_node_attribute(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 node id -> the node's CUDA_MEM_ALLOC_NODE_PARAMS (pointers zeroed),
+// u64 count, count x CUmemAccessDesc: the driver's descriptors, which the
+// client keeps for the pointer it returns.
+CUresult mem_alloc_node_get_params(Session& s, Reader& in, Writer& out) {
+  const uint64_t node_id = in.u64();
+  if (!in.done()) return kMalformed;
+  CUgraphNode node = nullptr;
+  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  const DriverTable& d = s.driver();
+  if (!d.cuGraphMemAllocNodeGetParams) return CUDA_ERROR_NOT_SUPPORTED;
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  if (CUresult rc = d.cuGraphMemAllocNodeGetParams(node, &p); rc != CUDA_SUCCESS) return rc;
+  const CUmemAccessDesc* descs = p.accessDescs;
+  const size_t count = descs ? p.accessDescCount : 0;
+  p.accessDescs = nullptr;
+  p.poolProps.win32SecurityAttributes = nullptr;
+  out.put(p);
+  out.u64(count);
+  out.bytes(descs, count * sizeof(CUmemAccessDesc));
+  return CUDA_SUCCESS;
+}
+
 // u64 graph id, u32 flags; replies the DOT text, which the driver writes
 // into a file of the session's that lives for this request only.
 CUresult graph_dot(Session& s, Reader& in, Writer& out) {
@@ -190,6 +212,8 @@ CUresult graph_dot(Session& s, Reader& in, Writer& out) {
 const HandlerEntry kHandlers[] = {
     {protocol::kOpGraphDot, graph_dot, "graph-dot"},
     {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute, "graph-kernel-node-attribute"},
+    {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params,
+     "graph-mem-alloc-node-get-params"},
     {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
     {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},

@@ -260,6 +260,32 @@ TEST_F(GraphTest, UserObjectDestructorsRunWhenTheLastReferenceGoes) {
             CUDA_ERROR_INVALID_VALUE);
 }
 
+// A memory allocation node's parameters come back with the address it was
+// given and its access descriptors, held by the client.
+TEST_F(GraphTest, MemAllocNodeParamsComeBackWithTheirAccessDescriptors) {
+  CUDA_MEM_ALLOC_NODE_PARAMS params{};
+  params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  params.accessDescs = &access;
+  params.accessDescCount = 1;
+  params.bytesize = 1 << 20;
+  CUgraphNode node = nullptr;
+  ASSERT_EQ(cuGraphAddMemAllocNode(&node, graph_, nullptr, 0, &params), CUDA_SUCCESS);
+  ASSERT_NE(params.dptr, 0u);
+  CUDA_MEM_ALLOC_NODE_PARAMS got{};
+  ASSERT_EQ(cuGraphMemAllocNodeGetParams(node, &got), CUDA_SUCCESS);
+  EXPECT_EQ(got.dptr, params.dptr);
+  EXPECT_EQ(got.bytesize, params.bytesize);
+  ASSERT_EQ(got.accessDescCount, 1u);
+  ASSERT_NE(got.accessDescs, nullptr);
+  EXPECT_NE(got.accessDescs, &access);  // the client's copy
+  EXPECT_EQ(got.accessDescs[0].flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  EXPECT_EQ(got.accessDescs[0].location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+}
+
 TEST_F(GraphTest, ExecutableGraphsTakeNewParamsAndWholeUpdates) {
   build_diamond();
   CUDA_GRAPH_INSTANTIATE_PARAMS ip{};

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include "allocations.h"
 #include "functions.h"
 #include "packing.h"
 #include "state.h"
@@ -110,6 +112,20 @@ CUresult scuda_double::work_from_params(const CUgraphNodeParams& p, Work* work) 
     default:
       return CUDA_ERROR_NOT_SUPPORTED;
   }
+}
+
+// Memory for the node is allocated as it is added, as the driver fixes the
+// address then; nothing happens when the graph runs.
+CUresult scuda_double::alloc_work(CUDA_MEM_ALLOC_NODE_PARAMS_v2* p, uintptr_t ctx, Work* work) {
+  if (p->bytesize == 0 || (p->accessDescCount && !p->accessDescs)) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr dptr = 0;
+  if (CUresult rc = allocate(p->bytesize, ctx, 0, &dptr); rc != CUDA_SUCCESS) return rc;
+  p->dptr = dptr;
+  work->type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  std::memcpy(&work->alloc, p, sizeof work->alloc);
+  work->alloc.accessDescs = nullptr;
+  work->access.assign(p->accessDescs, p->accessDescs + p->accessDescCount);
+  return CUDA_SUCCESS;
 }
 
 CUresult scuda_double::add_node(uintptr_t graph, const std::vector<uintptr_t>& deps,
@@ -216,8 +232,26 @@ CUresult cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
   if (call.status != CUDA_SUCCESS) return call.status;
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Work work;
-  if (CUresult rc = work_from_params(*nodeParams, &work); rc != CUDA_SUCCESS) return rc;
+  if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+    if (CUresult rc = alloc_work(&nodeParams->alloc, call.ctx_id, &work); rc != CUDA_SUCCESS)
+      return rc;
+  } else if (CUresult rc = work_from_params(*nodeParams, &work); rc != CUDA_SUCCESS) {
+    return rc;
+  }
   return add_checked(phGraphNode, hGraph, dependencies, numDependencies, work);
+}
+
+// The parameters a memory allocation node was added with, its access
+// descriptors pointing at the node's own copy.
+CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  Node* n = graphs().nodes.find(hNode);
+  if (n == nullptr || params_out == nullptr || n->work.type != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+    return CUDA_ERROR_INVALID_VALUE;
+  *params_out = n->work.alloc;
+  params_out->accessDescs = n->work.access.data();
+  return CUDA_SUCCESS;
 }
 
 CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph,

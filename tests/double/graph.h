@@ -56,6 +56,8 @@ bool release_user_object(uintptr_t object, unsigned count);
 Graphs& graphs();
 
 CUresult work_from_params(const CUgraphNodeParams& p, Work* work);
+// A memory allocation node's work: allocates, and writes the address to p.
+CUresult alloc_work(CUDA_MEM_ALLOC_NODE_PARAMS_v2* p, uintptr_t ctx, Work* work);
 // Adds a node; `deps` must be nodes of `graph`.
 CUresult add_node(uintptr_t graph, const std::vector<uintptr_t>& deps, const Work& work,
                   uintptr_t* node);

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "launch_log.h"
 
@@ -23,6 +24,10 @@ struct Work {
   CUevent event = nullptr;
   CUhostFn host_fn = nullptr;  // host node: called with host_data
   void* host_data = nullptr;
+  // Memory allocation node: its parameters (accessDescs pointing nowhere)
+  // and access descriptors, allocated when the node is added.
+  CUDA_MEM_ALLOC_NODE_PARAMS alloc{};
+  std::vector<CUmemAccessDesc> access;
 };
 
 CUresult run_work(const Work& work);
