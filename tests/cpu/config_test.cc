@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "common/config.h"
+#include "common/log.h"
 
 namespace {
 
@@ -30,3 +31,15 @@ TEST(EnvNumber, FallsBackWhenUnsetEmptyOrOutOfRange) {
 }
 
 }  // namespace
+
+TEST(LogLevel, NamedLevelsAreTakenAndUnknownOnesKeepTheDefault) {
+  std::string complaint;
+  EXPECT_EQ(scuda::log_level_named("debug", spdlog::level::warn, &complaint),
+            spdlog::level::debug);
+  EXPECT_EQ(scuda::log_level_named("off", spdlog::level::warn, &complaint), spdlog::level::off);
+  EXPECT_TRUE(complaint.empty());
+  EXPECT_EQ(scuda::log_level_named("loud", spdlog::level::warn, &complaint), spdlog::level::warn);
+  EXPECT_NE(complaint.find("SCUDA_LOG_LEVEL=loud names no log level"), std::string::npos)
+      << complaint;
+  EXPECT_NE(complaint.find("using warning"), std::string::npos) << complaint;
+}
