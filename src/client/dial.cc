@@ -12,7 +12,13 @@ Socket dial(const std::string& address, const protocol::Hello& hello, protocol::
   HostPort hp;
   if (!parse_host_port(address, &hp, error)) return Socket();
   Socket s = connect_tcp(hp, error);
-  if (!s.valid()) return s;
+  if (!s.valid()) {
+    // Only a server that cannot be reached may not be running; one that
+    // answers says what is wrong itself.
+    *error += " (is `scuda server` running there? The address comes from --server, SCUDA_SERVER "
+              "or ~/.config/scuda/host)";
+    return s;
+  }
   protocol::Writer w;
   protocol::encode(hello, w);
   protocol::FrameHeader h;

@@ -12,7 +12,8 @@ namespace scuda::client {
 
 // Connects to `address` (HOST:PORT) and sends `hello`; returns the socket
 // with the server's reply in *reply, or an invalid socket and says why, in
-// words meant for the user (a refusal carries the server's message).
+// words meant for the user (a refusal carries the server's message; an
+// address nothing answers on, where to check the server and the address).
 Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
             std::string* error);
 

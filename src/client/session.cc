@@ -40,8 +40,7 @@ CUresult connect_once() {
   auto* conn = new Connection;
   const std::vector<protocol::ImageRef> images = images_kept_on(server);
   if (!conn->open(server, token, images, &error)) {
-    spdlog::error("{} (is `scuda server` running there? The address comes from --server, "
-                  "SCUDA_SERVER or ~/.config/scuda/host)", error);
+    spdlog::error("{}", error);
     delete conn;
     return CUDA_ERROR_NO_DEVICE;
   }

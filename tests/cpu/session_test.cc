@@ -86,8 +86,19 @@ TEST(Session, TokenMustMatch) {
   Output wrong = client(server, "init", {"SCUDA_TOKEN_FILE=" + write_token("wrong", "guess")});
   EXPECT_NE(wrong.exit_code, 0);
   EXPECT_NE(wrong.err.find("authentication failed"), std::string::npos) << wrong.err;
+  EXPECT_EQ(wrong.err.find("running there?"), std::string::npos)
+      << "a server that answered is running: " << wrong.err;
   Output right = client(server, "init", {"SCUDA_TOKEN_FILE=" + token});
   EXPECT_EQ(right.exit_code, 0) << right.err;
+}
+
+// Nothing answers: the error says where to look (the server, the address).
+TEST(Session, AnAddressNothingAnswersOnSaysWhereToLook) {
+  const std::string address = "127.0.0.1:" + std::to_string(test::free_port());
+  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + address});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("is `scuda server` running there?"), std::string::npos) << o.err;
 }
 
 TEST(Session, PublicAddressNeedsATokenOrInsecure) {
