@@ -54,7 +54,7 @@ int run_server(const ServerArgs& args) {
   init_logging(args.verbose);
   HostPort addr;
   std::string error;
-  if (!parse_host_port(args.listener.listen, &addr, &error)) {
+  if (!parse_host_port(args.listener.listen, &addr, &error, true)) {
     spdlog::error("{}", error);
     return 2;
   }
@@ -80,7 +80,8 @@ int run_server(const ServerArgs& args) {
 void add_server_command(CLI::App& app) {
   auto args = std::make_shared<ServerArgs>();
   CLI::App* cmd = app.add_subcommand("server", "Serve this machine's GPUs to scuda clients");
-  cmd->add_option("-l,--listen", args->listener.listen, "Address to listen on, HOST:PORT")
+  cmd->add_option("-l,--listen", args->listener.listen,
+                  "Address to listen on, HOST:PORT (port 0: the system picks one, printed at start)")
       ->capture_default_str();
   cmd->add_option("--token-file", args->token_file,
                   "File holding the shared secret clients must present")

@@ -13,7 +13,7 @@
 
 namespace scuda {
 
-bool parse_host_port(const std::string& text, HostPort* out, std::string* error) {
+bool parse_host_port(const std::string& text, HostPort* out, std::string* error, bool any_port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) {
     *error = fmt::format("'{}' is not HOST:PORT", text);
@@ -25,8 +25,9 @@ bool parse_host_port(const std::string& text, HostPort* out, std::string* error)
   const std::string port_text = text.substr(colon + 1);
   char* end = nullptr;
   long port = std::strtol(port_text.c_str(), &end, 10);
-  if (port_text.empty() || *end != '\0' || port < 1 || port > 65535) {
-    *error = fmt::format("'{}' in '{}' is not a port number (1-65535)", port_text, text);
+  const long lowest = any_port ? 0 : 1;
+  if (port_text.empty() || *end != '\0' || port < lowest || port > 65535) {
+    *error = fmt::format("'{}' in '{}' is not a port number ({}-65535)", port_text, text, lowest);
     return false;
   }
   out->host = host;
@@ -173,6 +174,15 @@ Socket listen_tcp(const HostPort& addr, std::string* error) {
     setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     return ::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 64) == 0;
   });
+}
+
+uint16_t bound_port(const Socket& s) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (getsockname(s.fd(), reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
+  return 0;
 }
 
 }  // namespace scuda

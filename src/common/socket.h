@@ -15,8 +15,12 @@ struct HostPort {
   uint16_t port = 0;
 };
 
-// Parses "HOST:PORT" (or "[V6]:PORT"); the port must be 1..65535.
-bool parse_host_port(const std::string& text, HostPort* out, std::string* error);
+// Parses "HOST:PORT" (or "[V6]:PORT"); the port must be 1..65535, or 0 too
+// where `any_port` (an address to listen on: the system picks the port).
+bool parse_host_port(const std::string& text, HostPort* out, std::string* error,
+                     bool any_port = false);
+// The port a listening socket is bound to; 0 when it cannot tell.
+uint16_t bound_port(const class Socket& s);
 
 // How long scuda's waits spin before they sleep, unless told otherwise: a
 // client's for a reply (SCUDA_SPIN_US), a session's for the request after

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <unordered_set>
 
@@ -46,7 +47,7 @@ constexpr int kJoinsPastTheLimit = 4;
 int serve(const ListenerOptions& options) {
   HostPort addr;
   std::string error;
-  if (!parse_host_port(options.listen, &addr, &error)) {
+  if (!parse_host_port(options.listen, &addr, &error, true)) {
     spdlog::error("{}", error);
     return 2;
   }
@@ -56,7 +57,11 @@ int serve(const ListenerOptions& options) {
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
-  spdlog::info("listening on {}", options.listen);
+  // Always said, on stdout: with port 0 it is the only way to learn the port.
+  const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
+                                                                       : addr.host;
+  std::printf("scuda server listening on %s:%u\n", host.c_str(), unsigned{bound_port(listener)});
+  std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
   for (;;) {
     Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));

@@ -71,26 +71,40 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// The address the server printed it listens on ("scuda server listening
+// on HOST:PORT"), or "" while it has not.
+std::string printed_address(const std::string& stdout_path) {
+  const std::string text = slurp(stdout_path);
+  const std::string prefix = "scuda server listening on ";
+  const size_t at = text.find(prefix), end = text.find('\n', at);
+  if (at == std::string::npos || end == std::string::npos) return "";
+  return text.substr(at + prefix.size(), end - at - prefix.size());
+}
+
 }  // namespace
 
+// Port 0: the server binds a port the system picks and prints it, so that
+// no other process can take the port between its choice and the bind.
 ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
-  address_ = "127.0.0.1:" + std::to_string(free_port());
   launch_log_ = tmp_dir() + "/launches-" + std::to_string(getpid()) + "-" +
                 std::to_string(reinterpret_cast<uintptr_t>(this)) + ".log";
-  std::vector<std::string> argv = {SCUDA_BIN, "server", "-l", address_, "--driver", DOUBLE_LIB};
+  const std::string stdout_path = launch_log_ + ".stdout";
+  std::vector<std::string> argv = {SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", DOUBLE_LIB};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   pid_ = fork();
   if (pid_ == 0) {
     setenv("SCUDA_DOUBLE_LOG", launch_log_.c_str(), 1);
     // The default module cache lives under XDG_CACHE_HOME: keep tests out of ~.
     setenv("XDG_CACHE_HOME", (launch_log_ + ".cache").c_str(), 1);
+    freopen(stdout_path.c_str(), "w", stdout);
     auto args = c_strings(argv);
     execv(args[0], args.data());
     _exit(127);
   }
-  for (int i = 0; i < 200 && !listening(address_); ++i)
+  for (int i = 0; i < 200 && (address_ = printed_address(stdout_path)).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (!listening(address_)) throw std::runtime_error("scuda server did not start on " + address_);
+  if (address_.empty() || !listening(address_))
+    throw std::runtime_error("scuda server did not say where it listens: " + slurp(stdout_path));
 }
 
 ServerProcess::~ServerProcess() { stop(); }
