@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/frame_io.h"
+#include "server/driver_probe.h"
 
 namespace scuda::server {
 
@@ -51,6 +52,11 @@ int serve(const ListenerOptions& options) {
     spdlog::error("{}", error);
     return 2;
   }
+  std::string driver;
+  if (!probe_driver(options.session.driver_path, &driver, &error)) {
+    spdlog::error("no usable GPU driver, so nothing to serve: {}", error);
+    return 1;
+  }
   Socket listener = listen_tcp(addr, &error);
   if (!listener.valid()) {
     spdlog::error("{}", error);
@@ -60,7 +66,8 @@ int serve(const ListenerOptions& options) {
   // Always said, on stdout: with port 0 it is the only way to learn the port.
   const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
                                                                        : addr.host;
-  std::printf("scuda server listening on %s:%u\n", host.c_str(), unsigned{bound_port(listener)});
+  std::printf("scuda server listening on %s:%u (%s)\n", host.c_str(),
+              unsigned{bound_port(listener)}, driver.c_str());
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
   for (;;) {

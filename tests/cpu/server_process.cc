@@ -76,7 +76,7 @@ std::string slurp(const std::string& path) {
 std::string printed_address(const std::string& stdout_path) {
   const std::string text = slurp(stdout_path);
   const std::string prefix = "scuda server listening on ";
-  const size_t at = text.find(prefix), end = text.find('\n', at);
+  const size_t at = text.find(prefix), end = text.find_first_of(" \n", at + prefix.size());
   if (at == std::string::npos || end == std::string::npos) return "";
   return text.substr(at + prefix.size(), end - at - prefix.size());
 }

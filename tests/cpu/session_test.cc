@@ -101,6 +101,15 @@ TEST(Session, AnAddressNothingAnswersOnSaysWhereToLook) {
   EXPECT_NE(o.err.find("is `scuda server` running there?"), std::string::npos) << o.err;
 }
 
+// A server with no usable driver does not start: it would refuse every client.
+TEST(Session, AServerWithoutAUsableDriverDoesNotStart) {
+  Output o = test::run_program({SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver",
+                                "/nonexistent/libcuda.so.1"});
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("no usable GPU driver"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("listening"), std::string::npos) << o.out;
+}
+
 TEST(Session, PublicAddressNeedsATokenOrInsecure) {
   Output o = test::run_program(
       {SCUDA_BIN, "server", "-l", "0.0.0.0:" + std::to_string(test::free_port())});

@@ -1,0 +1,64 @@
+#include "server/driver_probe.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/driver_table.h"
+#include "server/snapshot.h"
+
+namespace scuda::server {
+
+namespace {
+
+// In the child: what to report, and whether it is a success.
+bool describe(const std::string& path, std::string* text) {
+  DriverTable d;
+  protocol::Welcome w;
+  if (!load_driver(path, &d, text) || !take_snapshot(d, &w, text)) return false;
+  *text = fmt::format("driver {}, CUDA {}.{}: {} GPU{}", d.path, w.driver_version / 1000,
+                      w.driver_version % 1000 / 10, w.devices.size(),
+                      w.devices.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < w.devices.size(); ++i)
+    *text += fmt::format("{} {}", i == 0 ? ":" : ",", w.devices[i].name);
+  return !w.devices.empty() || (*text += " (no GPU)", false);
+}
+
+}  // namespace
+
+bool probe_driver(const std::string& path, std::string* summary, std::string* error) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) {
+    *error = fmt::format("cannot check the driver: {}", std::strerror(errno));
+    return false;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    std::string text;
+    const bool ok = describe(path, &text);
+    [[maybe_unused]] const ssize_t n = write(pipe_fds[1], text.data(), text.size());
+    _exit(ok ? 0 : 1);
+  }
+  close(pipe_fds[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    *error = text.empty() ? "the driver check did not finish (it crashed)" : text;
+    return false;
+  }
+  *summary = text;
+  return true;
+}
+
+}  // namespace scuda::server

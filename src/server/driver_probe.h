@@ -1,0 +1,15 @@
+// The server's check at start that its driver works: in a child process, so
+// that the listener itself never initialises CUDA (its sessions fork from
+// it).
+#pragma once
+
+#include <string>
+
+namespace scuda::server {
+
+// Loads the driver at `path` (empty: the usual places), initialises it and
+// lists its GPUs, in a child process. True with *summary ("driver PATH,
+// CUDA 13.0: 1 GPU: NAME") when that works; else false and *error says why.
+bool probe_driver(const std::string& path, std::string* summary, std::string* error);
+
+}  // namespace scuda::server
