@@ -51,21 +51,28 @@ bool read_handle(const std::vector<uint8_t>& reply, uint8_t* bytes) {
   return true;
 }
 
-// Asks the server to map the memory `h` names at an address of our own.
+// Asks the session to open the handle: at `at` for scuda's handles, or
+// where the driver chooses (at 0) for the driver's; *p is the pointer.
+CUresult ask_open(uint64_t at, const uint8_t* bytes, unsigned flags, uint64_t* p) {
+  Writer w;
+  w.u64(at);
+  w.u32(flags);
+  w.bytes(bytes, kIpcHandleBytes);
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpIpcOpenMemory, w, &reply); rc != CUDA_SUCCESS) return rc;
+  Reader r(reply);
+  *p = r.u64();
+  return r.done() ? CUDA_SUCCESS : bad_reply("cuIpcOpenMemHandle");
+}
+
+// Maps the memory `h` names at an address of our own.
 CUresult open_placed(const protocol::IpcHandle& h, const uint8_t* bytes, unsigned flags,
                      CUdeviceptr* dptr) {
   auto open = [&](uint64_t at) {
-    Writer w;
-    w.u64(at);
-    w.u32(flags);
-    w.bytes(bytes, kIpcHandleBytes);
-    std::vector<uint8_t> reply;
-    const CUresult rc = call(protocol::kOpIpcOpenMemory, w, &reply);
-    Reader r(reply);
-    const uint64_t p = r.u64();
-    if (rc != CUDA_SUCCESS) return rc;
-    if (!r.done() || p != at + h.offset) return bad_reply("cuIpcOpenMemHandle");
-    return CUDA_SUCCESS;
+    uint64_t p = 0;
+    const CUresult rc = ask_open(at, bytes, flags, &p);
+    if (rc == CUDA_SUCCESS && p != at + h.offset) return bad_reply("cuIpcOpenMemHandle");
+    return rc;
   };
   uint64_t at = 0;
   CUresult rc = CUDA_SUCCESS;
@@ -81,20 +88,6 @@ CUresult open_placed(const protocol::IpcHandle& h, const uint8_t* bytes, unsigne
   std::lock_guard lock(opened().mu);
   opened().bases[*dptr] = at;
   return CUDA_SUCCESS;
-}
-
-// The driver's own handle: the server opens it where the driver chooses.
-CUresult open_native(const uint8_t* bytes, unsigned flags, CUdeviceptr* dptr) {
-  Writer w;
-  w.u64(0);
-  w.u32(flags);
-  w.bytes(bytes, kIpcHandleBytes);
-  std::vector<uint8_t> reply;
-  const CUresult rc = call(protocol::kOpIpcOpenMemory, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  *dptr = r.u64();
-  return r.done() ? CUDA_SUCCESS : bad_reply("cuIpcOpenMemHandle");
 }
 
 // A memfd holding the handle's bytes, standing in for the session's
@@ -188,7 +181,10 @@ CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle,
   std::memcpy(bytes, &handle, sizeof bytes);
   if (const auto h = scuda::protocol::decode_ipc_handle(bytes))
     return scuda::client::open_placed(*h, bytes, flags, dptr);
-  return scuda::client::open_native(bytes, flags, dptr);
+  uint64_t p = 0;
+  const CUresult rc = scuda::client::ask_open(0, bytes, flags, &p);
+  if (rc == CUDA_SUCCESS) *dptr = p;
+  return rc;
 }
 
 CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {

@@ -12,10 +12,10 @@ spdlog::level::level_enum log_level_named(const std::string& name,
                                           std::string* complaint) {
   const spdlog::level::level_enum level = spdlog::level::from_str(name);
   if (level != spdlog::level::off || name == "off") return level;
+  const auto fallback_name = spdlog::level::to_string_view(fallback);
   *complaint = "SCUDA_LOG_LEVEL=" + name +
                " names no log level (trace, debug, info, warn, error, critical, off); using " +
-               std::string(spdlog::level::to_string_view(fallback).data(),
-                           spdlog::level::to_string_view(fallback).size());
+               std::string(fallback_name.data(), fallback_name.size());
   return fallback;
 }
 

@@ -81,28 +81,39 @@ CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// The descriptor `h` names, from the session that exported it, and the
+// size it was exported with: CUDA_ERROR_INVALID_HANDLE, with the reason in
+// the log, when it cannot be had.
+CUresult fetch(const IpcHandle& h, Socket* fd, uint64_t* size) {
+  std::string error;
+  *fd = fetch_export(h.ref, size, &error);
+  if (fd->valid()) return CUDA_SUCCESS;
+  spdlog::warn("a shared descriptor could not be fetched: {}", error);
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+void* os_handle(const Socket& fd) { return reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())); }
+
 // The descriptor `h` names, imported as an allocation handle.
 CUresult import_allocation(Session& s, const IpcHandle& h, CUmemGenericAllocationHandle* memory,
                            uint64_t* size) {
   const DriverTable& d = s.driver();
   if (!d.cuMemImportFromShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
-  std::string error;
-  Socket fd = fetch_export(h.ref, size, &error);
-  if (!fd.valid()) {
-    spdlog::warn("an IPC handle could not be opened: {}", error);
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
-  return d.cuMemImportFromShareableHandle(
-      memory, reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())), kFd);
+  Socket fd;
+  if (CUresult rc = fetch(h, &fd, size); rc != CUDA_SUCCESS) return rc;
+  return d.cuMemImportFromShareableHandle(memory, os_handle(fd), kFd);
 }
 
 CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, Writer& out) {
   if (h.kind != IpcKind::kMemory || h.offset >= h.size || !s.va().can_map(at, h.size))
     return CUDA_ERROR_INVALID_VALUE;
+  CUdevice dev = 0;
+  if (CUresult rc = s.driver().cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
   CUmemGenericAllocationHandle memory = 0;
   uint64_t size = 0;
   if (CUresult rc = import_allocation(s, h, &memory, &size); rc != CUDA_SUCCESS) return rc;
-  const CUresult rc = size == h.size ? map_at(s, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
+  const CUresult rc =
+      size == h.size ? map_at(s, dev, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
   s.driver().cuMemRelease(memory);
   if (rc == CUDA_SUCCESS) out.u64(at + h.offset);
   return rc;
@@ -166,16 +177,11 @@ CUresult import_pool(Session& s, const IpcHandle& h, uint64_t proposed, Writer& 
   const DriverTable& d = s.driver();
   if (!d.cuMemPoolImportFromShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
-  std::string error;
+  Socket fd;
   uint64_t size = 0;
-  Socket fd = fetch_export(h.ref, &size, &error);
-  if (!fd.valid()) {
-    spdlog::warn("a memory pool's descriptor could not be imported: {}", error);
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
+  if (CUresult rc = fetch(h, &fd, &size); rc != CUDA_SUCCESS) return rc;
   CUmemoryPool pool = nullptr;
-  const CUresult rc = d.cuMemPoolImportFromShareableHandle(
-      &pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())), kFd, 0);
+  const CUresult rc = d.cuMemPoolImportFromShareableHandle(&pool, os_handle(fd), kFd, 0);
   if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUmemoryPool, pool));
   return rc;
 }

@@ -15,9 +15,10 @@ class Session;
 // where the device can export (IPC needs it).
 CUmemAllocationProp placed_memory(const Session& s, CUdevice dev);
 
-// Maps `memory` ([0, size) of it) at `address`, read/write for the current
-// context's device, and records the mapping; the mapping then holds the
-// memory. Checks the address against the session's reservations first.
-CUresult map_at(Session& s, uint64_t address, uint64_t size, CUmemGenericAllocationHandle memory);
+// Maps `memory` ([0, size) of it) at `address`, read/write for device `dev`
+// (the current context's), and records the mapping; the mapping then holds
+// the memory. Checks the address against the session's reservations first.
+CUresult map_at(Session& s, CUdevice dev, uint64_t address, uint64_t size,
+                CUmemGenericAllocationHandle memory);
 
 }  // namespace scuda::server

@@ -3,6 +3,8 @@
 // unmaps physical memory in them where the client says, with the driver's
 // virtual memory management calls. Every address is checked against what
 // the session holds (VaSpace) before the driver sees it.
+#include <map>
+
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -23,6 +25,23 @@ bool has_vmm(const DriverTable& d) {
   return d.cuMemAddressReserve && d.cuMemCreate && d.cuMemMap && d.cuMemSetAccess &&
          d.cuMemUnmap && d.cuMemRelease && d.cuMemGetAllocationGranularity && d.cuCtxGetDevice &&
          d.cuMemGetInfo_v2 && d.cuCtxSynchronize;
+}
+
+// Whether memory of `dev` can be exported as a POSIX descriptor (IPC needs
+// it). Asked of the driver once per device: every map would ask again, and
+// only the session's request thread maps memory (a session is a process of
+// its own, so the answers are this session's).
+bool exports_descriptors(const DriverTable& d, CUdevice dev) {
+  static std::map<CUdevice, bool> known;
+  if (auto it = known.find(dev); it != known.end()) return it->second;
+  int supported = 0;
+  const bool yes = d.cuDeviceGetAttribute &&
+                   d.cuDeviceGetAttribute(
+                       &supported, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                       dev) == CUDA_SUCCESS &&
+                   supported;
+  known[dev] = yes;
+  return yes;
 }
 
 // The device's free and total memory, for the client's estimate; nothing
@@ -71,7 +90,7 @@ CUresult map(Session& s, uint64_t address, uint64_t size) {
   const CUmemAllocationProp prop = placed_memory(s, dev);
   CUmemGenericAllocationHandle memory = 0;
   if (CUresult rc = d.cuMemCreate(&memory, size, &prop, 0); rc != CUDA_SUCCESS) return rc;
-  const CUresult rc = map_at(s, address, size, memory);
+  const CUresult rc = map_at(s, dev, address, size, memory);
   d.cuMemRelease(memory);
   return rc;
 }
@@ -130,22 +149,15 @@ CUmemAllocationProp placed_memory(const Session& s, CUdevice dev) {
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = dev;
-  int exportable = 0;
-  const DriverTable& d = s.driver();
-  if (d.cuDeviceGetAttribute &&
-      d.cuDeviceGetAttribute(&exportable,
-                             CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                             dev) == CUDA_SUCCESS &&
-      exportable)
+  if (exports_descriptors(s.driver(), dev))
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   return prop;
 }
 
-CUresult map_at(Session& s, uint64_t address, uint64_t size, CUmemGenericAllocationHandle memory) {
+CUresult map_at(Session& s, CUdevice dev, uint64_t address, uint64_t size,
+                CUmemGenericAllocationHandle memory) {
   if (!s.va().can_map(address, size)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
-  CUdevice dev = 0;
-  if (CUresult rc = d.cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
   if (CUresult rc = d.cuMemMap(address, size, 0, memory, 0); rc != CUDA_SUCCESS) return rc;
   CUmemAccessDesc access{};
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
