@@ -53,6 +53,17 @@ std::string dump(uint64_t a) {
   return out;
 }
 
+// Whether SCUDA_SPY_DUMP (tables' first eight hex digits, comma-separated)
+// names the table: its slots' first four arguments are dumped before and
+// after each call, for slots that fill in structures.
+bool dumped_table(const std::string& name) {
+  static const std::string list = [] {
+    const char* v = std::getenv("SCUDA_SPY_DUMP");
+    return std::string(v ? v : "");
+  }();
+  return !name.empty() && list.find(name) != std::string::npos;
+}
+
 // cuFFT's call of table 6e163fbe slot 7 hands the driver one of its own
 // functions (third argument), which the driver calls back: the spy logs
 // each call-back's arguments and the words they point to.
@@ -77,9 +88,14 @@ uint64_t spy_slot(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a
     g_callback = reinterpret_cast<Slot>(a2);
     a2 = reinterpret_cast<uint64_t>(&spy_callback);
   }
+  const bool dumped = dumped_table(spied()[T].name);
+  if (dumped)
+    for (uint64_t a : {a0, a1, a2, a3}) spdlog::info("spy   before {:#x}:{}", a, dump(a));
   const uint64_t r = spied()[T].real[S](a0, a1, a2, a3, a4, a5);
   spdlog::info("spy {} slot {} ({}, {}, {}, {}) = {:#x}", spied()[T].name, S, describe(a0),
                describe(a1), describe(a2), describe(a3), r);
+  if (dumped)
+    for (uint64_t a : {a0, a1, a2, a3}) spdlog::info("spy   after {:#x}:{}", a, dump(a));
   return r;
 }
 

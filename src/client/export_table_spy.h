@@ -2,7 +2,8 @@
 // a copy of the real driver's export table whose every slot logs its
 // arguments, result and the words its pointer arguments point to, after
 // calling the real slot. This shows what NVIDIA's driver answers where the
-// stand-in has to answer on its own (EXPORT-TABLES.md has the known slots).
+// stand-in has to answer on its own. SCUDA_SPY_DUMP=1734dc26,... also dumps
+// the named tables' arguments before and after each call.
 #pragma once
 
 #include <cuda.h>

@@ -1,9 +1,11 @@
 #include "client/fault_handler.h"
 
+#include <execinfo.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -93,13 +95,25 @@ void say(const char* what, uintptr_t address) {
   [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, line, n);
 }
 
+// The faulting instruction and the stack that led to it, by library and
+// offset, so that a crash report names the code that crashed. backtrace's
+// first call loads libgcc_s, so start() calls it once outside any fault.
+void print_stack(const void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  if (uc != nullptr) say("the faulting instruction is at", uc->uc_mcontext.gregs[REG_RIP]);
+  void* frames[32];
+  const int n = backtrace(frames, 32);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
 // A fault that ends the process says whether it was in managed memory, so
 // that a crash in a library is told apart from one of scuda's coherence.
-void explain(bool in_managed, uintptr_t address) {
+void explain(bool in_managed, uintptr_t address, const void* context) {
   const bool fatal = !(g_previous.sa_flags & SA_SIGINFO) &&
                      (g_previous.sa_handler == SIG_DFL || g_previous.sa_handler == SIG_IGN);
   if (in_managed) say("a fault in managed memory could not be served, at", address);
   else if (fatal) say("segmentation fault outside managed memory, at", address);
+  if (in_managed || fatal) print_stack(context);
 }
 
 void on_fault(int sig, siginfo_t* info, void* context) {
@@ -111,7 +125,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   const bool served = ours && hand_over(address);
   errno = saved_errno;
   if (served) return;
-  explain(in_managed, address);
+  explain(in_managed, address, context);
   chain(sig, info, context);
 }
 
@@ -133,6 +147,8 @@ void* serve(void*) {
 
 bool start(Resolver resolve) {
   g_resolve = resolve;
+  void* warm_up[1];
+  backtrace(warm_up, 1);
   if (pipe2(g_pipe, O_CLOEXEC) != 0) {
     spdlog::error("managed memory: cannot create the fault pipe: {}", std::strerror(errno));
     return false;

@@ -1,9 +1,11 @@
-// cuMemCreate and cuMemGetAllocationGranularity: forwarded for device
-// memory. Memory located on the host (CU_MEM_LOCATION_TYPE_HOST and its NUMA
-// forms) would be the server's host memory, mapped in the session process,
-// and a program that dereferences it on its own host (NCCL's host buffers)
-// would fault: such requests are refused, and programs that probe for them
-// (NCCL) fall back to page-locked memory, which scuda mirrors.
+// cuMemCreate and cuMemGetAllocationGranularity: forwarded. Memory located on
+// the host (CU_MEM_LOCATION_TYPE_HOST and its NUMA forms) would be the
+// server's host memory, mapped in the session process, and a program that
+// dereferences it on its own host (NCCL's host buffers) would fault: its
+// creation is refused. Its granularity is still answered, because NCCL
+// probes by asking the granularity and then creating one block, treats a
+// failed granularity as "host memory works", and falls back to shared memory
+// only when the creation fails.
 #include <cuda.h>
 
 #include <spdlog/spdlog.h>
@@ -45,7 +47,6 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
 CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                CUmemAllocationGranularity_flags option) {
   SCUDA_PASSTHROUGH(cuMemGetAllocationGranularity, granularity, prop, option);
-  if (on_host(prop)) return refuse_host("cuMemGetAllocationGranularity");
   return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
 }
 

@@ -444,6 +444,15 @@ TEST_F(ManagedTest, FaultsOutsideManagedMemoryStillKillTheProgram) {
               "segmentation fault outside managed memory, at 0x0000000000000000");
 }
 
+// The crash report names the faulting instruction and the stack, by binary,
+// so that a crash in a library can be found.
+TEST_F(ManagedTest, AFatalFaultPrintsWhereItHappened) {
+  managed<int>(16);
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(*static_cast<volatile int*>(nullptr) = 1, ::testing::KilledBySignal(SIGSEGV),
+              "the faulting instruction is at 0x[0-9a-f]{16}\n(.|\n)*managed_e2e_test\\(");
+}
+
 // A handler installed over scuda's would take managed-memory faults first:
 // the next managed allocation says so.
 TEST_F(ManagedTest, AHandlerInstalledOverScudasIsReported) {

@@ -27,6 +27,14 @@ bool pinned_on_device(const CUmemAllocationProp* prop) {
          prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE && valid_device(prop->location.id);
 }
 
+// Pinned host memory of NUMA node 0, which the double's granularity
+// answers for (as the driver does) but never creates.
+bool pinned_on_host(const CUmemAllocationProp* prop) {
+  return prop != nullptr && prop->type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+         (prop->location.type == CU_MEM_LOCATION_TYPE_HOST ||
+          (prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && prop->location.id == 0));
+}
+
 bool granular(size_t value) { return value % kGranularity == 0; }
 
 // Fresh inaccessible pages over [ptr, ptr + size).
@@ -93,7 +101,8 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocatio
                                        CUmemAllocationGranularity_flags) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
-  if (granularity == nullptr || !pinned_on_device(prop)) return CUDA_ERROR_INVALID_VALUE;
+  if (granularity == nullptr || !(pinned_on_device(prop) || pinned_on_host(prop)))
+    return CUDA_ERROR_INVALID_VALUE;
   *granularity = kGranularity;
   return CUDA_SUCCESS;
 }
