@@ -33,6 +33,7 @@ class Kind:
     handle: str = ""     # handle type name
     expr: str = ""       # byte count of a buffer
     reason: str = ""
+    uva: bool = False    # scalar CUdeviceptr the client passes through device_view
 
     def describe(self) -> str:
         return f"{self.kind}:{self.ctype}:{self.handle}:{self.expr}"
@@ -82,6 +83,10 @@ class Classifier:
     def annotated(self, p: Param, note: str) -> Kind:
         if note == "address":  # an address on the server (device memory): its value travels
             return Kind("scalar", strip_const(p.spelling))
+        if note == "uva":  # device memory, or (under UVA) the client's page-locked memory
+            if strip_const(p.spelling) != "CUdeviceptr":
+                raise SystemExit(f"`{p.name}`: uva needs a CUdeviceptr")
+            return Kind("scalar", "CUdeviceptr", uva=True)
         if note == "inout":
             pointee = p.type.get_pointee()
             if not is_plain(pointee):

@@ -11,6 +11,7 @@ PREAMBLE = HEADER + """#include <cuda.h>
 
 #include <vector>
 
+#include "client/host_memory.h"
 #include "client/runtime.h"
 #include "client_gen.h"
 #include "forward.h"
@@ -118,5 +119,12 @@ def forward_body(plan: Plan) -> list[str]:
     ]
 
 
+# A device address that may name the client's page-locked memory: the
+# client mirrors that memory in the session and sends the mirror's address.
+UVA_REQUEST = "  w_.put<CUdeviceptr>(scuda::client::device_view({name}));"
+
+
 def line(table: dict[str, str], p, k) -> str:
+    if k.uva and table is REQUEST:
+        return UVA_REQUEST.format(name=p.name)
     return table[k.kind].format(name=p.name, ctype=k.ctype, size=f"n_{p.name}", count=k.expr)

@@ -4,10 +4,21 @@
 // (LUPINE #512 and GVirtuS's notes: the alignment matters to callers.)
 // Memory mapped for the device (CU_MEMHOSTALLOC_DEVICEMAP) is managed memory
 // instead, so that its host address is its device address, as with UVA.
+// Under UVA the other blocks are device-accessible too (XLA's redzone checks
+// and some samples hand them to kernels and memsets), but mirroring every
+// block would cost a comparison of all of them at each launch (PyTorch keeps
+// gigabytes of staging buffers): a block is mirrored only once device work
+// names it (device_view, mirror_argument_pointers).
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -24,6 +35,7 @@ namespace {
 struct HostBlock {
   size_t size;
   unsigned flags;  // CU_MEMHOSTALLOC_DEVICEMAP: managed memory
+  bool mirrored = false;  // named by device work, and mirrored since
 };
 
 struct HostMemory {
@@ -34,6 +46,29 @@ struct HostMemory {
 HostMemory& host_memory() {
   static HostMemory* h = new HostMemory;  // never freed: used until exit
   return *h;
+}
+
+// The blocks kept on the client's side, as sorted [begin, end) pairs that
+// launches search without the lock: a copy is published at each change.
+using Spans = std::vector<std::pair<uintptr_t, uintptr_t>>;
+std::atomic<std::shared_ptr<const Spans>> g_plain_spans{std::make_shared<const Spans>()};
+std::atomic<bool> g_any_plain{false};
+
+// With the lock held, after the blocks changed.
+void publish_plain_spans() {
+  auto spans = std::make_shared<Spans>();
+  for (const auto& [p, block] : host_memory().blocks) {
+    if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(p);
+    spans->emplace_back(begin, begin + block.size);
+  }
+  g_any_plain.store(!spans->empty(), std::memory_order_release);
+  g_plain_spans.store(std::move(spans), std::memory_order_release);
+}
+
+bool in_plain_block(const Spans& spans, uintptr_t address) {
+  auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(address, UINTPTR_MAX));
+  return it != spans.begin() && address < std::prev(it)->second;
 }
 
 // cudart asks for a device mapping of all page-locked memory. When no
@@ -65,21 +100,63 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   }
   std::lock_guard lock(host_memory().mu);
   host_memory().blocks[p] = {size, flags};
+  if (!(flags & CU_MEMHOSTALLOC_DEVICEMAP)) publish_plain_spans();
   *pp = p;
   return CUDA_SUCCESS;
 }
 
-// With the lock held: the block holding `p`, or nullptr.
-const HostBlock* find_block(const void* p) {
+// With the lock held: the block holding `p` (its base in *base), or nullptr.
+HostBlock* find_block(const void* p, void** base = nullptr) {
   auto& blocks = host_memory().blocks;
   auto it = blocks.upper_bound(const_cast<void*>(p));
   if (it == blocks.begin()) return nullptr;
   --it;
   const bool inside = static_cast<const char*>(p) < static_cast<char*>(it->first) + it->second.size;
+  if (inside && base) *base = it->first;
   return inside ? &it->second : nullptr;
 }
 
+// The mirror's address of `p` in a block kept on the client's side, the
+// block mirrored first if it is not yet; 0 when `p` is in no such block or
+// the mirror fails (mirror_for_device says why).
+CUdeviceptr mirror_of(uintptr_t p) {
+  void* base = nullptr;
+  size_t size = 0;
+  {
+    std::lock_guard lock(host_memory().mu);
+    const HostBlock* block = find_block(reinterpret_cast<void*>(p), &base);
+    if (!block || (block->flags & CU_MEMHOSTALLOC_DEVICEMAP)) return 0;
+    size = block->size;
+  }
+  CUdeviceptr device = 0;
+  if (registered::mirror_for_device(base, size, &device) != CUDA_SUCCESS) return 0;
+  std::lock_guard lock(host_memory().mu);
+  if (HostBlock* block = find_block(base); block && !block->mirrored) {
+    block->mirrored = true;
+    spdlog::debug("page-locked block {}+{} named by device work: mirrored in the session", base,
+                  size);
+  }
+  return device + (p - reinterpret_cast<uintptr_t>(base));
+}
+
 }  // namespace
+
+CUdeviceptr device_view(CUdeviceptr p) {
+  if (!g_any_plain.load(std::memory_order_acquire)) return p;
+  if (!in_plain_block(*g_plain_spans.load(std::memory_order_acquire), p)) return p;
+  const CUdeviceptr device = mirror_of(p);
+  return device ? device : p;
+}
+
+void mirror_argument_pointers(const uint8_t* args, size_t size) {
+  if (!g_any_plain.load(std::memory_order_acquire)) return;
+  const std::shared_ptr<const Spans> spans = g_plain_spans.load(std::memory_order_acquire);
+  for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
+    uint64_t word = 0;
+    std::memcpy(&word, args + off, sizeof word);
+    if (in_plain_block(*spans, word)) mirror_of(word);
+  }
+}
 
 bool is_host_block(const void* p, unsigned* flags) {
   std::lock_guard lock(host_memory().mu);
@@ -111,8 +188,10 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
   if (it == host_memory().blocks.end()) return CUDA_ERROR_INVALID_VALUE;
   const scuda::client::HostBlock block = it->second;
   host_memory().blocks.erase(it);
+  if (!(block.flags & CU_MEMHOSTALLOC_DEVICEMAP)) scuda::client::publish_plain_spans();
   lock.unlock();
   if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
+  if (block.mirrored) scuda::client::registered::drop_mirrors(p, block.size);
   munmap(p, block.size);
   return CUDA_SUCCESS;
 }

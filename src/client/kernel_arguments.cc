@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "client/descriptions.h"
+#include "client/host_memory.h"
 
 namespace scuda::client {
 
@@ -21,6 +22,7 @@ CUresult pack_kernel_params(const Layout& layout, void** params, protocol::Write
     if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
     std::memcpy(buf.data() + base + layout[i].offset, params[i], layout[i].size);
   }
+  mirror_argument_pointers(buf.data() + base, end);
   return CUDA_SUCCESS;
 }
 
@@ -33,6 +35,7 @@ CUresult pack_extra(void** extra, protocol::Writer& w) {
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
+  mirror_argument_pointers(static_cast<const uint8_t*>(pointer), *size);
   w.blob(pointer, *size);
   return CUDA_SUCCESS;
 }

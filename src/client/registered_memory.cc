@@ -303,6 +303,14 @@ CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
   return covers(p, size, device) ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
+void drop_mirrors(const void* p, size_t size) {
+  auto start = reinterpret_cast<uintptr_t>(p);
+  uintptr_t stop = start + size;
+  std::vector<uintptr_t> bases;
+  if (!implicit_overlaps(&start, &stop, &bases)) return;
+  for (uintptr_t base : bases) unregister_range(reinterpret_cast<void*>(base));
+}
+
 bool apply_changes(protocol::Reader& in) {
   std::lock_guard lock(registry().mu);
   while (in.ok() && !in.done()) {

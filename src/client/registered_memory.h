@@ -23,6 +23,10 @@ bool covers(const void* p, size_t size, CUdeviceptr* device);
 // the range runs across the end of a range mirrored before.
 CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device);
 
+// Stops mirroring the implicit ranges overlapping [p, p + size), which the
+// program is about to free (their pages may come back as other memory).
+void drop_mirrors(const void* p, size_t size);
+
 // Writes the runs the device changed, as a reached host callback carries
 // them (u64 address, blob bytes, to the end), into the program's memory;
 // runs of ranges no longer registered are dropped. False when a run is

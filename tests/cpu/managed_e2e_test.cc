@@ -425,6 +425,63 @@ TEST_F(ManagedTest, UnregisteringKeepsTheDevicesLastWrites) {
   EXPECT_EQ(cuMemHostGetDevicePointer(&dptr, h.data(), 0), CUDA_ERROR_INVALID_VALUE);
 }
 
+// Under UVA page-locked memory is device memory at its host address, with or
+// without CU_MEMHOSTALLOC_DEVICEMAP: a kernel and a memset given such a
+// block (XLA's redzone checks) reach it.
+TEST_F(ManagedTest, KernelsAndMemsetsReachPageLockedMemory) {
+  const int n = 3000;
+  unsigned* h = nullptr;
+  ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&h), n * sizeof(unsigned)), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) h[i] = 7;
+  ASSERT_EQ(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(h + 10), 5, 20, nullptr), CUDA_SUCCESS);
+  fill(h + 100, 9, 50);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  for (int i = 0; i < n; ++i) {
+    const unsigned want = i >= 10 && i < 30 ? 5 : i >= 100 && i < 150 ? 9 : 7;
+    ASSERT_EQ(h[i], want) << i;
+  }
+  h[0] = 11;  // the host's later writes reach the next kernel
+  fill(h + 1, 12, 1);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(h[0], 11u);
+  EXPECT_EQ(h[1], 12u);
+  EXPECT_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+}
+
+// A block that device work never named is not mirrored: host writes to it
+// cost the next launch nothing.
+TEST_F(ManagedTest, PageLockedMemoryNoKernelNamesStaysOnTheClient) {
+  const size_t n = (4u << 20) / sizeof(unsigned);
+  unsigned* h = nullptr;
+  ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&h), n * sizeof(unsigned)), CUDA_SUCCESS);
+  unsigned* other = managed<unsigned>(16);
+  const Traffic before = traffic();
+  for (size_t i = 0; i < n; ++i) h[i] = 3;
+  fill(other, 1, 16);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(traffic().pushed - before.pushed, 0u);
+  EXPECT_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+}
+
+// Freeing a mirrored block stops its mirror: memory mapped at the same
+// address afterwards is not overwritten by the device's old bytes.
+TEST_F(ManagedTest, FreeingAMirroredBlockForgetsItsMirror) {
+  const size_t size = 64 * kPage;
+  unsigned* h = nullptr;
+  ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&h), size), CUDA_SUCCESS);
+  fill(h, 1, 16);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(h[0], 1u);
+  ASSERT_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+  unsigned* again = nullptr;
+  ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&again), size), CUDA_SUCCESS);
+  unsigned* other = managed<unsigned>(16);
+  fill(other, 2, 16);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (size_t i = 0; i < 16; ++i) ASSERT_EQ(again[i], 0u) << i;
+  EXPECT_EQ(cuMemFreeHost(again), CUDA_SUCCESS);
+}
+
 TEST_F(ManagedTest, RegistrationErrorsAreTheDrivers) {
   std::vector<char> h(8192);
   ASSERT_EQ(cuMemHostRegister(h.data(), h.size(), 0), CUDA_SUCCESS);
