@@ -10,6 +10,8 @@
 #include "client/coherent_pages.h"
 #include "client/context.h"
 #include "client/copy_compression.h"
+#include "client/host_callbacks.h"
+#include "client/host_memory.h"
 #include "client/lanes.h"
 #include "client/memory.h"
 #include "client/registered_memory.h"
@@ -38,6 +40,14 @@ uint16_t sync_flag(uint8_t mode) {
 }
 
 CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode);
+
+// Page-locked memory: the program's blocks and its registered ranges, whose
+// async copies read them in stream order.
+bool page_locked(const void* p) {
+  unsigned flags = 0;
+  CUdeviceptr device = 0;
+  return is_host_block(p) || registered::find(p, &flags, &device);
+}
 
 // The server refuses to capture a copy of client host memory, which a graph
 // could not reach. An async copy it refused is then captured as a device
@@ -147,6 +157,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
+  if ((mode & protocol::kCopyAsync) && page_locked(src)) wait_for_queued_callbacks();
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   const bool wait = !inside_allocation(dst, size) || capture_begun();

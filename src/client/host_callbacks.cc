@@ -4,10 +4,12 @@
 // sees their data as it would natively.
 #include "client/host_callbacks.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "client/callback_channel.h"
@@ -37,7 +39,9 @@ struct Queued {
 struct Callbacks {
   std::mutex mu;
   std::condition_variable sent;
+  std::condition_variable ran;
   std::map<uint64_t, Queued> queued;
+  std::set<uint64_t> stream_pending;  // stream callbacks (not captured) yet to finish
 };
 
 Callbacks& callbacks() {
@@ -55,7 +59,9 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
   const uint64_t id = new_handle_id();
   {
     std::lock_guard lock(c.mu);
-    c.queued[id] = {std::move(fn), 0, capture_begun(), host_fn, host_data};
+    const bool replays = capture_begun();
+    c.queued[id] = {std::move(fn), 0, replays, host_fn, host_data};
+    if (!replays) c.stream_pending.insert(id);
   }
   protocol::Writer w;
   w.u64(handle_id(stream));
@@ -65,12 +71,15 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
   const CUresult rc = post(protocol::kOpHostCallback, w, &request);
   {
     std::lock_guard lock(c.mu);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
       c.queued[id].request = request;
-    else
+    } else {
       c.queued.erase(id);
+      c.stream_pending.erase(id);
+    }
   }
   c.sent.notify_all();
+  if (rc != CUDA_SUCCESS) c.ran.notify_all();
   return rc;
 }
 
@@ -133,7 +142,23 @@ bool run_host_callback(uint64_t id) {
   }
   if (request != kNoRequest) connection()->deliver_ahead_of(request);
   fn();
+  {
+    std::lock_guard lock(c.mu);
+    c.stream_pending.erase(id);
+  }
+  c.ran.notify_all();
   return true;
+}
+
+void wait_for_queued_callbacks() {
+  Callbacks& c = callbacks();
+  std::unique_lock lock(c.mu);
+  if (c.stream_pending.empty()) return;
+  const uint64_t last = *c.stream_pending.rbegin();
+  auto done = [&] { return c.stream_pending.empty() || *c.stream_pending.begin() > last; };
+  // Sliced, so that a process on its way out stops waiting.
+  while (!c.ran.wait_for(lock, std::chrono::milliseconds(100), done))
+    if (exiting()) return;
 }
 
 }  // namespace scuda::client

@@ -15,6 +15,12 @@ namespace scuda::client {
 // no callback `id` was queued.
 bool run_host_callback(uint64_t id);
 
+// Blocks until every stream callback queued before the call has run. An
+// async copy from page-locked memory reads its source in stream order
+// natively, so a callback queued ahead of it (XLA fills its staging buffers
+// so) must have written the bytes before the client reads them.
+void wait_for_queued_callbacks();
+
 // A graph host node's callback, kept under *id for as long as the process
 // lives, since every launch of the graph runs it: the node names the id,
 // and the server's stand-in reaches it over the callback channel. `once`:

@@ -209,20 +209,26 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
 }
 
 // Mapped blocks are device memory at their host address; other page-locked
-// blocks have no device address (the driver's answer for unmapped memory).
-// Registered memory is mirrored in the session, usually at its own address.
+// blocks and registered memory are mirrored in the session, usually at their
+// own address.
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
   SCUDA_PASSTHROUGH(cuMemHostGetDevicePointer_v2, pdptr, p, flags);
   if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   unsigned registered_flags = 0;
   if (scuda::client::registered::find(p, &registered_flags, pdptr)) return CUDA_SUCCESS;
-  std::lock_guard lock(host_memory().mu);
+  std::unique_lock lock(host_memory().mu);
   const scuda::client::HostBlock* block = scuda::client::find_block(p);
   if (!block) return CUDA_ERROR_INVALID_VALUE;
-  // Unmapped blocks answer as before this entry point existed; callers
-  // (PyTorch's pinned memory) cope with it.
-  if (!(block->flags & CU_MEMHOSTALLOC_DEVICEMAP)) return CUDA_ERROR_NOT_SUPPORTED;
-  *pdptr = reinterpret_cast<CUdeviceptr>(p);
+  if (block->flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+    *pdptr = reinterpret_cast<CUdeviceptr>(p);
+    return CUDA_SUCCESS;
+  }
+  lock.unlock();
+  // Under UVA every block has a device address (UnifiedMemoryPerf asks for
+  // one of cudaMallocHost memory): the block is mirrored from now on.
+  const CUdeviceptr device = scuda::client::mirror_of(reinterpret_cast<uintptr_t>(p));
+  if (!device) return CUDA_ERROR_OUT_OF_MEMORY;
+  *pdptr = device;
   return CUDA_SUCCESS;
 }
 

@@ -161,3 +161,35 @@ TEST_F(HostCallbackTest, ACallbackMayHoldItsStreamWhileTheProgramQueuesMore) {
 }
 
 }  // namespace
+
+namespace {
+
+// What a callback writes into page-locked memory, after a delay.
+struct Stage {
+  uint32_t* host;
+  uint32_t value;
+};
+
+// An async copy from page-locked memory reads it in stream order: a callback
+// queued ahead of the copy fills the buffer first (XLA's transfers), even
+// when it runs after the copy was called.
+TEST_F(HostCallbackTest, AsyncCopiesFromPageLockedMemoryReadItInStreamOrder) {
+  uint32_t* staging = nullptr;
+  ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&staging), 4096), CUDA_SUCCESS);
+  *staging = 5;
+  Stage stage{staging, 42};
+  ASSERT_EQ(cuLaunchHostFunc(stream_, [](void* p) {
+              std::this_thread::sleep_for(50ms);
+              auto* s = static_cast<Stage*>(p);
+              *s->host = s->value;
+            }, &stage),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(word_, staging, sizeof(uint32_t), stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  uint32_t got = 0;
+  ASSERT_EQ(cuMemcpyDtoH(&got, word_, sizeof got), CUDA_SUCCESS);
+  EXPECT_EQ(got, 42u);
+  EXPECT_EQ(cuMemFreeHost(staging), CUDA_SUCCESS);
+}
+
+}  // namespace

@@ -364,10 +364,15 @@ TEST_F(ManagedTest, MappedHostMemoryIsDeviceMemoryAtTheSameAddress) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(h[i], 3.0f * i) << i;
   EXPECT_EQ(cuMemFreeHost(block), CUDA_SUCCESS);
 
-  void* unmapped = nullptr;
-  ASSERT_EQ(cuMemHostAlloc(&unmapped, 4096, 0), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemHostGetDevicePointer(&dptr, unmapped, 0), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(cuMemFreeHost(unmapped), CUDA_SUCCESS);
+  // Under UVA a block without DEVICEMAP has a device address too: its mirror's.
+  void* plain = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&plain, 4096, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemHostGetDevicePointer(&dptr, plain, 0), CUDA_SUCCESS);
+  static_cast<float*>(plain)[5] = 2.0f;
+  scale(reinterpret_cast<float*>(dptr), 4.0f, 8);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(static_cast<float*>(plain)[5], 8.0f);
+  EXPECT_EQ(cuMemFreeHost(plain), CUDA_SUCCESS);
 }
 
 // Registered memory stays the program's own (here, a vector's heap block);
