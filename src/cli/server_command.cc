@@ -24,6 +24,8 @@ struct ServerArgs {
   std::string module_cache_dir;  // empty: the default
   uint64_t module_cache_size = uint64_t{2} << 30;
   bool no_module_cache = false;
+  unsigned drain_seconds = 30;
+  double handshake_seconds = 10;
 };
 
 // $XDG_CACHE_HOME/scuda/modules, else ~/.cache/scuda/modules.
@@ -59,6 +61,9 @@ int run_server(const ServerArgs& args) {
     return 2;
   }
   server::ListenerOptions options = args.listener;
+  options.drain_timeout = std::chrono::seconds(args.drain_seconds);
+  options.session.handshake_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(args.handshake_seconds * 1000));
   if (!args.token_file.empty() &&
       !read_token_file(args.token_file, &options.session.token, &error)) {
     spdlog::error("{}", error);
@@ -104,6 +109,15 @@ void add_server_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-module-cache", args->no_module_cache,
                 "Keep no module images: clients send every image whole");
+  cmd->add_option("--drain-timeout", args->drain_seconds,
+                  "Seconds running sessions may go on after SIGTERM or Ctrl-C before they are "
+                  "ended (a second signal ends them at once)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--handshake-timeout", args->handshake_seconds,
+                  "Seconds a new connection has to finish its handshake before it is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "Log every session");
   cmd->callback([args] { std::exit(run_server(*args)); });
 }

@@ -29,6 +29,14 @@ std::string program_name() {
 
 }  // namespace
 
+// A session that serves a request sends a heartbeat several times a second
+// (server/heartbeat.h), so a wait for a reply that hears nothing for this
+// long means the server is frozen, killed without closing, or cut off.
+std::chrono::milliseconds server_silence_limit() {
+  static const unsigned seconds = env_number("SCUDA_SERVER_TIMEOUT", 0, 86400, 15);
+  return std::chrono::seconds(seconds);
+}
+
 protocol::Hello Connection::hello() const {
   return {protocol::kApiHash, CUDA_VERSION, token_, program_name()};
 }
@@ -50,6 +58,7 @@ bool Connection::open(const std::string& address, const std::string& token,
   }
   spdlog::debug("connected to {} (session {}, driver {}, {} devices)", address_,
                 welcome_.session_pid, welcome_.driver_version, welcome_.devices.size());
+  socket_.set_idle_limit(server_silence_limit());
   return true;
 }
 
@@ -115,12 +124,22 @@ std::chrono::microseconds reply_spin() {
 
 }  // namespace
 
+namespace {
+
+std::string silence_message() {
+  return fmt::format("no word from the server for {} s: it is frozen, stopped or cut off from "
+                     "this machine (SCUDA_SERVER_TIMEOUT sets the limit, 0 waits for ever)",
+                     std::chrono::duration_cast<std::chrono::seconds>(server_silence_limit()).count());
+}
+
+}  // namespace
+
 bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
   for (;;) {
     uint8_t header[protocol::kHeaderSize];
     std::string why;
     if (!reader_.read(header, sizeof header, reply_spin())) {
-      *result = lost("the server closed the connection");
+      *result = lost(socket_.timed_out() ? silence_message() : "the server closed the connection");
       return false;
     }
     if (!protocol::decode_header(header, h, &why)) {
@@ -133,6 +152,7 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
       *result = lost("the server closed the connection");
       return false;
     }
+    if (text.empty()) continue;  // a heartbeat
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }

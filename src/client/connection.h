@@ -43,6 +43,11 @@ struct HostLayout {
   }
 };
 
+// How long a wait for a reply may hear nothing from the server before the
+// connection counts as lost (SCUDA_SERVER_TIMEOUT seconds, 15 by default;
+// 0: no limit).
+std::chrono::milliseconds server_silence_limit();
+
 class Connection {
  public:
   // Connects to `address` (HOST[:PORT]) and performs the handshake, asking

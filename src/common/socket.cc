@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@ bool parse_host_port(const std::string& text, HostPort* out, std::string* error,
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     close();
+    idle_limit_ = other.idle_limit_;
+    timed_out_ = other.timed_out_;
     fd_ = other.release();
   }
   return *this;
@@ -96,7 +99,23 @@ bool Socket::read_exact(void* data, size_t size, std::chrono::microseconds spin)
   return true;
 }
 
+bool Socket::readable_in_time() {
+  if (idle_limit_.count() <= 0) return true;
+  pollfd p{fd_, POLLIN, 0};
+  for (;;) {
+    const int n = ::poll(&p, 1, static_cast<int>(idle_limit_.count()));
+    if (n > 0) return true;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {
+      timed_out_ = true;
+      errno = ETIMEDOUT;
+    }
+    return false;
+  }
+}
+
 ssize_t Socket::read_some(void* data, size_t size) {
+  if (!readable_in_time()) return -1;
   for (;;) {
     const ssize_t n = ::read(fd_, data, size);
     if (n >= 0 || errno != EINTR) return n;

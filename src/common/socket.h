@@ -31,7 +31,8 @@ class Socket {
  public:
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& other) noexcept : fd_(other.release()) {}
+  Socket(Socket&& other) noexcept
+      : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_), fd_(other.release()) {}
   Socket& operator=(Socket&& other) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
@@ -55,7 +56,17 @@ class Socket {
   // of a thread that waited, a good part of a round trip on a fast link.
   ssize_t read_some(void* data, size_t size, std::chrono::microseconds spin);
 
+  // Reads that wait longer than `limit` for a first byte fail (-1, errno
+  // ETIMEDOUT) and timed_out() says so from then on; zero: no limit.
+  void set_idle_limit(std::chrono::milliseconds limit) { idle_limit_ = limit; }
+  bool timed_out() const { return timed_out_; }
+
  private:
+  // Waits until a read would not block, within the idle limit.
+  bool readable_in_time();
+
+  std::chrono::milliseconds idle_limit_{0};
+  bool timed_out_ = false;
   int fd_ = -1;
 };
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <cstring>
 #include <unordered_set>
 
@@ -32,6 +33,55 @@ void reap(std::unordered_set<pid_t>* sessions) {
   }
 }
 
+// The signal that asked the listener to stop, or 0.
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop(int sig) { g_stop = sig; }
+
+// Without SA_RESTART, so that a signal ends the wait in accept().
+void catch_stop_signals() {
+  struct sigaction a {};
+  a.sa_handler = on_stop;
+  sigemptyset(&a.sa_mask);
+  sigaction(SIGTERM, &a, nullptr);
+  sigaction(SIGINT, &a, nullptr);
+}
+
+// Waits until every session in `sessions` has ended, at most until
+// `deadline` or another stop signal; true if they all ended.
+bool wait_for_sessions(std::unordered_set<pid_t>* sessions,
+                       std::chrono::steady_clock::time_point deadline) {
+  while (!sessions->empty() && !g_stop && std::chrono::steady_clock::now() < deadline) {
+    usleep(20000);
+    reap(sessions);
+  }
+  return sessions->empty();
+}
+
+// Sends `sig` to every session still running.
+void signal_sessions(const std::unordered_set<pid_t>& sessions, int sig) {
+  for (pid_t pid : sessions) kill(pid, sig);
+}
+
+// After a stop signal: no new sessions; the running ones get `limit` to
+// finish, then SIGTERM, then SIGKILL.
+int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::seconds limit) {
+  listener->close();
+  reap(sessions);
+  spdlog::info("stopping: accepting no more clients; {} sessions running, given up to {} s to "
+               "finish (signal again to end them now)", sessions->size(), limit.count());
+  g_stop = 0;
+  if (!wait_for_sessions(sessions, std::chrono::steady_clock::now() + limit)) {
+    spdlog::warn("ending {} sessions still running; their clients get an error", sessions->size());
+    signal_sessions(*sessions, SIGTERM);
+    g_stop = 0;
+    if (!wait_for_sessions(sessions, std::chrono::steady_clock::now() + std::chrono::seconds(2)))
+      signal_sessions(*sessions, SIGKILL);
+  }
+  spdlog::info("scuda server stopped");
+  return 0;
+}
+
 // Connections past the limit get a process only to join a session's
 // callback channel, and only this many at once.
 constexpr int kJoinsPastTheLimit = 4;
@@ -39,6 +89,10 @@ constexpr int kJoinsPastTheLimit = 4;
 [[noreturn]] void run_session(Socket client, const SessionOptions& options) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   signal(SIGCHLD, SIG_DFL);
+  // A Ctrl-C at the server's terminal reaches the whole process group: the
+  // listener decides when sessions end.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_DFL);
   Session session(std::move(client), options);
   _exit(session.run());
 }
@@ -63,6 +117,7 @@ int serve(const ListenerOptions& options) {
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
+  catch_stop_signals();
   // Always said, on stdout: with port 0 it is the only way to learn the port.
   const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
                                                                        : addr.host;
@@ -73,6 +128,7 @@ int serve(const ListenerOptions& options) {
   for (;;) {
     Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
     reap(&sessions);
+    if (g_stop) return drain(&listener, &sessions, options.drain_timeout);
     if (!client.valid()) {
       if (errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
       continue;

@@ -2,6 +2,7 @@
 // forked session process of its own, which exits when the client goes away.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "server/session.h"
@@ -11,10 +12,15 @@ namespace scuda::server {
 struct ListenerOptions {
   std::string listen = "127.0.0.1:14833";
   int max_sessions = 0;  // 0: no limit
+  // After SIGTERM or SIGINT: how long running sessions may go on before
+  // they are ended (a second signal ends them at once).
+  std::chrono::seconds drain_timeout{30};
   SessionOptions session;
 };
 
-// Serves until killed; returns an exit code if it cannot start.
+// Serves until SIGTERM or SIGINT, then stops accepting, lets the running
+// sessions finish (drain_timeout) and returns 0; returns another exit code
+// if it cannot start.
 int serve(const ListenerOptions& options);
 
 }  // namespace scuda::server

@@ -1,5 +1,7 @@
 #include "server/session.h"
 
+#include <signal.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,13 +33,44 @@ std::string at_limit_message(int max_sessions) {
 Session::Session(Socket socket, SessionOptions options)
     : socket_(std::move(socket)), options_(std::move(options)) {}
 
+namespace {
+
+// The handshake's deadline: the process is this connection's alone, so an
+// alarm that ends it is the whole of the clean-up.
+void on_handshake_alarm(int) {
+  static const char line[] = "scuda session: no handshake in time; closing the connection\n";
+  [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, line, sizeof line - 1);
+  _exit(1);
+}
+
+void arm_handshake_alarm(std::chrono::milliseconds timeout) {
+  signal(SIGALRM, on_handshake_alarm);
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  itimerval t{};
+  t.it_value.tv_sec = us / 1000000;
+  t.it_value.tv_usec = us % 1000000;
+  setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+void disarm_handshake_alarm() {
+  itimerval t{};
+  setitimer(ITIMER_REAL, &t, nullptr);
+  signal(SIGALRM, SIG_DFL);
+}
+
+}  // namespace
+
 int Session::run() {
   protocol::Hello hello;
   uint64_t hello_id = 0;
-  if (!read_hello(&hello, &hello_id)) return 1;
+  arm_handshake_alarm(options_.handshake_timeout);
+  const bool hello_ok = read_hello(&hello, &hello_id);
+  disarm_handshake_alarm();
+  if (!hello_ok) return 1;
   if (!hello.join.empty()) return join(hello, hello_id) ? 0 : 1;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
+  heartbeat_.start(socket_.fd());
   FrameHeader h;
   std::string error;
   for (std::chrono::microseconds spin{};;) {
@@ -158,7 +191,9 @@ bool Session::serve_one(const FrameHeader& rh) {
   if (!reader_.read(payload_.get(), size)) return false;
   protocol::Reader in(payload_.get(), size);
   protocol::Writer out;
+  heartbeat_.enter();
   CUresult rc = entry->fn(*this, in, out);
+  heartbeat_.leave();
   if (rc == kMalformed) {
     const std::string why = std::exchange(malformed_why_, {});
     refuse(rh.request_id,
@@ -211,6 +246,7 @@ bool Session::relay_output() {
 }
 
 CUresult Session::begin_reply(size_t size, const void* data, size_t first) {
+  heartbeat_.begin_reply();
   const CUresult rc = settle(CUDA_SUCCESS);
   if (!relay_output()) lost_ = true;
   const uint32_t result = rc;

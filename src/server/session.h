@@ -2,6 +2,7 @@
 // and the connection, and dispatches each request frame to its handler.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -15,6 +16,7 @@
 #include "protocol/handshake.h"
 #include "server/handler.h"
 #include "server/handles.h"
+#include "server/heartbeat.h"
 #include "server/host_mirrors.h"
 #include "server/ipc_exports.h"
 #include "server/lanes.h"
@@ -31,6 +33,9 @@ struct SessionOptions {
   // a callback channel's join is served (a brief process, for a session
   // that already counts).
   int full_at = 0;
+  // A connection that has not finished its handshake by then is closed, so
+  // that silent connections do not hold processes.
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
 };
 
 // What a client is told when the server is at its limit of sessions.
@@ -116,6 +121,7 @@ class Session {
   IpcExports ipc_;
   Lanes lanes_{driver_, socket_.fd()};
   SessionOutput output_;
+  Heartbeat heartbeat_;
 };
 
 }  // namespace scuda::server

@@ -14,6 +14,8 @@
 //                             on stdin, launches for 300 ms and a synchronize
 //   client_tool copy-after-loss  the same with 1 MiB copies, which the
 //                             calling thread writes itself
+//   client_tool nap MS        a kernel that keeps the session busy MS
+//                             milliseconds, then a synchronize
 #include <cuda.h>
 #include <unistd.h>
 
@@ -110,6 +112,21 @@ int launch_after_loss() {
     fill.launch(2, 1);
     usleep(1000);
   }
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+int nap(int ms) {
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod;
+  CUfunction fn;
+  const char image[] = "scuda-double-module\nkernel nap 4\n";
+  if (cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+      cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fn, mod, "nap"))
+    return 1;
+  void* params[] = {&ms};
+  if (CUresult rc = cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr))
+    return report("cuLaunchKernel", rc);
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
@@ -226,7 +243,7 @@ int unsupported_twice() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return 2;
+  if (argc < 2) return 2;
   if (std::strcmp(argv[1], "runtime-exit") == 0) std::atexit(runtime_exit_handler);
   if (CUresult rc = cuInit(0)) return report("cuInit", rc);
   if (std::strcmp(argv[1], "runtime-exit") == 0) return managed_then_exit(false);
@@ -240,5 +257,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "launch-after-loss") == 0) return launch_after_loss();
   if (std::strcmp(argv[1], "copy-after-loss") == 0) return copy_after_loss();
   if (std::strcmp(argv[1], "unsupported") == 0) return unsupported_twice();
+  if (std::strcmp(argv[1], "nap") == 0 && argc > 2) return nap(std::atoi(argv[2]));
   return 2;
 }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,6 +91,9 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
                 std::to_string(reinterpret_cast<uintptr_t>(this)) + ".log";
   const std::string stdout_path = launch_log_ + ".stdout";
   std::vector<std::string> argv = {SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", DOUBLE_LIB};
+  // stop() ends sessions at once unless a test asks for a drain.
+  if (std::find(extra_args.begin(), extra_args.end(), "--drain-timeout") == extra_args.end())
+    argv.insert(argv.end(), {"--drain-timeout", "0"});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   pid_ = fork();
   if (pid_ == 0) {
@@ -109,11 +113,37 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
 
 ServerProcess::~ServerProcess() { stop(); }
 
-void ServerProcess::stop() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  waitpid(pid_, nullptr, 0);
+std::vector<Child> children_of(pid_t parent) {
+  std::vector<Child> out;
+  const std::string list = slurp("/proc/" + std::to_string(parent) + "/task/" +
+                                 std::to_string(parent) + "/children");
+  std::istringstream pids(list);
+  for (pid_t pid; pids >> pid;) {
+    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;  // already reaped
+    const char state = stat[paren + 2];
+    const int code = std::stoi(stat.substr(stat.rfind(' ') + 1));
+    out.push_back({pid, state == 'Z', code});
+  }
+  return out;
+}
+
+bool all_ended(pid_t parent) {
+  for (const Child& c : children_of(parent))
+    if (!c.ended) return false;
+  return true;
+}
+
+void ServerProcess::stop() { wait_for_exit(SIGTERM); }
+
+int ServerProcess::wait_for_exit(int sig) {
+  if (pid_ <= 0) return -1;
+  if (sig) kill(pid_, sig);
+  int status = 0;
+  waitpid(pid_, &status, 0);
   pid_ = -1;
+  return status;
 }
 
 Output run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {

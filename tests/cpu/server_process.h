@@ -22,12 +22,26 @@ class ServerProcess {
   // The file the driver double appends its launch and synchronize records to.
   const std::string& launch_log() const { return launch_log_; }
   void stop();
+  // Sends `sig` (0: none) and waits for the server to end; its wait status.
+  int wait_for_exit(int sig);
 
  private:
   pid_t pid_ = -1;
   std::string address_;
   std::string launch_log_;
 };
+
+// A child process of a server: a session, or a join's brief process.
+struct Child {
+  pid_t pid;
+  bool ended;  // a zombie, not yet reaped
+  int exit_code;
+};
+
+// The children of process `parent` (from /proc), reaped ones left out.
+std::vector<Child> children_of(pid_t parent);
+// True when every child of `parent` has ended.
+bool all_ended(pid_t parent);
 
 // A free TCP port on 127.0.0.1, as the kernel hands it out right now.
 int free_port();

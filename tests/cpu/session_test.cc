@@ -28,6 +28,9 @@
 namespace scuda {
 namespace {
 
+using test::all_ended;
+using test::Child;
+using test::children_of;
 using test::Output;
 using test::ServerProcess;
 
@@ -604,34 +607,6 @@ TEST(Session, CallbackChannelCarriesReachedAndDone) {
 
 // The session processes the listener forked, with their exit codes once
 // they have ended (zombies not yet reaped).
-struct Child {
-  pid_t pid;
-  bool ended;
-  int exit_code;
-};
-
-std::vector<Child> children_of(pid_t parent) {
-  std::vector<Child> out;
-  const std::string list = read_all("/proc/" + std::to_string(parent) + "/task/" +
-                                    std::to_string(parent) + "/children");
-  std::istringstream pids(list);
-  for (pid_t pid; pids >> pid;) {
-    const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos) continue;  // already reaped
-    const char state = stat[paren + 2];
-    const int code = std::stoi(stat.substr(stat.rfind(' ') + 1));
-    out.push_back({pid, state == 'Z', code});
-  }
-  return out;
-}
-
-bool all_ended(pid_t parent) {
-  for (const Child& c : children_of(parent))
-    if (!c.ended) return false;
-  return true;
-}
-
 // A program that exits while its stream waits for its callback: the program
 // does not hang, its session ends cleanly, and the server serves on.
 TEST(Session, ExitWithACallbackRunningEndsTheSessionCleanly) {

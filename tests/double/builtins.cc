@@ -1,7 +1,9 @@
 #include "builtins.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "allocations.h"
 
@@ -62,6 +64,12 @@ CUresult say(const KernelDesc& k, const std::vector<uint8_t>& p) {
   return CUDA_SUCCESS;
 }
 
+// A kernel that takes its time: the session is busy for `ms` milliseconds.
+CUresult nap(const KernelDesc& k, const std::vector<uint8_t>& p) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(arg<int>(k, p, 0)));
+  return CUDA_SUCCESS;
+}
+
 bool signature(const KernelDesc& k, const char* name, std::vector<size_t> sizes) {
   return k.name == name && k.sizes == sizes;
 }
@@ -73,6 +81,7 @@ CUresult run_builtin(const KernelDesc& kernel, const std::vector<uint8_t>& param
   if (signature(kernel, "fill", {8, 4, 4})) return fill(kernel, params);
   if (signature(kernel, "scale", {8, 4, 4})) return scale(kernel, params);
   if (signature(kernel, "say", {4})) return say(kernel, params);
+  if (signature(kernel, "nap", {4})) return nap(kernel, params);
   return CUDA_SUCCESS;
 }
 

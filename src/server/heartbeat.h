@@ -1,0 +1,40 @@
+// The session's sign of life while it serves a request: a client waiting
+// for a reply that hears nothing for long takes the server for lost
+// (client/connection.h, server_silence_limit), so a request that keeps the
+// session busy (a long synchronize, a JIT compile) must not look like a
+// frozen server. A thread sends an empty output frame, which clients skip,
+// every period while a request is being served and its reply has not begun.
+// The period is far below the shortest limit a client may set (one
+// second), and it runs across requests: a queue of one-way requests that
+// each take less than a period still beats.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+
+namespace scuda::server {
+
+class Heartbeat {
+ public:
+  // Starts the thread that writes to `fd` (the session's connection).
+  void start(int fd, std::chrono::milliseconds period = std::chrono::milliseconds(250));
+
+  // Around each request's handler: from enter() the thread may write
+  // between the session's requests' bytes, until begin_reply() (the
+  // handler's own reply starts) or leave().
+  void enter();
+  void begin_reply();
+  void leave();
+
+ private:
+  void beat();
+
+  int fd_ = -1;
+  std::chrono::milliseconds period_{250};
+  std::mutex mu_;  // held by a write of the thread's, and by each change below
+  bool serving_ = false;
+  bool replying_ = false;
+  std::chrono::steady_clock::time_point last_{};  // the last heartbeat
+};
+
+}  // namespace scuda::server

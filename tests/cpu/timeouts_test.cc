@@ -1,0 +1,149 @@
+// Timeouts and shutdown between a client and a real server (with the driver
+// test double): a silent connection is closed, a frozen server fails the
+// call that waits for it, a busy one does not, and SIGTERM lets running
+// sessions finish.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/socket.h"
+#include "server_process.h"
+
+namespace scuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using test::Output;
+using test::ServerProcess;
+
+Output client(const ServerProcess& s, std::vector<std::string> args,
+              std::vector<std::string> env = {}) {
+  env.push_back("SCUDA_SERVER=" + s.address());
+  args.insert(args.begin(), CLIENT_TOOL);
+  return test::run_program(args, env);
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A connection that never sends its handshake holds a process only until
+// the handshake timeout.
+TEST(Timeouts, AConnectionWithoutAHandshakeIsClosed) {
+  ServerProcess server({"--handshake-timeout", "0.3"});
+  HostPort hp;
+  std::string error;
+  ASSERT_TRUE(parse_host_port(server.address(), &hp, &error)) << error;
+  Socket silent = connect_tcp(hp, &error);
+  ASSERT_TRUE(silent.valid()) << error;
+  const timeval patience{10, 0};  // a failure below must not hang the test
+  setsockopt(silent.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  const auto start = Clock::now();
+  char byte;
+  EXPECT_EQ(read(silent.fd(), &byte, 1), 0);
+  EXPECT_LT(seconds_since(start), 5.0);
+  for (int i = 0; i < 250 && !test::all_ended(server.pid()); ++i) usleep(20000);
+  EXPECT_TRUE(test::all_ended(server.pid()));
+}
+
+// A session busy for longer than the client's silence limit still answers:
+// its heartbeats tell the waiting client it is alive.
+TEST(Timeouts, ABusyServerIsNotTakenForAFrozenOne) {
+  ServerProcess server;
+  Output o = client(server, {"nap", "2500"}, {"SCUDA_SERVER_TIMEOUT=1"});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
+}
+
+// A session frozen (SIGSTOP) under a waiting call: the call fails within
+// the client's limit, and says why.
+TEST(Timeouts, AFrozenServerFailsTheWaitingCallWithinTheLimit) {
+  ServerProcess server;
+  int in[2], out[2];
+  ASSERT_EQ(pipe(in), 0);
+  ASSERT_EQ(pipe(out), 0);
+  const std::string err_path = "/tmp/scuda-timeouts-" + std::to_string(getpid()) + ".err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    freopen(err_path.c_str(), "w", stderr);
+    setenv("SCUDA_SERVER", server.address().c_str(), 1);
+    setenv("SCUDA_SERVER_TIMEOUT", "2", 1);
+    execl(CLIENT_TOOL, CLIENT_TOOL, "launch-after-loss", nullptr);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  FILE* from_child = fdopen(out[0], "r");
+  char line[128] = {};
+  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
+  ASSERT_STREQ(line, "ready\n");
+  const std::vector<test::Child> sessions = test::children_of(server.pid());
+  ASSERT_EQ(sessions.size(), 1u);
+  kill(sessions[0].pid, SIGSTOP);
+  const auto start = Clock::now();
+  ASSERT_EQ(write(in[1], "go\n", 3), 3);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const double waited = seconds_since(start);
+  kill(sessions[0].pid, SIGKILL);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
+  EXPECT_STREQ(line, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
+  EXPECT_GE(waited, 1.5);
+  EXPECT_LT(waited, 8.0);
+  FILE* err = fopen(err_path.c_str(), "r");
+  ASSERT_NE(err, nullptr);
+  std::string text;
+  for (char buf[256]; fgets(buf, sizeof buf, err);) text += buf;
+  fclose(err);
+  unlink(err_path.c_str());
+  EXPECT_NE(text.find("no word from the server for 2 s"), std::string::npos) << text;
+  fclose(from_child);
+  close(in[1]);
+}
+
+// SIGTERM: no new clients, but a running session finishes its work and the
+// server then exits 0.
+TEST(Timeouts, SigtermLetsRunningSessionsFinish) {
+  ServerProcess server({"--drain-timeout", "20"});
+  Output o;
+  std::thread running([&] { o = client(server, {"nap", "1500"}); });
+  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  usleep(300000);  // the nap has begun
+  const auto start = Clock::now();
+  const int status = server.wait_for_exit(SIGTERM);
+  running.join();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
+  EXPECT_LT(seconds_since(start), 10.0);
+}
+
+// A session still running at the drain's end is ended: its client gets an
+// error, and the server exits 0 soon after the limit.
+TEST(Timeouts, SessionsStillRunningAtTheDrainsEndAreEnded) {
+  ServerProcess server({"--drain-timeout", "1"});
+  Output o;
+  std::thread running([&] { o = client(server, {"nap", "8000"}); });
+  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  usleep(300000);
+  const auto start = Clock::now();
+  const int status = server.wait_for_exit(SIGTERM);
+  const double took = seconds_since(start);
+  running.join();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_LT(took, 5.0);
+  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n") << o.err;
+}
+
+}  // namespace
+}  // namespace scuda
