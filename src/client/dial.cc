@@ -1,17 +1,66 @@
 #include "client/dial.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "common/config.h"
 
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// SCUDA_CONNECT_TIMEOUT: seconds one connect attempt may take (a host that
+// drops packets never refuses).
+milliseconds connect_timeout() {
+  static const unsigned s = env_number("SCUDA_CONNECT_TIMEOUT", 1, 3600, 10);
+  return seconds(s);
+}
+
+// SCUDA_CONNECT_RETRY: for how many seconds a refused connect is tried
+// again (a server restarting, or started together with its clients).
+milliseconds retry_window() {
+  static const unsigned s = env_number("SCUDA_CONNECT_RETRY", 0, 3600, 3);
+  return seconds(s);
+}
+
+// Connects, trying again with growing pauses while nothing listens at the
+// address, for at most the retry window.
+Socket connect_with_retry(const HostPort& hp, const std::string& address, std::string* error) {
+  const auto until = std::chrono::steady_clock::now() + retry_window();
+  milliseconds pause(100);
+  for (bool said = false;; pause = std::min(pause * 2, milliseconds(1000))) {
+    bool refused = false;
+    Socket s = connect_tcp(hp, error, connect_timeout(), &refused);
+    if (s.valid() || !refused || std::chrono::steady_clock::now() + pause > until) return s;
+    if (!std::exchange(said, true))
+      spdlog::warn("nothing listens at {} yet; trying again for up to {} s (SCUDA_CONNECT_RETRY)",
+                   address, std::chrono::duration_cast<seconds>(retry_window()).count());
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+// How long the handshake's reply may take: the session loads the driver and
+// looks at every GPU first.
+constexpr milliseconds kHandshakeLimit = seconds(60);
+
+}  // namespace
+
 Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
             std::string* error) {
   HostPort hp;
   if (!parse_host_port(address, &hp, error)) return Socket();
-  Socket s = connect_tcp(hp, error);
+  Socket s = connect_with_retry(hp, address, error);
   if (!s.valid()) {
     // Only a server that cannot be reached may not be running; one that
     // answers says what is wrong itself.
@@ -28,11 +77,17 @@ Socket dial(const std::string& address, const protocol::Hello& hello, protocol::
     return Socket();
   }
   std::string why;
+  s.set_idle_limit(kHandshakeLimit);
   if (protocol::read_frame(s, reply, &why) != protocol::ReadStatus::kOk) {
+    if (s.timed_out())
+      why = fmt::format("server {} accepted the connection but did not answer its handshake in "
+                        "{} s: it is frozen or overloaded", address,
+                        std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
     *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address)
                          : why;
     return Socket();
   }
+  s.set_idle_limit(milliseconds(0));
   if (reply->header.flags & protocol::kError) {
     *error = fmt::format("server {} refused the connection: {}", address,
                          std::string(reply->payload.begin(), reply->payload.end()));

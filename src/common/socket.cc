@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -178,13 +179,46 @@ Socket first_ready(const HostPort& addr, bool passive, const char* verb, std::st
 
 }  // namespace
 
-Socket connect_tcp(const HostPort& addr, std::string* error) {
-  return first_ready(addr, false, "connect to", error, [](Socket& s, addrinfo* ai) {
-    if (::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) != 0) return false;
+namespace {
+
+// connect(), bounded by `timeout` when it is above zero: the socket is
+// non-blocking only for the wait.
+bool connect_within(int fd, const sockaddr* to, socklen_t len, std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) return ::connect(fd, to, len) == 0;
+  const int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  bool ok = ::connect(fd, to, len) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int n;
+    while ((n = ::poll(&p, 1, static_cast<int>(timeout.count()))) < 0 && errno == EINTR) {}
+    int so_error = 0;
+    socklen_t so_len = sizeof so_error;
+    if (n == 0) errno = ETIMEDOUT;
+    else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &so_len) == 0)
+      ok = so_error == 0, errno = so_error;
+  }
+  fcntl(fd, F_SETFL, flags);
+  return ok;
+}
+
+}  // namespace
+
+Socket connect_tcp(const HostPort& addr, std::string* error, std::chrono::milliseconds timeout,
+                   bool* refused) {
+  bool tried = false, all_refused = true;
+  Socket s = first_ready(addr, false, "connect to", error, [&](Socket& s, addrinfo* ai) {
+    tried = true;
+    if (!connect_within(s.fd(), ai->ai_addr, ai->ai_addrlen, timeout)) {
+      all_refused = all_refused && errno == ECONNREFUSED;
+      return false;
+    }
     int one = 1;
     setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return true;
   });
+  if (refused) *refused = !s.valid() && tried && all_refused;
+  return s;
 }
 
 Socket listen_tcp(const HostPort& addr, std::string* error) {

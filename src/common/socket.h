@@ -70,8 +70,11 @@ class Socket {
   int fd_ = -1;
 };
 
-// Connects with TCP_NODELAY set; on failure says why.
-Socket connect_tcp(const HostPort& addr, std::string* error);
+// Connects with TCP_NODELAY set; on failure says why, and *refused (if
+// given) says whether every address refused (nothing listens there yet).
+// A `timeout` above zero bounds each address's attempt.
+Socket connect_tcp(const HostPort& addr, std::string* error,
+                   std::chrono::milliseconds timeout = {}, bool* refused = nullptr);
 // Binds and listens; on failure says why.
 Socket listen_tcp(const HostPort& addr, std::string* error);
 

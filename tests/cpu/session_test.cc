@@ -98,7 +98,8 @@ TEST(Session, TokenMustMatch) {
 // Nothing answers: the error says where to look (the server, the address).
 TEST(Session, AnAddressNothingAnswersOnSaysWhereToLook) {
   const std::string address = "127.0.0.1:" + std::to_string(test::free_port());
-  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + address});
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + address, "SCUDA_CONNECT_RETRY=0"});
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("is `scuda server` running there?"), std::string::npos) << o.err;
@@ -435,7 +436,8 @@ TEST(Session, StoppedServerGivesAClearError) {
   ServerProcess server;
   const std::string address = server.address();
   server.stop();
-  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + address});
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + address, "SCUDA_CONNECT_RETRY=0"});
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("scuda server"), std::string::npos) << o.err;

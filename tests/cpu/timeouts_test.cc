@@ -145,5 +145,42 @@ TEST(Timeouts, SessionsStillRunningAtTheDrainsEndAreEnded) {
   EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n") << o.err;
 }
 
+// A client started before its server (a service and its GPU server started
+// together) waits for it, within SCUDA_CONNECT_RETRY.
+TEST(Timeouts, AClientStartedBeforeItsServerWaitsForIt) {
+  const std::string address = "127.0.0.1:" + std::to_string(test::free_port());
+  Output o;
+  std::thread early([&] {
+    o = test::run_program({CLIENT_TOOL, "init"},
+                          {"SCUDA_SERVER=" + address, "SCUDA_CONNECT_RETRY=20"});
+  });
+  usleep(600000);
+  pid_t server = fork();
+  if (server == 0) {
+    freopen("/dev/null", "w", stdout);
+    execl(SCUDA_BIN, SCUDA_BIN, "server", "-l", address.c_str(), "--driver", DOUBLE_LIB,
+          "--drain-timeout", "0", nullptr);
+    _exit(127);
+  }
+  early.join();
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("trying again"), std::string::npos) << o.err;
+}
+
+// Nothing listens for longer than the window: the client gives up at its end.
+TEST(Timeouts, ARefusedConnectIsRetriedOnlyWithinTheWindow) {
+  const std::string address = "127.0.0.1:" + std::to_string(test::free_port());
+  const auto start = Clock::now();
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + address, "SCUDA_CONNECT_RETRY=1"});
+  const double took = seconds_since(start);
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("cannot connect to " + address), std::string::npos) << o.err;
+  EXPECT_GE(took, 0.5);
+  EXPECT_LT(took, 4.0);
+}
+
 }  // namespace
 }  // namespace scuda
