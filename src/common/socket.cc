@@ -215,10 +215,19 @@ Socket connect_tcp(const HostPort& addr, std::string* error, std::chrono::millis
     }
     int one = 1;
     setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    keep_alive(s.fd());
     return true;
   });
   if (refused) *refused = !s.valid() && tried && all_refused;
   return s;
+}
+
+void keep_alive(int fd) {
+  const int on = 1, idle = 30, interval = 10, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
 Socket listen_tcp(const HostPort& addr, std::string* error) {

@@ -75,6 +75,11 @@ class Socket {
 // A `timeout` above zero bounds each address's attempt.
 Socket connect_tcp(const HostPort& addr, std::string* error,
                    std::chrono::milliseconds timeout = {}, bool* refused = nullptr);
+// Turns on TCP keepalive with short intervals, so that a peer whose host
+// vanished (power cut, cable pulled) is noticed on an idle connection in
+// about a minute instead of never.
+void keep_alive(int fd);
+
 // Binds and listens; on failure says why.
 Socket listen_tcp(const HostPort& addr, std::string* error);
 

@@ -38,13 +38,18 @@ volatile sig_atomic_t g_stop = 0;
 
 void on_stop(int sig) { g_stop = sig; }
 
-// Without SA_RESTART, so that a signal ends the wait in accept().
-void catch_stop_signals() {
+void on_child(int) {}
+
+// Without SA_RESTART, so that a signal ends the wait in accept(): a stop
+// signal begins the drain, and an ended session is reaped at once.
+void catch_signals() {
   struct sigaction a {};
   a.sa_handler = on_stop;
   sigemptyset(&a.sa_mask);
   sigaction(SIGTERM, &a, nullptr);
   sigaction(SIGINT, &a, nullptr);
+  a.sa_handler = on_child;
+  sigaction(SIGCHLD, &a, nullptr);
 }
 
 // Waits until every session in `sessions` has ended, at most until
@@ -117,7 +122,7 @@ int serve(const ListenerOptions& options) {
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
-  catch_stop_signals();
+  catch_signals();
   // Always said, on stdout: with port 0 it is the only way to learn the port.
   const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
                                                                        : addr.host;
@@ -136,6 +141,7 @@ int serve(const ListenerOptions& options) {
     // Replies are small and latency-bound: never hold one back for Nagle.
     int one = 1;
     setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    keep_alive(client.fd());
     const int live = static_cast<int>(sessions.size());
     if (options.max_sessions > 0 && live >= options.max_sessions + kJoinsPastTheLimit) {
       protocol::write_error(client, 0, at_limit_message(options.max_sessions));

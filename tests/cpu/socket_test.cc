@@ -4,7 +4,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "common/socket.h"
@@ -38,15 +40,38 @@ struct Pair {
   scuda::Socket reader, writer;
 };
 
+// The thread's count of waits also moves for reasons of the machine's (a
+// major page fault under load), so the best of three tries is taken: a read
+// that always slept fails all three.
 TEST(SocketSpin, BytesDueWithinTheSpinAreReadWithoutSleeping) {
-  Pair p;
-  std::thread w = p.later(milliseconds(5), 'a');
-  const long before = waits();
-  char got = 0;
-  EXPECT_EQ(p.reader.read_some(&got, 1, microseconds(2'000'000)), 1);
-  EXPECT_EQ(waits() - before, 0);
-  EXPECT_EQ(got, 'a');
-  w.join();
+  long fewest = -1;
+  for (int attempt = 0; attempt < 3 && fewest != 0; ++attempt) {
+    Pair p;
+    std::thread w = p.later(milliseconds(5), 'a');
+    const long before = waits();
+    char got = 0;
+    EXPECT_EQ(p.reader.read_some(&got, 1, microseconds(2'000'000)), 1);
+    const long slept = waits() - before;
+    fewest = fewest < 0 ? slept : std::min(fewest, slept);
+    EXPECT_EQ(got, 'a');
+    w.join();
+  }
+  EXPECT_EQ(fewest, 0);
+}
+
+// Connections are kept alive by TCP itself, so a vanished peer is noticed.
+TEST(SocketOptions, ConnectionsUseKeepalive) {
+  scuda::HostPort any{"127.0.0.1", 0};
+  std::string error;
+  scuda::Socket listener = scuda::listen_tcp(any, &error);
+  ASSERT_TRUE(listener.valid()) << error;
+  scuda::HostPort there{"127.0.0.1", scuda::bound_port(listener)};
+  scuda::Socket s = scuda::connect_tcp(there, &error);
+  ASSERT_TRUE(s.valid()) << error;
+  int on = 0;
+  socklen_t len = sizeof on;
+  ASSERT_EQ(getsockopt(s.fd(), SOL_SOCKET, SO_KEEPALIVE, &on, &len), 0);
+  EXPECT_EQ(on, 1);
 }
 
 TEST(SocketSpin, BytesDueAfterTheSpinAreWaitedFor) {

@@ -145,6 +145,15 @@ TEST(Timeouts, SessionsStillRunningAtTheDrainsEndAreEnded) {
   EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n") << o.err;
 }
 
+// A session whose client went away is reaped at once, not at the next
+// connection: no zombie stays behind.
+TEST(Timeouts, AnEndedSessionIsReapedAtOnce) {
+  ServerProcess server;
+  ASSERT_EQ(client(server, {"init"}).exit_code, 0);
+  for (int i = 0; i < 100 && !test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  EXPECT_TRUE(test::children_of(server.pid()).empty());
+}
+
 // A client started before its server (a service and its GPU server started
 // together) waits for it, within SCUDA_CONNECT_RETRY.
 TEST(Timeouts, AClientStartedBeforeItsServerWaitsForIt) {
