@@ -1,5 +1,7 @@
 #include "server/listener.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -30,6 +32,8 @@ void reap(std::unordered_set<pid_t>* sessions) {
     sessions->erase(pid);
     if (WIFSIGNALED(status))
       spdlog::warn("session {} died of signal {}", pid, WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      spdlog::info("session {} ended with exit code {}", pid, WEXITSTATUS(status));
   }
 }
 
@@ -40,8 +44,13 @@ void on_stop(int sig) { g_stop = sig; }
 
 void on_child(int) {}
 
-// Without SA_RESTART, so that a signal ends the wait in accept(): a stop
-// signal begins the drain, and an ended session is reaped at once.
+// The signals the listener waits for: a stop signal begins the drain, and
+// an ended session is reaped at once. They stay blocked except inside the
+// wait (ppoll), so that none arrives between a check of g_stop and the
+// wait, where it would be missed until the next client.
+sigset_t g_waited;
+sigset_t g_unblocked;  // the mask the process started with
+
 void catch_signals() {
   struct sigaction a {};
   a.sa_handler = on_stop;
@@ -50,6 +59,21 @@ void catch_signals() {
   sigaction(SIGINT, &a, nullptr);
   a.sa_handler = on_child;
   sigaction(SIGCHLD, &a, nullptr);
+  sigemptyset(&g_waited);
+  sigaddset(&g_waited, SIGTERM);
+  sigaddset(&g_waited, SIGINT);
+  sigaddset(&g_waited, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &g_waited, &g_unblocked);
+}
+
+// Lets the signals in again: in the drain (which polls g_stop) and in a
+// forked session.
+void unblock_signals() { sigprocmask(SIG_SETMASK, &g_unblocked, nullptr); }
+
+// Waits until a client knocks or a signal comes; true when a client knocks.
+bool wait_for_client(const Socket& listener) {
+  pollfd p{listener.fd(), POLLIN, 0};
+  return ppoll(&p, 1, nullptr, &g_unblocked) > 0 && (p.revents & POLLIN);
 }
 
 // Waits until every session in `sessions` has ended, at most until
@@ -72,6 +96,7 @@ void signal_sessions(const std::unordered_set<pid_t>& sessions, int sig) {
 // finish, then SIGTERM, then SIGKILL.
 int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::seconds limit) {
   listener->close();
+  unblock_signals();
   reap(sessions);
   spdlog::info("stopping: accepting no more clients; {} sessions running, given up to {} s to "
                "finish (signal again to end them now)", sessions->size(), limit.count());
@@ -131,13 +156,18 @@ int serve(const ListenerOptions& options) {
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
   for (;;) {
-    Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    const bool knocked = wait_for_client(listener);
     reap(&sessions);
     if (g_stop) return drain(&listener, &sessions, options.drain_timeout);
+    if (!knocked) continue;
+    Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!client.valid()) {
-      if (errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
+      if (errno != EAGAIN && errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
       continue;
     }
+    // Accepted non-blocking only so that a client gone before accept()
+    // cannot block the listener; sessions use blocking sockets.
+    fcntl(client.fd(), F_SETFL, fcntl(client.fd(), F_GETFL) & ~O_NONBLOCK);
     // Replies are small and latency-bound: never hold one back for Nagle.
     int one = 1;
     setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -153,6 +183,7 @@ int serve(const ListenerOptions& options) {
     pid_t pid = fork();
     if (pid == 0) {
       listener.close();
+      unblock_signals();
       run_session(std::move(client), session);
     }
     if (pid < 0) {

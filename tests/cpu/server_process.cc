@@ -101,6 +101,7 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
     // The default module cache lives under XDG_CACHE_HOME: keep tests out of ~.
     setenv("XDG_CACHE_HOME", (launch_log_ + ".cache").c_str(), 1);
     freopen(stdout_path.c_str(), "w", stdout);
+    freopen((launch_log_ + ".stderr").c_str(), "w", stderr);
     auto args = c_strings(argv);
     execv(args[0], args.data());
     _exit(127);
@@ -112,6 +113,8 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
 }
 
 ServerProcess::~ServerProcess() { stop(); }
+
+std::string ServerProcess::log() const { return slurp(launch_log_ + ".stderr"); }
 
 std::vector<Child> children_of(pid_t parent) {
   std::vector<Child> out;

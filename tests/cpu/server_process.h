@@ -22,6 +22,8 @@ class ServerProcess {
   // The file the driver double appends its launch and synchronize records to.
   const std::string& launch_log() const { return launch_log_; }
   void stop();
+  // What the server has logged so far (its standard error).
+  std::string log() const;
   // Sends `sig` (0: none) and waits for the server to end; its wait status.
   int wait_for_exit(int sig);
 
