@@ -3,7 +3,7 @@
 # PyPI. Needs root (or sudo) for apt-get; skips what is already there.
 set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
-          libgtest-dev libssl-dev liblz4-dev)
+          libgtest-dev libssl-dev liblz4-dev clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -12,6 +12,13 @@ if ((${#missing[@]})); then
   sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+fi
+# libFuzzer's runtime, for scripts/fuzz.sh: in the clang version's own package.
+if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, long) { return 0; }' |
+    clang++ -x c++ -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
+  sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  major=$(clang++ -dumpversion | cut -d. -f1)
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "libclang-rt-$major-dev"
 fi
 python3 -c "import clang.cindex, pytest" 2>/dev/null ||
   python3 -m pip install -q libclang pytest ||

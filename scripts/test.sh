@@ -7,3 +7,5 @@ scripts/setup.sh
 # cache; and no tests at all is a failure, not a pass.
 scripts/build.sh -DSCUDA_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)"
+# Every decoder of network bytes under libFuzzer for a short while.
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
