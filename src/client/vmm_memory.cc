@@ -1,3 +1,7 @@
+// cuMemAddressReserve and cuMemAddressFree: forwarded, and the range is
+// recorded as device addresses, since memory mapped there is device memory
+// that a unified copy (NCCL's cudaMemcpyDefault) must not treat as the
+// client's own.
 // cuMemCreate and cuMemGetAllocationGranularity: forwarded. Memory located on
 // the host (CU_MEM_LOCATION_TYPE_HOST and its NUMA forms) would be the
 // server's host memory, mapped in the session process, and a program that
@@ -10,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/memory.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -36,6 +41,21 @@ CUresult refuse_host(const char* name) {
 }  // namespace
 
 extern "C" {
+
+CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
+                                     CUdeviceptr addr, unsigned long long flags) {
+  SCUDA_PASSTHROUGH(cuMemAddressReserve, ptr, size, alignment, addr, flags);
+  const CUresult rc = scuda::client::forward::cuMemAddressReserve(ptr, size, alignment, addr, flags);
+  if (rc == CUDA_SUCCESS && ptr) scuda::client::note_allocation(*ptr, size);
+  return rc;
+}
+
+CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  SCUDA_PASSTHROUGH(cuMemAddressFree, ptr, size);
+  const CUresult rc = scuda::client::forward::cuMemAddressFree(ptr, size);
+  if (rc == CUDA_SUCCESS) scuda::client::forget_allocation(ptr);
+  return rc;
+}
 
 CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                              const CUmemAllocationProp* prop, unsigned long long flags) {
