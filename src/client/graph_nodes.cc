@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "client/graph_node_params.h"
 #include "client/host_callbacks.h"
 #include "client/layouts.h"
@@ -135,6 +137,9 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   if (!read_layout(r, &layout) || !r.done()) return bad_reply("cuGraphKernelNodeGetParams");
   if (k->func && !find_layout(handle_id(k->func)))
     note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));
+  spdlog::trace("kernel node {}: function {:#x}, kernel {:#x}, context {:#x}, {} parameters in {} "
+                "bytes", static_cast<void*>(node), handle_id(k->func), handle_id(k->kern),
+                handle_id(k->ctx), layout.size(), args.size());
   expose_arguments(handle_id(node), std::move(args), layout, k);
   return CUDA_SUCCESS;
 }
