@@ -116,6 +116,54 @@ ServerProcess::~ServerProcess() { stop(); }
 
 std::string ServerProcess::log() const { return slurp(launch_log_ + ".stderr"); }
 
+InteractiveClient::InteractiveClient(const ServerProcess& server, const std::string& scenario,
+                                     const std::vector<std::string>& env) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
+  err_path_ = tmp_dir() + "/client-" + std::to_string(getpid()) + "-" +
+              std::to_string(reinterpret_cast<uintptr_t>(this)) + ".err";
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    freopen(err_path_.c_str(), "w", stderr);
+    setenv("SCUDA_SERVER", server.address().c_str(), 1);
+    for (const std::string& kv : env) putenv(strdup(kv.c_str()));
+    signal(SIGPIPE, SIG_DFL);  // as a program starts, whatever this test process does
+    execl(CLIENT_TOOL, CLIENT_TOOL, scenario.c_str(), nullptr);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  to_child_ = in[1];
+  from_child_ = fdopen(out[0], "r");
+}
+
+InteractiveClient::~InteractiveClient() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (from_child_) fclose(static_cast<FILE*>(from_child_));
+  if (to_child_ >= 0) close(to_child_);
+  unlink(err_path_.c_str());
+}
+
+std::string InteractiveClient::line() {
+  char text[256] = {};
+  return fgets(text, sizeof text, static_cast<FILE*>(from_child_)) ? text : "";
+}
+
+bool InteractiveClient::go() { return write(to_child_, "go\n", 3) == 3; }
+
+int InteractiveClient::wait() {
+  int status = -1;
+  if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) pid_ = -1;
+  return status;
+}
+
+std::string InteractiveClient::err() const { return slurp(err_path_); }
+
 std::vector<Child> children_of(pid_t parent) {
   std::vector<Child> out;
   const std::string list = slurp("/proc/" + std::to_string(parent) + "/task/" +

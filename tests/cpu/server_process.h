@@ -54,6 +54,33 @@ struct Output {
   std::string err;
 };
 
+// A client_tool scenario that says "ready" and then waits for a line on its
+// stdin ("launch-after-loss"), run against `server` with extra environment:
+// the test acts on the server between the two.
+class InteractiveClient {
+ public:
+  InteractiveClient(const ServerProcess& server, const std::string& scenario,
+                    const std::vector<std::string>& env = {});
+  ~InteractiveClient();
+  InteractiveClient(const InteractiveClient&) = delete;
+  InteractiveClient& operator=(const InteractiveClient&) = delete;
+
+  // The next line the client printed, "" once it printed no more.
+  std::string line();
+  // Lets the client go on past its "ready".
+  bool go();
+  // Waits for the client to end: its wait status.
+  int wait();
+  // What it wrote to stderr so far.
+  std::string err() const;
+
+ private:
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  void* from_child_ = nullptr;  // FILE*
+  std::string err_path_;
+};
+
 // Runs a program to completion with extra environment, capturing output.
 Output run_program(const std::vector<std::string>& argv,
                    const std::vector<std::string>& env = {});

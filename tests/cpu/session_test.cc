@@ -729,38 +729,18 @@ class SessionLoss : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SessionLoss, ASessionKilledUnderRequestsFailsTheNextSynchronize) {
   ServerProcess server;
-  int in[2], out[2];
-  ASSERT_EQ(pipe(in), 0);
-  ASSERT_EQ(pipe(out), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(in[0], STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    setenv("SCUDA_SERVER", server.address().c_str(), 1);
-    signal(SIGPIPE, SIG_DFL);  // as a program starts, whatever this test process does
-    execl(CLIENT_TOOL, CLIENT_TOOL, GetParam(), nullptr);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  FILE* from_child = fdopen(out[0], "r");
-  char line[128] = {};
-  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
-  ASSERT_STREQ(line, "ready\n");
+  test::InteractiveClient client(server, GetParam());
+  ASSERT_EQ(client.line(), "ready\n");
   const std::vector<Child> sessions = children_of(server.pid());
   ASSERT_EQ(sessions.size(), 1u);
   kill(sessions[0].pid, SIGKILL);
   // Once it has ended, a write finds the connection closed (EPIPE), rather
   // than reset by a session that died with the write unread.
   for (int i = 0; i < 500 && !all_ended(server.pid()); ++i) usleep(10000);
-  ASSERT_EQ(write(in[1], "go\n", 3), 3);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(client.go());
+  const int status = client.wait();
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
-  EXPECT_STREQ(line, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
-  fclose(from_child);
-  close(in[1]);
+  EXPECT_EQ(client.line(), "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Session, SessionLoss,

@@ -67,49 +67,22 @@ TEST(Timeouts, ABusyServerIsNotTakenForAFrozenOne) {
 // the client's limit, and says why.
 TEST(Timeouts, AFrozenServerFailsTheWaitingCallWithinTheLimit) {
   ServerProcess server;
-  int in[2], out[2];
-  ASSERT_EQ(pipe(in), 0);
-  ASSERT_EQ(pipe(out), 0);
-  const std::string err_path = "/tmp/scuda-timeouts-" + std::to_string(getpid()) + ".err";
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(in[0], STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    freopen(err_path.c_str(), "w", stderr);
-    setenv("SCUDA_SERVER", server.address().c_str(), 1);
-    setenv("SCUDA_SERVER_TIMEOUT", "2", 1);
-    execl(CLIENT_TOOL, CLIENT_TOOL, "launch-after-loss", nullptr);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  FILE* from_child = fdopen(out[0], "r");
-  char line[128] = {};
-  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
-  ASSERT_STREQ(line, "ready\n");
+  test::InteractiveClient client(server, "launch-after-loss", {"SCUDA_SERVER_TIMEOUT=2"});
+  ASSERT_EQ(client.line(), "ready\n");
   const std::vector<test::Child> sessions = test::children_of(server.pid());
   ASSERT_EQ(sessions.size(), 1u);
   kill(sessions[0].pid, SIGSTOP);
   const auto start = Clock::now();
-  ASSERT_EQ(write(in[1], "go\n", 3), 3);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(client.go());
+  const int status = client.wait();
   const double waited = seconds_since(start);
   kill(sessions[0].pid, SIGKILL);
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  ASSERT_NE(fgets(line, sizeof line, from_child), nullptr);
-  EXPECT_STREQ(line, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
+  EXPECT_EQ(client.line(), "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n");
   EXPECT_GE(waited, 1.5);
   EXPECT_LT(waited, 8.0);
-  FILE* err = fopen(err_path.c_str(), "r");
-  ASSERT_NE(err, nullptr);
-  std::string text;
-  for (char buf[256]; fgets(buf, sizeof buf, err);) text += buf;
-  fclose(err);
-  unlink(err_path.c_str());
-  EXPECT_NE(text.find("no word from the server for 2 s"), std::string::npos) << text;
-  fclose(from_child);
-  close(in[1]);
+  EXPECT_NE(client.err().find("no word from the server for 2 s"), std::string::npos)
+      << client.err();
 }
 
 // SIGTERM: no new clients, but a running session finishes its work and the
