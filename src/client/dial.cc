@@ -56,8 +56,13 @@ constexpr milliseconds kHandshakeLimit = seconds(60);
 
 }  // namespace
 
-Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
-            std::string* error) {
+namespace {
+
+// One attempt; *busy says the server turned the client away only because it
+// is at its limit of sessions.
+Socket dial_once(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
+                 std::string* error, bool* busy) {
+  *busy = false;
   HostPort hp;
   if (!parse_host_port(address, &hp, error)) return Socket();
   Socket s = connect_with_retry(hp, address, error);
@@ -89,11 +94,47 @@ Socket dial(const std::string& address, const protocol::Hello& hello, protocol::
   }
   s.set_idle_limit(milliseconds(0));
   if (reply->header.flags & protocol::kError) {
+    *busy = reply->header.op == protocol::kErrorBusy;
     *error = fmt::format("server {} refused the connection: {}", address,
                          std::string(reply->payload.begin(), reply->payload.end()));
     return Socket();
   }
   return s;
+}
+
+// SCUDA_WAIT_TIMEOUT: for how many seconds a client waits for a server at
+// its limit of sessions to take it (0: it does not wait).
+seconds wait_timeout() {
+  static const unsigned s = env_number("SCUDA_WAIT_TIMEOUT", 0, 86400, 300);
+  return seconds(s);
+}
+
+}  // namespace
+
+// A server at its limit of sessions is asked again, every few seconds,
+// until it takes the client or the wait's limit passes; the wait is said at
+// its start and every half minute.
+Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
+            std::string* error) {
+  const auto start = std::chrono::steady_clock::now();
+  auto next_word = start;
+  for (milliseconds pause(250);; pause = std::min(pause * 2, milliseconds(2000))) {
+    bool busy = false;
+    Socket s = dial_once(address, hello, reply, error, &busy);
+    const auto now = std::chrono::steady_clock::now();
+    if (s.valid() || !busy || now + pause > start + wait_timeout()) {
+      if (busy) *error += fmt::format(" (waited {} s; SCUDA_WAIT_TIMEOUT sets how long)",
+                                      std::chrono::duration_cast<seconds>(now - start).count());
+      return s;
+    }
+    if (now >= next_word) {
+      spdlog::warn("waiting for a GPU: {}; waited {} s of up to {} s (SCUDA_WAIT_TIMEOUT)",
+                   std::string(reply->payload.begin(), reply->payload.end()),
+                   std::chrono::duration_cast<seconds>(now - start).count(), wait_timeout().count());
+      next_word = now + seconds(30);
+    }
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 }  // namespace scuda::client

@@ -24,6 +24,12 @@ enum FrameFlags : uint16_t {
   kOutput = 1 << 4,  // server to client, answering nothing: the session's standard output
 };
 
+// An ERROR frame's op says what kind of refusal it is.
+enum ErrorKind : uint32_t {
+  kErrorFatal = 0,  // the connection is refused for good
+  kErrorBusy = 1,   // the server is at its limit of sessions: the client may try again
+};
+
 struct FrameHeader {
   uint32_t magic = kMagic;
   uint16_t version = kProtocolVersion;

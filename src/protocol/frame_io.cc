@@ -19,9 +19,10 @@ bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
   return s.writev_all(iov + first, (tail_size ? 4 : 3) - first);
 }
 
-bool write_error(Socket& s, uint64_t request_id, const std::string& message) {
+bool write_error(Socket& s, uint64_t request_id, const std::string& message, ErrorKind kind) {
   FrameHeader h;
   h.flags = kReply | kError;
+  h.op = kind;
   h.request_id = request_id;
   return write_frame(s, h, message.data(), message.size());
 }

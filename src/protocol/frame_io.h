@@ -25,8 +25,10 @@ bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
 bool append_frame(std::vector<uint8_t>& out, FrameHeader h, const void* head, size_t head_size,
                   const void* tail = nullptr, size_t tail_size = 0);
 
-// Sends an ERROR frame: `message` tells the peer why its connection ends.
-bool write_error(Socket& s, uint64_t request_id, const std::string& message);
+// Sends an ERROR frame: `message` tells the peer why its connection ends,
+// and `kind` whether it may try again.
+bool write_error(Socket& s, uint64_t request_id, const std::string& message,
+                 ErrorKind kind = kErrorFatal);
 
 enum class ReadStatus { kOk, kClosed, kBad };
 

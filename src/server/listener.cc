@@ -174,7 +174,8 @@ int serve(const ListenerOptions& options) {
     keep_alive(client.fd());
     const int live = static_cast<int>(sessions.size());
     if (options.max_sessions > 0 && live >= options.max_sessions + kJoinsPastTheLimit) {
-      protocol::write_error(client, 0, at_limit_message(options.max_sessions));
+      protocol::write_error(client, 0, at_limit_message(options.max_sessions),
+                            protocol::kErrorBusy);
       continue;
     }
     SessionOptions session = options.session;

@@ -92,9 +92,10 @@ int Session::run() {
   }
 }
 
-void Session::refuse(uint64_t request_id, const std::string& message) {
-  spdlog::warn("refusing client: {}", message);
-  protocol::write_error(socket_, request_id, message);
+void Session::refuse(uint64_t request_id, const std::string& message, protocol::ErrorKind kind) {
+  if (kind == protocol::kErrorBusy) spdlog::info("turning a client away: {}", message);
+  else spdlog::warn("refusing client: {}", message);
+  protocol::write_error(socket_, request_id, message, kind);
 }
 
 // Checks what a session and a callback channel's join have in common.
@@ -126,7 +127,7 @@ bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id) {
     return false;
   }
   if (options_.full_at > 0 && hello->join.empty()) {
-    refuse(f.header.request_id, at_limit_message(options_.full_at));
+    refuse(f.header.request_id, at_limit_message(options_.full_at), protocol::kErrorBusy);
     return false;
   }
   return true;

@@ -96,7 +96,8 @@ class Session {
   CUresult settle(CUresult rc);
   // Sends what the session printed (kernels' printf) ahead of a reply.
   bool relay_output();
-  void refuse(uint64_t request_id, const std::string& message);
+  void refuse(uint64_t request_id, const std::string& message,
+              protocol::ErrorKind kind = protocol::kErrorFatal);
 
   Socket socket_;
   protocol::FrameReader reader_{socket_};

@@ -327,7 +327,7 @@ TEST(Session, SessionLimitIsEnforcedWithAMessage) {
   ServerProcess server({"--max-sessions", "1"});
   Socket holder = raw_connect(server);
   ASSERT_FALSE(hello(holder, good_hello()).empty());
-  Output refused = client(server, "init");
+  Output refused = client(server, "init", {"SCUDA_WAIT_TIMEOUT=0"});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("limit of 1 sessions"), std::string::npos) << refused.err;
   holder.close();

@@ -127,6 +127,37 @@ TEST(Timeouts, AnEndedSessionIsReapedAtOnce) {
   EXPECT_TRUE(test::children_of(server.pid()).empty());
 }
 
+// A client that finds the server at its limit of sessions waits for a
+// place, says so, and runs once the session before it has ended.
+TEST(Timeouts, AClientWaitsForAServerAtItsLimit) {
+  ServerProcess server({"--max-sessions", "1"});
+  Output first;
+  std::thread running([&] { first = client(server, {"nap", "1500"}); });
+  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  usleep(300000);
+  const auto start = Clock::now();
+  Output second = client(server, {"init"}, {"SCUDA_WAIT_TIMEOUT=30"});
+  const double waited = seconds_since(start);
+  running.join();
+  EXPECT_EQ(first.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << first.err;
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("waiting for a GPU"), std::string::npos) << second.err;
+  EXPECT_GE(waited, 0.5);
+}
+
+// The wait has a limit: past it, the client fails with the server's reason.
+TEST(Timeouts, TheWaitForAPlaceHasALimit) {
+  ServerProcess server({"--max-sessions", "1"});
+  std::thread running([&] { client(server, {"nap", "4000"}); });
+  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  usleep(300000);
+  Output second = client(server, {"init"}, {"SCUDA_WAIT_TIMEOUT=1"});
+  running.join();
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_NE(second.err.find("limit of 1 sessions"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("SCUDA_WAIT_TIMEOUT"), std::string::npos) << second.err;
+}
+
 // A client started before its server (a service and its GPU server started
 // together) waits for it, within SCUDA_CONNECT_RETRY.
 TEST(Timeouts, AClientStartedBeforeItsServerWaitsForIt) {
