@@ -35,6 +35,15 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Starts a client whose kernel keeps its session busy for `ms`, on a thread
+// that fills *out when it ends, and returns once the session has begun.
+std::thread busy_client(const ServerProcess& server, int ms, Output* out) {
+  std::thread t([&server, ms, out] { *out = client(server, {"nap", std::to_string(ms)}); });
+  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
+  usleep(300000);  // the nap has begun
+  return t;
+}
+
 // A connection that never sends its handshake holds a process only until
 // the handshake timeout.
 TEST(Timeouts, AConnectionWithoutAHandshakeIsClosed) {
@@ -85,37 +94,41 @@ TEST(Timeouts, AFrozenServerFailsTheWaitingCallWithinTheLimit) {
       << client.err();
 }
 
+// What a SIGTERM did to a server with --drain-timeout `drain_s` while a
+// client's session was busy for `nap_ms`.
+struct Drained {
+  int status;      // the server's wait status
+  double seconds;  // from the signal to the server's end
+  Output client;
+};
+
+Drained sigterm_while_busy(int drain_s, int nap_ms) {
+  ServerProcess server({"--drain-timeout", std::to_string(drain_s)});
+  Drained d{};
+  std::thread running = busy_client(server, nap_ms, &d.client);
+  const auto start = Clock::now();
+  d.status = server.wait_for_exit(SIGTERM);
+  d.seconds = seconds_since(start);
+  running.join();
+  return d;
+}
+
 // SIGTERM: no new clients, but a running session finishes its work and the
 // server then exits 0.
 TEST(Timeouts, SigtermLetsRunningSessionsFinish) {
-  ServerProcess server({"--drain-timeout", "20"});
-  Output o;
-  std::thread running([&] { o = client(server, {"nap", "1500"}); });
-  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
-  usleep(300000);  // the nap has begun
-  const auto start = Clock::now();
-  const int status = server.wait_for_exit(SIGTERM);
-  running.join();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
-  EXPECT_LT(seconds_since(start), 10.0);
+  const Drained d = sigterm_while_busy(20, 1500);
+  EXPECT_TRUE(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0) << d.status;
+  EXPECT_EQ(d.client.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << d.client.err;
+  EXPECT_LT(d.seconds, 10.0);
 }
 
 // A session still running at the drain's end is ended: its client gets an
 // error, and the server exits 0 soon after the limit.
 TEST(Timeouts, SessionsStillRunningAtTheDrainsEndAreEnded) {
-  ServerProcess server({"--drain-timeout", "1"});
-  Output o;
-  std::thread running([&] { o = client(server, {"nap", "8000"}); });
-  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
-  usleep(300000);
-  const auto start = Clock::now();
-  const int status = server.wait_for_exit(SIGTERM);
-  const double took = seconds_since(start);
-  running.join();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_LT(took, 5.0);
-  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n") << o.err;
+  const Drained d = sigterm_while_busy(1, 8000);
+  EXPECT_TRUE(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0) << d.status;
+  EXPECT_LT(d.seconds, 5.0);
+  EXPECT_EQ(d.client.out, "cuCtxSynchronize: CUDA_ERROR_DEVICE_UNAVAILABLE\n") << d.client.err;
 }
 
 // A session whose client went away is reaped at once, not at the next
@@ -132,9 +145,7 @@ TEST(Timeouts, AnEndedSessionIsReapedAtOnce) {
 TEST(Timeouts, AClientWaitsForAServerAtItsLimit) {
   ServerProcess server({"--max-sessions", "1"});
   Output first;
-  std::thread running([&] { first = client(server, {"nap", "1500"}); });
-  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
-  usleep(300000);
+  std::thread running = busy_client(server, 1500, &first);
   const auto start = Clock::now();
   Output second = client(server, {"init"}, {"SCUDA_WAIT_TIMEOUT=30"});
   const double waited = seconds_since(start);
@@ -148,9 +159,8 @@ TEST(Timeouts, AClientWaitsForAServerAtItsLimit) {
 // The wait has a limit: past it, the client fails with the server's reason.
 TEST(Timeouts, TheWaitForAPlaceHasALimit) {
   ServerProcess server({"--max-sessions", "1"});
-  std::thread running([&] { client(server, {"nap", "4000"}); });
-  for (int i = 0; i < 250 && test::children_of(server.pid()).empty(); ++i) usleep(20000);
-  usleep(300000);
+  Output first;
+  std::thread running = busy_client(server, 4000, &first);
   Output second = client(server, {"init"}, {"SCUDA_WAIT_TIMEOUT=1"});
   running.join();
   EXPECT_NE(second.exit_code, 0);
