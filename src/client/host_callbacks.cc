@@ -12,6 +12,8 @@
 #include <set>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "client/callback_channel.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -156,9 +158,19 @@ void wait_for_queued_callbacks() {
   if (c.stream_pending.empty()) return;
   const uint64_t last = *c.stream_pending.rbegin();
   auto done = [&] { return c.stream_pending.empty() || *c.stream_pending.begin() > last; };
-  // Sliced, so that a process on its way out stops waiting.
-  while (!c.ran.wait_for(lock, std::chrono::milliseconds(100), done))
+  // Sliced, so that a process on its way out stops waiting, and a wait
+  // that lasts (a callback waiting for this very thread would never end)
+  // is said.
+  const auto since = std::chrono::steady_clock::now();
+  bool said = false;
+  while (!c.ran.wait_for(lock, std::chrono::milliseconds(100), done)) {
     if (exiting()) return;
+    if (!said && std::chrono::steady_clock::now() - since > std::chrono::seconds(10)) {
+      said = true;
+      spdlog::warn("an async copy from page-locked memory has waited 10 s for the {} stream "
+                   "callbacks queued ahead of it, which may fill its source", c.stream_pending.size());
+    }
+  }
 }
 
 }  // namespace scuda::client
