@@ -21,6 +21,8 @@ struct RunArgs {
   bool stats = false;
   std::string stats_json;
   std::string compress;
+  std::string wait_timeout;    // seconds, as SCUDA_WAIT_TIMEOUT
+  std::string server_timeout;  // seconds, as SCUDA_SERVER_TIMEOUT
   std::vector<std::string> command;
 };
 
@@ -46,6 +48,9 @@ int run_program(const RunArgs& args) {
   if (!args.stats_json.empty())
     setenv("SCUDA_STATS_JSON", std::filesystem::absolute(args.stats_json).c_str(), 1);
   if (!args.compress.empty()) setenv("SCUDA_COMPRESS", args.compress.c_str(), 1);
+  if (!args.wait_timeout.empty()) setenv("SCUDA_WAIT_TIMEOUT", args.wait_timeout.c_str(), 1);
+  if (!args.server_timeout.empty())
+    setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
   if (!args.token_file.empty())
     setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
@@ -79,6 +84,14 @@ void add_run_command(CLI::App& app) {
                   "lz4 for host<->device copies: off, auto (when the link is slower than lz4 "
                   "and the data shrinks) or on (default: SCUDA_COMPRESS, else auto)")
       ->check(CLI::IsMember({"off", "auto", "on"}));
+  cmd->add_option("--wait-timeout", args->wait_timeout,
+                  "Seconds to wait for a place on a server at its session limit, 0 not to wait "
+                  "(default: SCUDA_WAIT_TIMEOUT, else 300)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--server-timeout", args->server_timeout,
+                  "Seconds of silence from the server, while a call waits for it, before the "
+                  "call fails, 0 for none (default: SCUDA_SERVER_TIMEOUT, else 15)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required();
   cmd->callback([args] { std::exit(run_program(*args)); });

@@ -168,6 +168,21 @@ TEST(Timeouts, TheWaitForAPlaceHasALimit) {
   EXPECT_NE(second.err.find("SCUDA_WAIT_TIMEOUT"), std::string::npos) << second.err;
 }
 
+// `scuda run --wait-timeout 0` does not wait for a place.
+TEST(Timeouts, ScudaRunTakesTheWaitsLimit) {
+  ServerProcess server({"--max-sessions", "1"});
+  Output first;
+  std::thread running = busy_client(server, 3000, &first);
+  const auto start = Clock::now();
+  Output o = test::run_program({SCUDA_BIN, "run", "--server", server.address(), "--wait-timeout",
+                                "0", "--", CLIENT_TOOL, "init"});
+  const double took = seconds_since(start);
+  running.join();
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("limit of 1 sessions"), std::string::npos) << o.err;
+  EXPECT_LT(took, 2.0);
+}
+
 // A client started before its server (a service and its GPU server started
 // together) waits for it, within SCUDA_CONNECT_RETRY.
 TEST(Timeouts, AClientStartedBeforeItsServerWaitsForIt) {
