@@ -19,9 +19,9 @@ class Heartbeat {
   // Starts the thread that writes to `fd` (the session's connection).
   void start(int fd, std::chrono::milliseconds period = std::chrono::milliseconds(250));
 
-  // Around each request's handler: from enter() the thread may write
-  // between the session's requests' bytes, until begin_reply() (the
-  // handler's own reply starts) or leave().
+  // Around each request, from the read of its payload to the end of its
+  // handler: from enter() the thread may write between the session's
+  // bytes, until begin_reply() (the handler's own reply starts) or leave().
   void enter();
   void begin_reply();
   void leave();

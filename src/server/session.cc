@@ -189,19 +189,23 @@ bool Session::serve_one(const FrameHeader& rh) {
     payload_room_ = size;
   }
   unread_ = rh.length - size;
+  // Reading a large payload over a slow link takes time too: the client
+  // may be waiting for the reply of a request behind this one.
+  heartbeat_.enter();
   if (!reader_.read(payload_.get(), size)) return false;
   protocol::Reader in(payload_.get(), size);
   protocol::Writer out;
-  heartbeat_.enter();
   CUresult rc = entry->fn(*this, in, out);
-  heartbeat_.leave();
   if (rc == kMalformed) {
+    heartbeat_.leave();
     const std::string why = std::exchange(malformed_why_, {});
     refuse(rh.request_id,
            fmt::format("malformed {} request{}{}", entry->name, why.empty() ? "" : ": ", why));
     return false;
   }
-  if (lost_ || !reader_.skip(unread_)) return false;
+  const bool read_all = !lost_ && reader_.skip(unread_);
+  heartbeat_.leave();
+  if (!read_all) return false;
   unread_ = 0;
   if (rc == kReplied) return true;
   if (rh.flags & protocol::kOneWay) {

@@ -16,6 +16,9 @@
 //                             calling thread writes itself
 //   client_tool nap MS        a kernel that keeps the session busy MS
 //                             milliseconds, then a synchronize
+//   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
+//                             requests on the main connection), then a
+//                             synchronize
 #include <cuda.h>
 #include <unistd.h>
 
@@ -127,6 +130,17 @@ int nap(int ms) {
   void* params[] = {&ms};
   if (CUresult rc = cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr))
     return report("cuLaunchKernel", rc);
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+int upload(size_t mib) {
+  CUdeviceptr d = 0;
+  std::vector<uint8_t> data(mib << 20);
+  std::mt19937 rng(2);
+  for (uint8_t& b : data) b = static_cast<uint8_t>(rng());  // lz4 cannot shrink them
+  if (CUresult rc = device_buffer(&d, data.size())) return report("cuMemAlloc", rc);
+  if (CUresult rc = cuMemcpyHtoDAsync(d, data.data(), data.size(), nullptr))
+    return report("cuMemcpyHtoDAsync", rc);
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
@@ -258,5 +272,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "copy-after-loss") == 0) return copy_after_loss();
   if (std::strcmp(argv[1], "unsupported") == 0) return unsupported_twice();
   if (std::strcmp(argv[1], "nap") == 0 && argc > 2) return nap(std::atoi(argv[2]));
+  if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
   return 2;
 }

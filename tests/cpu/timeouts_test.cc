@@ -72,6 +72,26 @@ TEST(Timeouts, ABusyServerIsNotTakenForAFrozenOne) {
   EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
 }
 
+// Behind a slow link, a call that waits behind megabytes of one-way copies
+// still hears the session, which is busy reading them.
+TEST(Timeouts, ASessionReadingASlowUploadIsNotTakenForAFrozenOne) {
+  ServerProcess server;
+  const std::string link = "127.0.0.1:" + std::to_string(test::free_port());
+  pid_t relay = fork();
+  if (relay == 0) {
+    execl(LINK_BIN, LINK_BIN, "--listen", link.c_str(), "--to", server.address().c_str(),
+          "--gbit", "0.04", nullptr);
+    _exit(127);
+  }
+  usleep(300000);  // the relay listens
+  Output o = test::run_program({CLIENT_TOOL, "upload", "12"},
+                               {"SCUDA_SERVER=" + link, "SCUDA_SERVER_TIMEOUT=1",
+                                "SCUDA_COMPRESS=off", "SCUDA_CONNECT_RETRY=5"});
+  kill(relay, SIGTERM);
+  waitpid(relay, nullptr, 0);
+  EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
+}
+
 // A session frozen (SIGSTOP) under a waiting call: the call fails within
 // the client's limit, and says why.
 TEST(Timeouts, AFrozenServerFailsTheWaitingCallWithinTheLimit) {
