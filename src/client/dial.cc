@@ -34,29 +34,42 @@ milliseconds retry_window() {
   return seconds(s);
 }
 
-// Connects, trying again with growing pauses while nothing listens at the
-// address, for at most the retry window.
-Socket connect_with_retry(const HostPort& hp, const std::string& address, std::string* error) {
-  const auto until = std::chrono::steady_clock::now() + retry_window();
-  milliseconds pause(100);
-  for (bool said = false;; pause = std::min(pause * 2, milliseconds(1000))) {
-    bool refused = false;
-    Socket s = connect_tcp(hp, error, connect_timeout(), &refused);
-    if (s.valid() || !refused || std::chrono::steady_clock::now() + pause > until) return s;
-    if (!std::exchange(said, true))
-      spdlog::warn("nothing listens at {} yet; trying again for up to {} s (SCUDA_CONNECT_RETRY)",
-                   address, std::chrono::duration_cast<seconds>(retry_window()).count());
+// Calls attempt(&again) until it returns a valid socket or leaves `again`
+// false, pausing between tries (from `first`, doubling up to `most`) while
+// the next try would start within `window` of the first; says(waited) comes
+// before each pause.
+template <class Attempt, class Say>
+Socket with_retries(milliseconds window, milliseconds first, milliseconds most, Attempt attempt,
+                    Say say) {
+  const auto start = std::chrono::steady_clock::now();
+  for (milliseconds pause = first;; pause = std::min(pause * 2, most)) {
+    bool again = false;
+    Socket s = attempt(&again);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (s.valid() || !again || waited + pause > window) return s;
+    say(std::chrono::duration_cast<seconds>(waited));
     std::this_thread::sleep_for(pause);
   }
+}
+
+// Connects, trying again while nothing listens at the address, for at most
+// the retry window.
+Socket connect_with_retry(const HostPort& hp, const std::string& address, std::string* error) {
+  bool said = false;
+  return with_retries(
+      retry_window(), milliseconds(100), milliseconds(1000),
+      [&](bool* refused) { return connect_tcp(hp, error, connect_timeout(), refused); },
+      [&](seconds) {
+        if (!std::exchange(said, true))
+          spdlog::warn("nothing listens at {} yet; trying again for up to {} s "
+                       "(SCUDA_CONNECT_RETRY)",
+                       address, std::chrono::duration_cast<seconds>(retry_window()).count());
+      });
 }
 
 // How long the handshake's reply may take: the session loads the driver and
 // looks at every GPU first.
 constexpr milliseconds kHandshakeLimit = seconds(60);
-
-}  // namespace
-
-namespace {
 
 // One attempt; *busy says the server turned the client away only because it
 // is at its limit of sessions.
@@ -117,24 +130,27 @@ seconds wait_timeout() {
 Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
             std::string* error) {
   const auto start = std::chrono::steady_clock::now();
-  auto next_word = start;
-  for (milliseconds pause(250);; pause = std::min(pause * 2, milliseconds(2000))) {
-    bool busy = false;
-    Socket s = dial_once(address, hello, reply, error, &busy);
-    const auto now = std::chrono::steady_clock::now();
-    if (s.valid() || !busy || now + pause > start + wait_timeout()) {
-      if (busy) *error += fmt::format(" (waited {} s; SCUDA_WAIT_TIMEOUT sets how long)",
-                                      std::chrono::duration_cast<seconds>(now - start).count());
-      return s;
-    }
-    if (now >= next_word) {
-      spdlog::warn("waiting for a GPU: {}; waited {} s of up to {} s (SCUDA_WAIT_TIMEOUT)",
-                   std::string(reply->payload.begin(), reply->payload.end()),
-                   std::chrono::duration_cast<seconds>(now - start).count(), wait_timeout().count());
-      next_word = now + seconds(30);
-    }
-    std::this_thread::sleep_for(pause);
-  }
+  seconds next_word(0);
+  bool busy = false;
+  Socket s = with_retries(
+      wait_timeout(), milliseconds(250), milliseconds(2000),
+      [&](bool* again) {
+        Socket attempt = dial_once(address, hello, reply, error, &busy);
+        *again = busy;
+        return attempt;
+      },
+      [&](seconds waited) {
+        if (waited < next_word) return;
+        spdlog::warn("waiting for a GPU: {}; waited {} s of up to {} s (SCUDA_WAIT_TIMEOUT)",
+                     std::string(reply->payload.begin(), reply->payload.end()), waited.count(),
+                     wait_timeout().count());
+        next_word = waited + seconds(30);
+      });
+  if (busy)
+    *error += fmt::format(
+        " (waited {} s; SCUDA_WAIT_TIMEOUT sets how long)",
+        std::chrono::duration_cast<seconds>(std::chrono::steady_clock::now() - start).count());
+  return s;
 }
 
 }  // namespace scuda::client
