@@ -35,7 +35,6 @@ namespace {
 struct HostBlock {
   size_t size;
   unsigned flags;  // CU_MEMHOSTALLOC_DEVICEMAP: managed memory
-  bool mirrored = false;  // named by device work, and mirrored since
 };
 
 struct HostMemory {
@@ -106,7 +105,7 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
 }
 
 // With the lock held: the block holding `p` (its base in *base), or nullptr.
-HostBlock* find_block(const void* p, void** base = nullptr) {
+const HostBlock* find_block(const void* p, void** base = nullptr) {
   auto& blocks = host_memory().blocks;
   auto it = blocks.upper_bound(const_cast<void*>(p));
   if (it == blocks.begin()) return nullptr;
@@ -130,12 +129,6 @@ CUdeviceptr mirror_of(uintptr_t p) {
   }
   CUdeviceptr device = 0;
   if (registered::mirror_for_device(base, size, &device) != CUDA_SUCCESS) return 0;
-  std::lock_guard lock(host_memory().mu);
-  if (HostBlock* block = find_block(base); block && !block->mirrored) {
-    block->mirrored = true;
-    spdlog::debug("page-locked block {}+{} named by device work: mirrored in the session", base,
-                  size);
-  }
   return device + (p - reinterpret_cast<uintptr_t>(base));
 }
 
@@ -191,7 +184,7 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
   if (!(block.flags & CU_MEMHOSTALLOC_DEVICEMAP)) scuda::client::publish_plain_spans();
   lock.unlock();
   if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
-  if (block.mirrored) scuda::client::registered::drop_mirrors(p, block.size);
+  scuda::client::registered::drop_mirrors(p, block.size);
   munmap(p, block.size);
   return CUDA_SUCCESS;
 }

@@ -304,6 +304,7 @@ CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
 }
 
 void drop_mirrors(const void* p, size_t size) {
+  if (!g_any.load(std::memory_order_acquire)) return;
   auto start = reinterpret_cast<uintptr_t>(p);
   uintptr_t stop = start + size;
   std::vector<uintptr_t> bases;
