@@ -48,7 +48,6 @@ void on_child(int) {}
 // an ended session is reaped at once. They stay blocked except inside the
 // wait (ppoll), so that none arrives between a check of g_stop and the
 // wait, where it would be missed until the next client.
-sigset_t g_waited;
 sigset_t g_unblocked;  // the mask the process started with
 
 void catch_signals() {
@@ -59,11 +58,12 @@ void catch_signals() {
   sigaction(SIGINT, &a, nullptr);
   a.sa_handler = on_child;
   sigaction(SIGCHLD, &a, nullptr);
-  sigemptyset(&g_waited);
-  sigaddset(&g_waited, SIGTERM);
-  sigaddset(&g_waited, SIGINT);
-  sigaddset(&g_waited, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &g_waited, &g_unblocked);
+  sigset_t waited;
+  sigemptyset(&waited);
+  sigaddset(&waited, SIGTERM);
+  sigaddset(&waited, SIGINT);
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &waited, &g_unblocked);
 }
 
 // Lets the signals in again: in the drain (which polls g_stop) and in a
