@@ -12,6 +12,7 @@
 #include "client/graph_node_params.h"
 #include "client/host_callbacks.h"
 #include "client/layouts.h"
+#include "client/lookups.h"
 #include "client/memory.h"
 #include "client/runtime.h"
 #include "client_gen.h"
@@ -134,12 +135,15 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   *k = r.get<CUDA_KERNEL_NODE_PARAMS>();
   std::string args(r.blob());
   Layout layout;
-  if (!read_layout(r, &layout) || !r.done()) return bad_reply("cuGraphKernelNodeGetParams");
+  if (!read_layout(r, &layout)) return bad_reply("cuGraphKernelNodeGetParams");
+  const std::string_view name = r.blob();
+  if (!r.done()) return bad_reply("cuGraphKernelNodeGetParams");
+  if (k->func) note_function_name(handle_id(k->func), name);
   if (k->func && !find_layout(handle_id(k->func)))
     note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));
-  spdlog::trace("kernel node {}: function {:#x}, kernel {:#x}, context {:#x}, {} parameters in {} "
-                "bytes", static_cast<void*>(node), handle_id(k->func), handle_id(k->kern),
-                handle_id(k->ctx), layout.size(), args.size());
+  spdlog::trace("kernel node {}: function {:#x} ({}), kernel {:#x}, context {:#x}, {} parameters "
+                "in {} bytes", static_cast<void*>(node), handle_id(k->func), name,
+                handle_id(k->kern), handle_id(k->ctx), layout.size(), args.size());
   expose_arguments(handle_id(node), std::move(args), layout, k);
   return CUDA_SUCCESS;
 }

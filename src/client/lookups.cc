@@ -21,6 +21,7 @@
 #include "client/descriptions.h"
 #include "client/handle_errors.h"
 #include "client/lasting_names.h"
+#include "client/lookups.h"
 #include "client/library_loads.h"
 #include "client/runtime.h"
 #include "forward.h"
@@ -179,6 +180,10 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
 }
 
 }  // namespace
+
+void note_function_name(uint64_t id, std::string_view name) {
+  if (!name.empty()) remember_name(id, std::string(name));
+}
 
 }  // namespace scuda::client
 

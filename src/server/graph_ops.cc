@@ -113,7 +113,9 @@ std::string packed_arguments(const CUDA_KERNEL_NODE_PARAMS& k, const ParamLayout
 
 // u64 node, u64 proposed function id. Replies the parameters with handles
 // as ids (a function new to the session takes the proposed id) and pointers
-// zeroed, the packed arguments, and the kernel's layout.
+// zeroed, the packed arguments, the kernel's layout and the function's name
+// (empty when the driver has none): the client may never have looked the
+// function up, and cuDNN asks its name right after.
 CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   const uint64_t node_id = in.u64();
   const uint64_t proposed = in.u64();
@@ -137,6 +139,10 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   out.put(wire);
   out.blob(args.data(), args.size());
   write_layout(layout, out);
+  const char* name = nullptr;
+  if (!k.func || !d.cuFuncGetName || d.cuFuncGetName(&name, k.func) != CUDA_SUCCESS || !name)
+    name = "";
+  out.str(name);
   return CUDA_SUCCESS;
 }
 

@@ -522,6 +522,38 @@ TEST_F(CaptureTest, CaptureInfoCarriesManyDependencies) {
   cuGraphDestroy(graph);
 }
 
+// cuDNN captures a library kernel's launch, reads the node back and asks
+// the name of the function the node names, which the program never looked
+// up: the name comes with the node's parameters.
+TEST_F(CaptureTest, CapturedLibraryKernelNodeNamesItsFunction) {
+  CUlibrary lib = nullptr;
+  CUkernel kernel = nullptr;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "scale"), CUDA_SUCCESS);
+  void* scale_args[] = {&c_, &factor_, &n_};
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 0, s1_,
+                           scale_args, nullptr),
+            CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+  CUgraphNode node = nullptr;
+  size_t count = 1;
+  ASSERT_EQ(cuGraphGetNodes(graph, &node, &count), CUDA_SUCCESS);
+  ASSERT_EQ(count, 1u);
+  CUDA_KERNEL_NODE_PARAMS k{};
+  ASSERT_EQ(cuGraphKernelNodeGetParams(node, &k), CUDA_SUCCESS);
+  EXPECT_EQ(k.kern, kernel);
+  ASSERT_NE(k.func, nullptr);
+  EXPECT_NE(k.func, reinterpret_cast<CUfunction>(kernel));
+  const char* name = nullptr;
+  ASSERT_EQ(cuFuncGetName(&name, k.func), CUDA_SUCCESS);
+  EXPECT_STREQ(name, "scale");
+  cuGraphDestroy(graph);
+  cuLibraryUnload(lib);
+}
+
 // Captured copies of client host memory replay at each launch, in order
 // with the captured kernel, with the bytes the host holds then.
 TEST_F(CaptureTest, CapturedCopiesOfClientHostMemoryReplayAtEachLaunch) {

@@ -322,7 +322,9 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
   return CUDA_SUCCESS;
 }
 
-// The arguments come back as an `extra` buffer the node owns.
+// The arguments come back as an `extra` buffer the node owns. A node that
+// launches a library kernel names, as the real driver's does, the kernel and
+// its function in the context: a handle the program never looked up.
 CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
@@ -336,6 +338,10 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
   std::copy(std::begin(extra), std::end(extra), n->extra);
   *nodeParams = {n->work.func, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1],
                  r.block[2], r.shmem, nullptr, n->extra, nullptr, nullptr};
+  if (const Kernel* k = state().kernels.find(n->work.func)) {
+    nodeParams->func = as_handle<CUfunction>(k->function);
+    nodeParams->kern = reinterpret_cast<CUkernel>(n->work.func);
+  }
   return CUDA_SUCCESS;
 }
 
