@@ -226,7 +226,9 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
   return first;
 }
 
-// A copy into registered memory lands in its mirror in the session, and
+// A copy into registered memory that device work has named (any other range
+// is ordinary host memory to copies: registered_memory.h) lands in its
+// mirror in the session, and
 // the bytes reach the program with the mirror's pull at the next
 // synchronization (at once for a synchronous copy), as an async copy's
 // bytes are due. The mirror and the program's memory then agree, so the
@@ -245,7 +247,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
   if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
-  if (CUdeviceptr mirror = 0; registered::covers(dst, size, &mirror))
+  if (CUdeviceptr mirror = 0; registered::in_step_covers(dst, size, &mirror))
     return into_mirror(mirror, src, size, stream, mode);
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;

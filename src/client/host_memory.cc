@@ -24,6 +24,7 @@
 
 #include "client/host_memory.h"
 #include "client/memory.h"
+#include "client/published_spans.h"
 #include "client/registered_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -47,27 +48,19 @@ HostMemory& host_memory() {
   return *h;
 }
 
-// The blocks kept on the client's side, as sorted [begin, end) pairs that
-// launches search without the lock: a copy is published at each change.
-using Spans = std::vector<std::pair<uintptr_t, uintptr_t>>;
-std::atomic<std::shared_ptr<const Spans>> g_plain_spans{std::make_shared<const Spans>()};
-std::atomic<bool> g_any_plain{false};
+// The blocks kept on the client's side, which launches search without the
+// lock.
+PublishedSpans g_plain;
 
 // With the lock held, after the blocks changed.
 void publish_plain_spans() {
-  auto spans = std::make_shared<Spans>();
+  PublishedSpans::Spans spans;
   for (const auto& [p, block] : host_memory().blocks) {
     if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) continue;
     const auto begin = reinterpret_cast<uintptr_t>(p);
-    spans->emplace_back(begin, begin + block.size);
+    spans.emplace_back(begin, begin + block.size);
   }
-  g_any_plain.store(!spans->empty(), std::memory_order_release);
-  g_plain_spans.store(std::move(spans), std::memory_order_release);
-}
-
-bool in_plain_block(const Spans& spans, uintptr_t address) {
-  auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(address, UINTPTR_MAX));
-  return it != spans.begin() && address < std::prev(it)->second;
+  g_plain.publish(std::move(spans));
 }
 
 // cudart asks for a device mapping of all page-locked memory. When no
@@ -135,19 +128,20 @@ CUdeviceptr mirror_of(uintptr_t p) {
 }  // namespace
 
 CUdeviceptr device_view(CUdeviceptr p) {
-  if (!g_any_plain.load(std::memory_order_acquire)) return p;
-  if (!in_plain_block(*g_plain_spans.load(std::memory_order_acquire), p)) return p;
+  registered::name_for_device(reinterpret_cast<const void*>(p));
+  if (!g_plain.any() || !PublishedSpans::contains(*g_plain.snapshot(), p)) return p;
   const CUdeviceptr device = mirror_of(p);
   return device ? device : p;
 }
 
 void mirror_argument_pointers(const uint8_t* args, size_t size) {
-  if (!g_any_plain.load(std::memory_order_acquire)) return;
-  const std::shared_ptr<const Spans> spans = g_plain_spans.load(std::memory_order_acquire);
+  registered::name_arguments(args, size);
+  if (!g_plain.any()) return;
+  const std::shared_ptr<const PublishedSpans::Spans> spans = g_plain.snapshot();
   for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
     uint64_t word = 0;
     std::memcpy(&word, args + off, sizeof word);
-    if (in_plain_block(*spans, word)) mirror_of(word);
+    if (PublishedSpans::contains(*spans, word)) mirror_of(word);
   }
 }
 
@@ -208,7 +202,10 @@ CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsig
   SCUDA_PASSTHROUGH(cuMemHostGetDevicePointer_v2, pdptr, p, flags);
   if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   unsigned registered_flags = 0;
-  if (scuda::client::registered::find(p, &registered_flags, pdptr)) return CUDA_SUCCESS;
+  if (scuda::client::registered::find(p, &registered_flags, pdptr)) {
+    scuda::client::registered::name_for_device(p);
+    return CUDA_SUCCESS;
+  }
   std::unique_lock lock(host_memory().mu);
   const scuda::client::HostBlock* block = scuda::client::find_block(p);
   if (!block) return CUDA_ERROR_INVALID_VALUE;

@@ -16,12 +16,14 @@ bool is_host_block(const void* p, unsigned* flags = nullptr);
 // block is device memory at its host address; a block the client keeps on
 // its side is mirrored in the session (registered_memory.h) the first time
 // device work names it, and `p` inside it becomes the mirror's address.
-// Any other address is returned as it is.
+// Any other address is returned as it is. A registered range `p` lies in is
+// kept in step with its mirror from then on (registered_memory.h).
 CUdeviceptr device_view(CUdeviceptr p);
 
 // Mirrors each page-locked block that a pointer-sized word of the packed
-// kernel arguments [args, args + size) points into, so that the kernel
-// reaches it. Words are read at every 8-byte offset.
+// kernel arguments [args, args + size) points into, and keeps each
+// registered range one points into in step with its mirror, so that the
+// kernel reaches them. Words are read at every 8-byte offset.
 void mirror_argument_pointers(const uint8_t* args, size_t size);
 
 }  // namespace scuda::client

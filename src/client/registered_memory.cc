@@ -5,7 +5,9 @@
 // tells which bytes the host changed: they are pushed before every request
 // that may start device work. The session keeps the same kind of twin, and
 // after a synchronizing call the bytes the device changed come back.
-// The cost is a comparison of all registered memory at each launch
+// The cost is a comparison of the range at each launch, so only ranges that
+// device work has named are kept in step; the others the device cannot
+// reach, and their twins still tell what their mirrors hold
 // (docs/managed-memory.md, "Registered host memory").
 #include "client/registered_memory.h"
 
@@ -23,6 +25,7 @@
 
 #include "client/coherent_pages.h"
 #include "client/host_memory.h"
+#include "client/published_spans.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "common/changed_runs.h"
@@ -41,6 +44,7 @@ struct Range {
   CUdeviceptr device;
   uint8_t* twin;  // zeros at first, as the session's new mirror
   bool implicit;  // mirrored for a graph node or captured copy, not by the program
+  bool in_step;   // named by device work: pushed and pulled
   bool gone = false;  // implicit, and found unmapped: no longer kept in step
 };
 
@@ -56,6 +60,16 @@ Registry& registry() {
 }
 
 std::atomic<bool> g_any{false};
+// The ranges not yet kept in step, which launches search without the lock.
+PublishedSpans g_unnamed;
+
+// With the registry's lock held, after a range came, went or was named.
+void publish_unnamed() {
+  PublishedSpans::Spans spans;
+  for (const auto& [base, r] : registry().ranges)
+    if (!r.in_step) spans.emplace_back(base, base + r.size);
+  g_unnamed.publish(std::move(spans));
+}
 
 // With the registry's lock held: the range holding `p`, or end().
 std::map<uintptr_t, Range>::iterator find_range(const void* p) {
@@ -106,7 +120,7 @@ bool move_safely(uintptr_t address, void* local, size_t size, bool read) {
 }
 
 void push(Connection& conn, uintptr_t base, Range& r) {
-  if (r.gone) return;
+  if (r.gone || !r.in_step) return;
   if (!r.implicit) return push_changes(conn, base, r.twin, reinterpret_cast<const uint8_t*>(base), r.size);
   std::vector<uint8_t> now(std::min(kChunkSize, r.size));
   for (size_t off = 0; off < r.size; off += kChunkSize) {
@@ -147,7 +161,7 @@ bool apply(uintptr_t base, Range& r, const std::vector<uint8_t>& reply) {
 
 // Pipelined: every window is asked for before the first reply is read.
 void pull(Connection& conn, uintptr_t base, Range& r) {
-  if (r.flags & CU_MEMHOSTREGISTER_READ_ONLY) return;
+  if ((r.flags & CU_MEMHOSTREGISTER_READ_ONLY) || !r.in_step) return;
   std::vector<uint64_t> asked;
   for (size_t off = 0; off < r.size; off += kChunkSize) {
     protocol::Writer w;
@@ -212,8 +226,10 @@ CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = fa
   }
   if (device != address) warn_other_address();
   std::lock_guard lock(registry().mu);
-  registry().ranges[address] = Range{size, flags, device, static_cast<uint8_t*>(twin), implicit};
+  registry().ranges[address] =
+      Range{size, flags, device, static_cast<uint8_t*>(twin), implicit, implicit};
   g_any.store(true, std::memory_order_release);
+  publish_unnamed();
   return CUDA_SUCCESS;
 }
 
@@ -232,6 +248,7 @@ CUresult unregister_range(void* p) {
     munmap(it->second.twin, it->second.size);
     ranges.erase(it);
     g_any.store(!ranges.empty(), std::memory_order_release);
+    publish_unnamed();
   }
   protocol::Writer w;
   w.u64(reinterpret_cast<uintptr_t>(p));
@@ -249,6 +266,34 @@ bool find(const void* p, unsigned* flags, CUdeviceptr* device) {
   *flags = it->second.flags;
   *device = it->second.device + (reinterpret_cast<uintptr_t>(p) - it->first);
   return true;
+}
+
+void name_for_device(const void* p) {
+  if (!g_unnamed.any()) return;
+  std::lock_guard lock(registry().mu);
+  auto it = find_range(p);
+  if (it == registry().ranges.end() || it->second.in_step) return;
+  it->second.in_step = true;
+  publish_unnamed();
+  spdlog::debug("registered memory {:#x}+{} is named by device work: kept in step with its "
+                "mirror from now on", it->first, it->second.size);
+}
+
+void name_arguments(const uint8_t* args, size_t size) {
+  if (!g_unnamed.any()) return;
+  const std::shared_ptr<const PublishedSpans::Spans> spans = g_unnamed.snapshot();
+  for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
+    uint64_t word = 0;
+    std::memcpy(&word, args + off, sizeof word);
+    if (PublishedSpans::contains(*spans, word)) name_for_device(reinterpret_cast<void*>(word));
+  }
+}
+
+bool in_step_covers(const void* p, size_t size, CUdeviceptr* device) {
+  if (!covers(p, size, device)) return false;
+  std::lock_guard lock(registry().mu);
+  auto it = find_range(p);
+  return it != registry().ranges.end() && it->second.in_step;
 }
 
 bool covers(const void* p, size_t size, CUdeviceptr* device) {
@@ -278,7 +323,10 @@ bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>
 }
 
 CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
-  if (covers(p, size, device)) return CUDA_SUCCESS;
+  if (covers(p, size, device)) {
+    name_for_device(p);
+    return CUDA_SUCCESS;
+  }
   const auto* first = static_cast<const uint8_t*>(p);
   const uint8_t* last = first + (size ? size - 1 : 0);
   const uintptr_t page = coherence::page_size();

@@ -16,6 +16,22 @@ bool find(const void* p, unsigned* flags, CUdeviceptr* device);
 // the device address of `p`.
 bool covers(const void* p, size_t size, CUdeviceptr* device);
 
+// Device work may name a registered range (a kernel's argument points into
+// it, the program asked its device address, a memset or a graph names it):
+// from then on it is kept in step with its mirror, pushed before device
+// work and pulled after synchronizations. Until then the device cannot
+// reach it, so it costs nothing, and copies into it are ordinary host copies.
+
+// Keeps the registered range holding `p`, if any, in step from now on.
+void name_for_device(const void* p);
+// The same for each range a pointer-sized word of [args, args + size)
+// points into; words are read at every 8-byte offset. Lock-free when every
+// range is already kept in step.
+void name_arguments(const uint8_t* args, size_t size);
+// True when [p, p + size) lies inside one range kept in step with its
+// mirror; then *device is the device address of `p`.
+bool in_step_covers(const void* p, size_t size, CUdeviceptr* device);
+
 // The device address of host memory [p, p + size) that a graph's memcpy node
 // or a captured copy names: the server's driver reaches client memory only
 // through a mirror, so the pages holding the range are mirrored like
@@ -34,11 +50,12 @@ void drop_mirrors(const void* p, size_t size);
 bool apply_changes(protocol::Reader& in);
 
 // With the connection's lock held, before a request that may start device
-// work: pushes the bytes the host changed (one-way, ahead of the request).
+// work: pushes the bytes the host changed in the ranges kept in step
+// (one-way, ahead of the request).
 void before_device_work(Connection& conn);
 // With the connection's lock held, after a synchronizing call returned:
-// pulls the bytes the device changed, if device work was sent since every
-// stream was last idle. `whole_context`: every stream is idle now.
+// pulls the bytes the device changed in the ranges kept in step, if device
+// work was sent since every stream was last idle. `whole_context`: every stream is idle now.
 void after_sync(Connection& conn, bool whole_context);
 
 }  // namespace scuda::client::registered

@@ -396,23 +396,66 @@ TEST_F(ManagedTest, RegisteredHostMemoryIsSeenByKernelsBothWays) {
   EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
 }
 
-TEST_F(ManagedTest, RegisteredMemoryMovesOnlyTheBytesThatChanged) {
+// A registered range no device work has named costs nothing: the device
+// cannot reach it. Once a kernel's argument points into it, only the bytes
+// that changed move, each way.
+TEST_F(ManagedTest, RegisteredMemoryMovesOnlyTheBytesThatChangedOnceNamed) {
   const size_t n = (16u << 20) / sizeof(unsigned);
   std::vector<unsigned> h(n);
   unsigned* other = managed<unsigned>(16);
   ASSERT_EQ(cuMemHostRegister(h.data(), n * sizeof(unsigned), 0), CUDA_SUCCESS);
   const Traffic before = traffic();
   h[n / 2] = 0x05050505;  // changes travel byte by byte: all four differ
-  fill(other, 1, 16);  // device work: the host's change goes ahead of it
+  fill(other, 1, 16);     // device work that cannot reach h
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   Traffic after = traffic();
-  EXPECT_EQ(after.pushed - before.pushed, sizeof(unsigned));
+  EXPECT_EQ(after.pushed - before.pushed, 0u);
   EXPECT_EQ(after.pulled - before.pulled, 0u);
-  fill(h.data() + 1000, 0x09090909, 10);
+  fill(h.data() + 1000, 0x09090909, 10);  // names h: the host's change goes ahead
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   for (int i = 1000; i < 1010; ++i) ASSERT_EQ(h[i], 0x09090909u) << i;
   EXPECT_EQ(h[n / 2], 0x05050505u);
+  EXPECT_EQ(traffic().pushed - after.pushed, sizeof(unsigned));
   EXPECT_EQ(traffic().pulled - after.pulled, 10 * sizeof(unsigned));
+  after = traffic();
+  h[7] = 0x01010101;
+  fill(other, 2, 16);  // h is kept in step now
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(traffic().pushed - after.pushed, sizeof(unsigned));
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
+// A registered range no device work has named takes copies as ordinary
+// host memory: what the host wrote in between never reaches the device,
+// and a copy overwrites it even with the bytes the mirror already held.
+TEST_F(ManagedTest, CopiesIntoUnnamedRegisteredMemoryMoveNothingElse) {
+  const size_t n = 1u << 16;
+  std::vector<unsigned> h(n);
+  ASSERT_EQ(cuMemHostRegister(h.data(), n * sizeof(unsigned), 0), CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  ASSERT_EQ(cuMemAlloc(&d, n * sizeof(unsigned)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(d, 0, n), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  for (int round = 0; round < 2; ++round) {
+    std::fill(h.begin(), h.end(), 0xffffffffu);
+    ASSERT_EQ(cuMemcpyDtoHAsync(h.data(), d, n * sizeof(unsigned), nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(h[i], 0u) << "round " << round << " at " << i;
+  }
+  EXPECT_EQ(traffic().pushed - before.pushed, 0u);
+  EXPECT_EQ(traffic().pulled - before.pulled, 0u);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
+// A memset names registered memory as a kernel's argument does.
+TEST_F(ManagedTest, MemsetsReachRegisteredMemory) {
+  std::vector<unsigned> h(4096, 7);
+  ASSERT_EQ(cuMemHostRegister(h.data(), h.size() * sizeof(unsigned), 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(reinterpret_cast<CUdeviceptr>(h.data() + 10), 5, 20), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (size_t i = 0; i < h.size(); ++i)
+    ASSERT_EQ(h[i], i >= 10 && i < 30 ? 5u : 7u) << i;
   EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
 }
 
