@@ -16,6 +16,7 @@ struct Extent {
   size_t row;  // bytes
   size_t rows;
   size_t slices;
+  size_t element;  // bytes
 };
 
 struct Arrays {
@@ -58,7 +59,7 @@ void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   const size_t element = element_bytes(d);
   if (!element) return;
   std::lock_guard lock(arrays().mu);
-  arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1};
+  arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1, element};
 }
 
 void forget_array(CUarray a) {
@@ -75,6 +76,16 @@ bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, si
   const Extent& e = it->second;
   return x <= e.row && w <= e.row - x && y <= e.rows && h <= e.rows - y && z <= e.slices &&
          d <= e.slices - z;
+}
+
+size_t array_element_bytes(CUarray a) {
+  {
+    std::lock_guard lock(arrays().mu);
+    auto it = arrays().extents.find(a);
+    if (it != arrays().extents.end()) return it->second.element;
+  }
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  return cuArray3DGetDescriptor_v2(&d, a) == CUDA_SUCCESS ? element_bytes(d) : 0;
 }
 
 }  // namespace scuda::client

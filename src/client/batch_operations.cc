@@ -1,5 +1,6 @@
-// Batched copies and prefetches (cuMemcpyBatchAsync, cuMemPrefetchBatchAsync
-// and cuMemDiscardAndPrefetchBatchAsync): each operation is issued on the
+// Batched copies and prefetches (cuMemcpyBatchAsync, cuMemcpy3DBatchAsync,
+// cuMemPrefetchBatchAsync and cuMemDiscardAndPrefetchBatchAsync): each
+// operation is issued on the
 // stream as its single form, in order. The driver may run a batch's
 // operations in any order, so stream order is one it allows; and the single
 // forms already know which addresses are this machine's host memory, which
@@ -7,8 +8,10 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "client/coherent_pages.h"
+#include "client/memory.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -16,6 +19,7 @@ extern "C" {
 CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int,
                                             CUstream);
+CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D*, CUstream);
 }
 
 namespace {
@@ -60,6 +64,80 @@ CUresult copy_batch(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t 
   return each_in_groups(attrs_idxs, num_attrs, count, [&](size_t i, size_t) {
     return copy(dsts[i], srcs[i], sizes[i], stream);
   });
+}
+
+// One side of a 3D copy as cuMemcpy3D names it. A pointer is unified (the
+// single copy tells host from device memory); a row length or layer height
+// of zero packs that side tightly.
+void describe(const CUmemcpy3DOperand& op, const CUextent3D& extent, size_t element,
+              CUmemorytype* type, CUdeviceptr* ptr, CUarray* array, size_t* x, size_t* y,
+              size_t* z, size_t* pitch, size_t* height) {
+  if (op.type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+    *type = CU_MEMORYTYPE_ARRAY;
+    *array = op.op.array.array;
+    *x = op.op.array.offset.x * element;
+    *y = op.op.array.offset.y;
+    *z = op.op.array.offset.z;
+    return;
+  }
+  *type = CU_MEMORYTYPE_UNIFIED;
+  *ptr = op.op.ptr.ptr;
+  *pitch = (op.op.ptr.rowLength ? op.op.ptr.rowLength : extent.width) * element;
+  *height = op.op.ptr.layerHeight ? op.op.ptr.layerHeight : extent.height;
+}
+
+bool valid_operand(const CUmemcpy3DOperand& op, const CUextent3D& extent) {
+  if (op.type == CU_MEMCPY_OPERAND_TYPE_ARRAY) return op.op.array.array != nullptr;
+  if (op.type != CU_MEMCPY_OPERAND_TYPE_POINTER) return false;
+  return (op.op.ptr.rowLength == 0 || op.op.ptr.rowLength >= extent.width) &&
+         (op.op.ptr.layerHeight == 0 || op.op.ptr.layerHeight >= extent.height);
+}
+
+// Elements are bytes between pointers, else the array's elements, which
+// two arrays must share.
+size_t element_size(const CUDA_MEMCPY3D_BATCH_OP& op) {
+  const bool src_array = op.src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  const bool dst_array = op.dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  const size_t src = src_array ? scuda::client::array_element_bytes(op.src.op.array.array) : 1;
+  const size_t dst = dst_array ? scuda::client::array_element_bytes(op.dst.op.array.array) : 1;
+  if (src_array && dst_array && src != dst) return 0;
+  return src_array ? src : dst;
+}
+
+// The batch entry as the cuMemcpy3D that does the same; false when it is
+// malformed.
+bool as_copy_3d(const CUDA_MEMCPY3D_BATCH_OP& op, CUDA_MEMCPY3D* c) {
+  const CUextent3D& e = op.extent;
+  if (e.width == 0 || e.height == 0 || e.depth == 0 || !valid_operand(op.src, e) ||
+      !valid_operand(op.dst, e) || op.srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_INVALID ||
+      op.srcAccessOrder >= CU_MEMCPY_SRC_ACCESS_ORDER_MAX)
+    return false;
+  const size_t element = element_size(op);
+  if (element == 0) return false;
+  *c = CUDA_MEMCPY3D{};
+  describe(op.src, e, element, &c->srcMemoryType, &c->srcDevice, &c->srcArray, &c->srcXInBytes,
+           &c->srcY, &c->srcZ, &c->srcPitch, &c->srcHeight);
+  describe(op.dst, e, element, &c->dstMemoryType, &c->dstDevice, &c->dstArray, &c->dstXInBytes,
+           &c->dstY, &c->dstZ, &c->dstPitch, &c->dstHeight);
+  c->WidthInBytes = e.width * element;
+  c->Height = e.height;
+  c->Depth = e.depth;
+  return true;
+}
+
+// Every entry is checked before the first is issued, as the driver
+// refuses a malformed batch whole.
+CUresult copy_3d_batch(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags,
+                       CUstream stream, bool per_thread) {
+  if (count == 0 || !ops || flags != 0 || !usable_stream(stream, per_thread))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::vector<CUDA_MEMCPY3D> copies(count);
+  for (size_t i = 0; i < count; ++i)
+    if (!as_copy_3d(ops[i], &copies[i])) return CUDA_ERROR_INVALID_VALUE;
+  auto copy = per_thread ? cuMemcpy3DAsync_v2_ptsz : cuMemcpy3DAsync_v2;
+  for (const CUDA_MEMCPY3D& c : copies)
+    if (CUresult rc = copy(&c, stream); rc != CUDA_SUCCESS) return rc;
+  return CUDA_SUCCESS;
 }
 
 CUresult prefetch_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* locs,
@@ -120,6 +198,18 @@ CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs
   SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs,
                     num_attrs, stream);
   return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, true);
+}
+
+CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
+                                         unsigned long long flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpy3DBatchAsync_v2, count, ops, flags, stream);
+  return copy_3d_batch(count, ops, flags, stream, false);
+}
+
+CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
+                                              unsigned long long flags, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpy3DBatchAsync_v2_ptsz, count, ops, flags, stream);
+  return copy_3d_batch(count, ops, flags, stream, true);
 }
 
 CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,

@@ -27,6 +27,10 @@ bool runs_past_mapped(CUdeviceptr address, size_t size);
 // one the client created with a plain format (arrays.cc).
 bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, size_t d);
 
+// Bytes per element of array `a` (asking the session for an array made
+// elsewhere); 0 when `a` is unknown or its format has no plain element.
+size_t array_element_bytes(CUarray a);
+
 // Managed memory (managed_memory.cc): allocated on the server and mapped at
 // the same address here. forget_managed does nothing for other memory.
 CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags);

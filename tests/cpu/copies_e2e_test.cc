@@ -96,6 +96,59 @@ TEST_F(CopiesTest, ABatchOfCopiesMovesEachEntry) {
   EXPECT_EQ(cuMemFree(second), CUDA_SUCCESS);
 }
 
+CUmemcpy3DOperand pointer_operand(const void* p, size_t row_length, size_t layer_height) {
+  CUmemcpy3DOperand op{};
+  op.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(p);
+  op.op.ptr.rowLength = row_length;
+  op.op.ptr.layerHeight = layer_height;
+  return op;
+}
+
+CUmemcpy3DOperand array_operand(CUarray a, size_t x, size_t y, size_t z) {
+  CUmemcpy3DOperand op{};
+  op.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  op.op.array.array = a;
+  op.op.array.offset = {x, y, z};
+  return op;
+}
+
+// A batch of 3D copies: a box of host floats up into an array at an offset,
+// then out of the array into a tightly packed host box, in elements.
+TEST_F(CopiesTest, ABatchOfThreeDCopiesMovesBoxesInElements) {
+  const size_t w = 8, h = 4, d = 3, row = 10, layer = 6;
+  std::vector<float> up(row * layer * d);
+  for (size_t i = 0; i < up.size(); ++i) up[i] = static_cast<float>(i);
+  CUDA_ARRAY3D_DESCRIPTOR desc{};
+  desc.Width = 16, desc.Height = 8, desc.Depth = 4;
+  desc.Format = CU_AD_FORMAT_FLOAT, desc.NumChannels = 1;
+  CUarray a = nullptr;
+  ASSERT_EQ(cuArray3DCreate(&a, &desc), CUDA_SUCCESS);
+  std::vector<float> down(w * h * d, -1.0f);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUDA_MEMCPY3D_BATCH_OP ops[2] = {};
+  ops[0].src = pointer_operand(up.data(), row, layer);
+  ops[0].dst = array_operand(a, 2, 1, 1);
+  ops[1].src = array_operand(a, 2, 1, 1);
+  ops[1].dst = pointer_operand(down.data(), 0, 0);
+  for (CUDA_MEMCPY3D_BATCH_OP& op : ops) {
+    op.extent = {w, h, d};
+    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  }
+  ASSERT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  for (size_t z = 0; z < d; ++z)
+    for (size_t y = 0; y < h; ++y)
+      for (size_t x = 0; x < w; ++x)
+        ASSERT_EQ(down[(z * h + y) * w + x], up[(z * layer + y) * row + x]) << x << "," << y << "," << z;
+  ops[1].dst = pointer_operand(down.data(), w - 1, 0);  // a row shorter than the copy
+  EXPECT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, stream), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+}
+
 TEST_F(CopiesTest, TwoDCopiesMoveOnlyTheDescribedRowsIntoTheirPitches) {
   const size_t src_pitch = 400, dev_pitch = 512, rows = 8, width = 200, height = 5;
   const std::vector<uint8_t> src = patterned(src_pitch * rows);
