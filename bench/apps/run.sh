@@ -12,7 +12,7 @@
 # so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set,
 # and each scuda case's per-function stats as $OUT/apps_MODEL_CASE_stats.json.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 bin=build/bin
 python=${PYTHON:-python3}
 out=${OUT:-$(mktemp -d /tmp/scuda-apps.XXXXXX)}
@@ -56,18 +56,22 @@ done
 
 : >"$out/apps.jsonl"
 # A link of 150 ms RTT makes every step cost at least one RTT: fewer steps.
-steps_for() { case $1 in scuda-150ms) echo --steps 5 --warmup 2 ;; esac; }
+# Sets steps to the extra step_time.py options CASE needs.
+steps_for() { case $1 in scuda-150ms) steps=(--steps 5 --warmup 2) ;; *) steps=() ;; esac; }
 measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
   local model=$1 case=$2 repeat=$3 line
   shift 3
-  # shellcheck disable=SC2046
-  local prog=("$python" bench/apps/step_time.py "$model" $(steps_for "$case"))
+  local steps
+  steps_for "$case"
+  local prog=("$python" bench/apps/step_time.py "$model" "${steps[@]}")
   if [ $# -gt 0 ]; then
     line=$(timeout "$limit" "${isolate[@]}" "$bin/scuda" run --server "$2" \
       --stats-json "$out/apps_${model}_${case}_stats.json" -- "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
   else
     line=$(timeout "$limit" "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
   fi
+  # tr drops quotes and backslashes, which would break the JSON string.
+  # shellcheck disable=SC1003
   [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
   echo "{\"case\": \"$case\", \"repeat\": $repeat, \"result\": $line}" | tee -a "$out/apps.jsonl"
 }

@@ -10,6 +10,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 deps=$PWD/.deps
+
+# wheel_holds WHEEL PATH: whether WHEEL has a file whose name contains PATH.
+# The listing is read whole first: `grep -q` in a pipe stops reading at the
+# first match, and under pipefail the lister's broken pipe fails the check.
+wheel_holds() {
+  local listing
+  listing=$(python3 -m zipfile -l "$1") && grep -qF "$2" <<<"$listing"
+}
 rm -rf "$deps"
 mkdir -p "$deps/deb" "$deps/root" "$deps/whl"
 
@@ -43,7 +51,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: \
   --python-version 3.12 --implementation cp \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d "$deps/whl" "nvidia-nvml-dev==$nvml_ver"
-python3 -m zipfile -l "$deps"/whl/nvidia_nvml_dev-"$nvml_ver"-*.whl | grep -q 'include/nvml.h' ||
+wheel_holds "$deps"/whl/nvidia_nvml_dev-"$nvml_ver"-*.whl 'include/nvml.h' ||
   { echo "prepare: the nvidia-nvml-dev wheel has no nvml.h" >&2; exit 1; }
 
 # Verify: headers, CMake configs and a wheel that holds libclang.so.
@@ -55,7 +63,7 @@ for f in usr/include/CLI/CLI.hpp usr/include/spdlog/spdlog.h \
   [ -e "$deps/root/$f" ] || { echo "prepare: missing $f" >&2; exit 1; }
 done
 whl=$(ls "$deps"/whl/libclang-"$ver"-*.whl)
-python3 -m zipfile -l "$whl" | grep -q 'clang/native/libclang.so' ||
+wheel_holds "$whl" 'clang/native/libclang.so' ||
   { echo "prepare: $whl has no libclang.so" >&2; exit 1; }
 
 echo "prepare: wheel $(basename "$whl")"

@@ -9,7 +9,6 @@
 # SCUDA_TEST_TIMEOUT: seconds allowed per program run (default 300).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-repo=$PWD
 out=${OUT:-$(mktemp -d /tmp/scuda-gpu.XXXXXX)}
 logs=$out/gpu_logs
 rows=$logs/rows.tsv
