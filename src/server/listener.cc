@@ -149,9 +149,11 @@ int serve(const ListenerOptions& options) {
   signal(SIGPIPE, SIG_IGN);
   catch_signals();
   // Always said, on stdout: with port 0 it is the only way to learn the port.
+  // Connections are plain TCP: the line says so, since the token crosses in
+  // the clear.
   const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
                                                                        : addr.host;
-  std::printf("scuda server listening on %s:%u (%s)\n", host.c_str(),
+  std::printf("scuda server listening on %s:%u (TLS off); %s\n", host.c_str(),
               unsigned{bound_port(listener)}, driver.c_str());
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
