@@ -7,16 +7,22 @@
 
 namespace scuda {
 
-spdlog::level::level_enum log_level_named(const std::string& name,
-                                          spdlog::level::level_enum fallback,
-                                          std::string* complaint) {
-  const spdlog::level::level_enum level = spdlog::level::from_str(name);
-  if (level != spdlog::level::off || name == "off") return level;
-  const auto fallback_name = spdlog::level::to_string_view(fallback);
-  *complaint = "SCUDA_LOG_LEVEL=" + name +
-               " names no log level (trace, debug, info, warn, error, critical, off); using " +
-               std::string(fallback_name.data(), fallback_name.size());
-  return fallback;
+bool log_level_named(const std::string& name, spdlog::level::level_enum* level,
+                     std::string* error) {
+  const spdlog::level::level_enum named = spdlog::level::from_str(name);
+  if (named == spdlog::level::off && name != "off") {
+    *error = "SCUDA_LOG_LEVEL=" + name +
+             " names no log level; the levels are trace, debug, info, warn, error, critical "
+             "and off";
+    return false;
+  }
+  *level = named;
+  return true;
+}
+
+bool env_log_level(spdlog::level::level_enum* level, std::string* error) {
+  const char* env = std::getenv("SCUDA_LOG_LEVEL");
+  return !env || !*env || log_level_named(env, level, error);
 }
 
 void init_logging(bool verbose) {
@@ -24,11 +30,10 @@ void init_logging(bool verbose) {
   logger->set_pattern("scuda[%P] %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::level::level_enum level = verbose ? spdlog::level::debug : spdlog::level::warn;
-  std::string complaint;
-  if (const char* env = std::getenv("SCUDA_LOG_LEVEL"))
-    level = log_level_named(env, level, &complaint);
+  std::string error;
+  const bool named = env_log_level(&level, &error);
   spdlog::set_level(level);
-  if (!complaint.empty()) spdlog::warn("{}", complaint);
+  if (!named) spdlog::error("{}", error);
 }
 
 }  // namespace scuda

@@ -8,16 +8,20 @@
 namespace scuda {
 
 // Configures spdlog: messages go to stderr prefixed with "scuda", at the level
-// SCUDA_LOG_LEVEL names (trace, debug, info, warn, error, critical, off;
-// default warn), or `verbose` raises it to debug. A value that names no level
-// keeps the default, with a warning that says so.
+// SCUDA_LOG_LEVEL names (default warn), or `verbose` raises it to debug. A
+// value that names no level keeps the default and is logged as an error
+// that lists the levels: the client library cannot refuse to run a program
+// over it, so the CLI checks it first (env_log_level) and refuses.
 void init_logging(bool verbose = false);
 
-// The level `name` names, or `fallback` when it names none (then *complaint
-// says why, for the log). spdlog itself would read an unknown name as "off"
-// and silence every line.
-spdlog::level::level_enum log_level_named(const std::string& name,
-                                          spdlog::level::level_enum fallback,
-                                          std::string* complaint);
+// Sets *level to the level `name` names; false when it names none, and then
+// *error lists the levels. (spdlog itself reads an unknown name as "off",
+// which silences every line.)
+bool log_level_named(const std::string& name, spdlog::level::level_enum* level,
+                     std::string* error);
+
+// Sets *level to the level SCUDA_LOG_LEVEL names, when set; false when it
+// names none, and then *error lists the levels.
+bool env_log_level(spdlog::level::level_enum* level, std::string* error);
 
 }  // namespace scuda

@@ -32,14 +32,17 @@ TEST(EnvNumber, FallsBackWhenUnsetEmptyOrOutOfRange) {
 
 }  // namespace
 
-TEST(LogLevel, NamedLevelsAreTakenAndUnknownOnesKeepTheDefault) {
-  std::string complaint;
-  EXPECT_EQ(scuda::log_level_named("debug", spdlog::level::warn, &complaint),
-            spdlog::level::debug);
-  EXPECT_EQ(scuda::log_level_named("off", spdlog::level::warn, &complaint), spdlog::level::off);
-  EXPECT_TRUE(complaint.empty());
-  EXPECT_EQ(scuda::log_level_named("loud", spdlog::level::warn, &complaint), spdlog::level::warn);
-  EXPECT_NE(complaint.find("SCUDA_LOG_LEVEL=loud names no log level"), std::string::npos)
-      << complaint;
-  EXPECT_NE(complaint.find("using warning"), std::string::npos) << complaint;
+TEST(LogLevel, NamedLevelsAreTakenAndUnknownOnesListTheLevels) {
+  std::string error;
+  spdlog::level::level_enum level = spdlog::level::warn;
+  EXPECT_TRUE(scuda::log_level_named("debug", &level, &error));
+  EXPECT_EQ(level, spdlog::level::debug);
+  EXPECT_TRUE(scuda::log_level_named("off", &level, &error));
+  EXPECT_EQ(level, spdlog::level::off);
+  EXPECT_TRUE(error.empty());
+  EXPECT_FALSE(scuda::log_level_named("loud", &level, &error));
+  EXPECT_EQ(level, spdlog::level::off) << "an unknown name leaves the level as it was";
+  EXPECT_NE(error.find("SCUDA_LOG_LEVEL=loud names no log level"), std::string::npos) << error;
+  EXPECT_NE(error.find("trace, debug, info, warn, error, critical and off"), std::string::npos)
+      << error;
 }
