@@ -89,7 +89,7 @@ std::string printed_address(const std::string& stdout_path) {
 ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
   launch_log_ = tmp_dir() + "/launches-" + std::to_string(getpid()) + "-" +
                 std::to_string(reinterpret_cast<uintptr_t>(this)) + ".log";
-  const std::string stdout_path = launch_log_ + ".stdout";
+  const std::string stdout_path = launch_log_ + ".stdout";  // output() reads it
   std::vector<std::string> argv = {SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", DOUBLE_LIB};
   // stop() ends sessions at once unless a test asks for a drain.
   if (std::find(extra_args.begin(), extra_args.end(), "--drain-timeout") == extra_args.end())
@@ -115,6 +115,8 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
 ServerProcess::~ServerProcess() { stop(); }
 
 std::string ServerProcess::log() const { return slurp(launch_log_ + ".stderr"); }
+
+std::string ServerProcess::output() const { return slurp(launch_log_ + ".stdout"); }
 
 InteractiveClient::InteractiveClient(const ServerProcess& server, const std::string& scenario,
                                      const std::vector<std::string>& env) {

@@ -24,6 +24,8 @@ class ServerProcess {
   void stop();
   // What the server has logged so far (its standard error).
   std::string log() const;
+  // What the server has printed so far (its standard output: the start line).
+  std::string output() const;
   // Sends `sig` (0: none) and waits for the server to end; its wait status.
   int wait_for_exit(int sig);
 
