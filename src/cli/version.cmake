@@ -1,9 +1,9 @@
 # Writes OUT, the C++ definition of the version `scuda --version` prints:
-# what `git describe` says of SOURCE_DIR (a tag, or FALLBACK and the commit
-# when there is no tag), or FALLBACK alone outside git. It runs at every
+# what `git describe` says of SOURCE_DIR (the last tag, or FALLBACK when
+# there is none, then always the commit), or FALLBACK alone outside git. It runs at every
 # build and rewrites OUT only when the version changed, so that an
 # unchanged version rebuilds nothing.
-execute_process(COMMAND git -C ${SOURCE_DIR} describe --tags --dirty
+execute_process(COMMAND git -C ${SOURCE_DIR} describe --tags --long --dirty
                 OUTPUT_VARIABLE version RESULT_VARIABLE failed
                 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 if(failed)
