@@ -692,6 +692,20 @@ TEST_F(LaunchTest, ExtraBufferFormLaunches) {
   expect_sums();
 }
 
+// The launch API before cuLaunchKernel: block shape and arguments set on
+// the function, pointers through cuParamSetv, then cuLaunchGrid.
+TEST_F(LaunchTest, LegacyParameterSettersAndLaunchGrid) {
+  ASSERT_EQ(cuFuncSetBlockShape(vadd_, 256, 1, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cuParamSetSize(vadd_, 28), CUDA_SUCCESS);
+  ASSERT_EQ(cuParamSetv(vadd_, 0, &a_, sizeof a_), CUDA_SUCCESS);
+  const CUdeviceptr bc[] = {b_, c_};
+  ASSERT_EQ(cuParamSetv(vadd_, 8, const_cast<CUdeviceptr*>(bc), sizeof bc), CUDA_SUCCESS);
+  ASSERT_EQ(cuParamSeti(vadd_, 24, kN), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchGrid(vadd_, 4, 1), CUDA_SUCCESS);
+  expect_sums();
+  EXPECT_EQ(cuParamSetv(vadd_, 0, nullptr, 8), CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUlibrary lib;
   CUkernel kernel;
