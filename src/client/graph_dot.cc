@@ -1,11 +1,8 @@
 // cuGraphDebugDotPrint: the session's driver writes the DOT text, and the
 // file is written here, where the program named it.
-#include <fstream>
-#include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "client/program_files.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
 
@@ -23,12 +20,7 @@ CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned 
   scuda::protocol::Reader r(reply);
   const std::string_view text = r.blob();
   if (!r.done()) return scuda::client::bad_reply("cuGraphDebugDotPrint");
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file.write(text.data(), static_cast<std::streamsize>(text.size())) || !file.flush()) {
-    spdlog::error("cuGraphDebugDotPrint: cannot write {}", path);
-    return CUDA_ERROR_OPERATING_SYSTEM;
-  }
-  return CUDA_SUCCESS;
+  return scuda::client::write_program_file(path, text, "cuGraphDebugDotPrint");
 }
 
 }  // extern "C"

@@ -61,6 +61,7 @@ const char* op_name(uint32_t op) {
     case kOpIpcOpenMemory: return "ipc-open-memory";
     case kOpShareableExport: return "shareable-export";
     case kOpShareableImport: return "shareable-import";
+    case kOpLogsDump: return "logs-dump";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

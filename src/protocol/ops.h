@@ -70,6 +70,8 @@ enum Op : uint32_t {
   kOpIpcOpenMemory = 411,    // cuIpcOpenMemHandle: another session's memory, mapped here
   kOpShareableExport = 412,  // cuMemExportToShareableHandle / cuMemPoolExportToShareableHandle
   kOpShareableImport = 413,  // cuMemImportFromShareableHandle / cuMemPoolImportFromShareableHandle
+  // The driver's error log (docs/protocol.md, "Driver logs"; 420-429).
+  kOpLogsDump = 420,  // cuLogsDumpToMemory / cuLogsDumpToFile: the session's log lines
   kFirstGeneratedOp = 1000,
 };
 

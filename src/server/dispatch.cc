@@ -26,6 +26,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(resource_object_handlers());
   add(va_handlers());
   add(ipc_handlers());
+  add(logs_handlers());
   add(lane_handlers());
   add(link_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});

@@ -23,6 +23,7 @@ std::span<const HandlerEntry> copy3d_handlers();
 std::span<const HandlerEntry> resource_object_handlers();
 std::span<const HandlerEntry> va_handlers();
 std::span<const HandlerEntry> ipc_handlers();
+std::span<const HandlerEntry> logs_handlers();
 std::span<const HandlerEntry> lane_handlers();
 std::span<const HandlerEntry> link_handlers();
 

@@ -567,6 +567,28 @@ TEST_F(LaunchTest, AMissingKernelFailsEachUse) {
   EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
 }
 
+// The driver's error log is the session's: a failed lookup's line reaches a
+// buffer here and a file the program names, here, and the iterator moves on.
+TEST_F(LaunchTest, DriverLogLinesReachMemoryAndFilesOfTheClient) {
+  CUlogIterator it = 0;
+  ASSERT_EQ(cuLogsCurrent(&it, 0), CUDA_SUCCESS);
+  CUfunction missing = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&missing, mod_, "not_in_the_module"), CUDA_ERROR_NOT_FOUND);
+  char buffer[4096];
+  size_t size = sizeof buffer;
+  ASSERT_EQ(cuLogsDumpToMemory(&it, buffer, &size, 0), CUDA_SUCCESS);
+  EXPECT_EQ(size, std::strlen(buffer));
+  EXPECT_NE(std::string(buffer).find("not_in_the_module"), std::string::npos) << buffer;
+  size = sizeof buffer;
+  ASSERT_EQ(cuLogsDumpToMemory(&it, buffer, &size, 0), CUDA_SUCCESS);
+  EXPECT_EQ(size, 0u) << "the iterator moved past the lines dumped";
+  const std::string path = testing::TempDir() + "scuda_driver_log.txt";
+  ASSERT_EQ(cuLogsDumpToFile(nullptr, path.c_str(), 0), CUDA_SUCCESS);
+  EXPECT_NE(read_file(path).find("not_in_the_module"), std::string::npos);
+  EXPECT_EQ(cuLogsDumpToMemory(&it, nullptr, &size, 0), CUDA_ERROR_INVALID_VALUE);
+  std::remove(path.c_str());
+}
+
 // cudart loads every fatbin at its start: small images go whole, without
 // waiting; one the driver rejects fails the library's uses.
 TEST_F(LaunchTest, LibraryLoadsWaitForNothingAndARejectedOneFailsItsUses) {

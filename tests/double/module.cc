@@ -8,6 +8,7 @@
 
 #include "allocations.h"
 #include "functions.h"
+#include "logs.h"
 #include "name_lists.h"
 #include "state.h"
 
@@ -125,7 +126,10 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
   if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto it = module->functions.find(name);
-  if (it == module->functions.end()) return CUDA_ERROR_NOT_FOUND;
+  if (it == module->functions.end()) {
+    log_error(std::string("[CUDA] cuModuleGetFunction: no function named ") + name);
+    return CUDA_ERROR_NOT_FOUND;
+  }
   *hfunc = as_handle<CUfunction>(it->second);
   return CUDA_SUCCESS;
 }
