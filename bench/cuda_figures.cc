@@ -1,6 +1,7 @@
 #include "cuda_figures.h"
 
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 namespace scuda::bench {
@@ -166,6 +167,52 @@ std::vector<CudaBench::LaunchSample> CudaBench::launches(ModuleKind kind, int la
     const double cpu = process_cpu_seconds() - cpu_start;
     return LaunchSample{launches / seconds_since(start), cpu * 1e6 / launches};
   });
+}
+
+std::vector<std::pair<std::string, std::vector<double>>> CudaBench::local_queries(
+    ModuleKind kind, const Plan& plan) {
+  CUfunction function = load_empty_kernel(kind);
+  DeviceBuffer device(4);
+  CUstream stream = nullptr;
+  CUevent event = nullptr;
+  check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check(cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr), "cuLaunchKernel");
+  check(cuEventRecord(event, stream), "cuEventRecord");
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  CUcontext ctx = nullptr;
+  CUdevice dev = 0;
+  int value = 0;
+  unsigned memory_type = 0;
+  void* entry = nullptr;
+  const CUdeviceptr address = device.get();
+  const std::vector<std::pair<std::string, std::function<CUresult()>>> queries = {
+      {"cuCtxGetCurrent", [&] { return cuCtxGetCurrent(&ctx); }},
+      {"cuCtxGetDevice", [&] { return cuCtxGetDevice(&dev); }},
+      {"cuDeviceGetAttribute",
+       [&] { return cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0); }},
+      {"cuPointerGetAttribute",
+       [&] { return cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address); }},
+      {"cuFuncGetAttribute",
+       [&] { return cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function); }},
+      {"cuStreamQuery", [&] { return cuStreamQuery(stream); }},
+      {"cuEventQuery", [&] { return cuEventQuery(event); }},
+      {"cuGetProcAddress",
+       [&] { return cuGetProcAddress("cuLaunchKernel", &entry, 12000, 0, nullptr); }},
+  };
+  constexpr int kBatch = 1000;
+  std::vector<std::pair<std::string, std::vector<double>>> out;
+  for (const auto& [name, query] : queries) {
+    check(query(), name.c_str());
+    out.emplace_back(name, collect(plan, [&] {
+      const Clock::time_point start = Clock::now();
+      for (int i = 0; i < kBatch; ++i) query();
+      return seconds_since(start) * 1e9 / kBatch;
+    }));
+  }
+  cuEventDestroy(event);
+  cuStreamDestroy(stream);
+  return out;
 }
 
 }  // namespace scuda::bench

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "timing.h"
@@ -43,6 +44,11 @@ class CudaBench {
   };
   // Each sample: `launches` empty-kernel launches, then one cuCtxSynchronize.
   std::vector<LaunchSample> launches(ModuleKind kind, int launches, const Plan& plan);
+  // Nanoseconds per call of each query the stand-in answers from its own
+  // state (cuCtxGetCurrent, cuStreamQuery of finished work, ...), by name:
+  // each sample is the mean over a batch of calls.
+  std::vector<std::pair<std::string, std::vector<double>>> local_queries(ModuleKind kind,
+                                                                         const Plan& plan);
   // The image actually loaded by the last launches() ("double" or "ptx").
   const char* module_used() const { return module_used_; }
 

@@ -173,6 +173,19 @@ void measure_compression(CudaBench& cuda, SetCompression set, const Plans& p, Re
   r.add_ratio("d2h_lz4_speedup", "d2h_sparse_lz4_gbps", "d2h_sparse_gbps");
 }
 
+// Each local query's median, and local_query_ns: the slowest of them, which
+// the budget per call bounds.
+void measure_local_queries(CudaBench& cuda, const Options& o, const Plans& p, Report& r) {
+  double slowest = 0;
+  size_t samples = 0;
+  for (const auto& [name, ns] : cuda.local_queries(o.module, p.latency)) {
+    const double m = median(ns);
+    r.add("local_query_ns_" + name, m, ns.size());
+    if (m >= slowest) slowest = m, samples = ns.size();
+  }
+  r.add("local_query_ns", slowest, samples);
+}
+
 void measure_launches(CudaBench& cuda, const Options& o, const Plans& p, Report& r) {
   std::vector<double> rates, cpu;
   for (const auto& s : cuda.launches(o.module, p.launches, p.launch)) {
@@ -196,6 +209,7 @@ const std::vector<Row> kRows = {
     {"empty-kernel launches per second", "launch_rate_per_s", "", ""},
     {"client CPU per launch, µs", "launch_client_cpu_us", "", ""},
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
+    {"slowest query answered locally, ns per call", "local_query_ns", "", ""},
 };
 
 // The same copies beside raw TCP over as many connections as lanes.
@@ -237,6 +251,7 @@ int run(const Options& o) {
   measure_transfers(cuda, raw, peer, lanes, p, r);
   if (set_compression) measure_compression(cuda, set_compression, p, r);
   measure_launches(cuda, o, p, r);
+  measure_local_queries(cuda, o, p, r);
   r.add_meta("device", cuda.device_name());
   r.add_meta("driver", driver_kind());
   r.add_meta("module", cuda.module_used());

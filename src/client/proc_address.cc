@@ -1,6 +1,8 @@
 // cuGetProcAddress: how cudart and libraries find every other entry point.
 // The generated table maps (name, CUDA version, per-thread?) to our symbols.
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -12,20 +14,30 @@ namespace scuda::client {
 
 namespace {
 
+std::string_view key(const ProcEntry& e) { return e.name; }
+std::string_view key(std::string_view name) { return name; }
+
+// The entries named `name`: the table is sorted by name, so a binary
+// search finds them (libraries ask for hundreds of names at start, and
+// some ask again before calls).
+std::pair<const ProcEntry*, const ProcEntry*> entries_named(const char* name) {
+  const std::string_view wanted(name);
+  return std::equal_range(kProcTable, kProcTable + kProcTableSize, wanted,
+                          [](const auto& a, const auto& b) { return key(a) < key(b); });
+}
+
 // Picks the newest variant of `name` introduced at or before `version`,
 // preferring the per-thread-default-stream variant when asked for.
 CUresult lookup(const char* name, int version, bool per_thread, void** pfn,
                 CUdriverProcAddressQueryResult* status) {
   const ProcEntry* best = nullptr;
-  bool any = false;
-  for (size_t i = 0; i < kProcTableSize; ++i) {
-    const ProcEntry& e = kProcTable[i];
-    if (std::strcmp(e.name, name) != 0) continue;
-    any = true;
-    if (e.version > version) continue;
-    if (!best || e.version > best->version ||
-        (e.version == best->version && e.per_thread == per_thread))
-      best = &e;
+  const auto [first, last] = entries_named(name);
+  const bool any = first != last;
+  for (const ProcEntry* e = first; e != last; ++e) {
+    if (e->version > version) continue;
+    if (!best || e->version > best->version ||
+        (e->version == best->version && e->per_thread == per_thread))
+      best = e;
   }
   if (status)
     *status = best  ? CU_GET_PROC_ADDRESS_SUCCESS
