@@ -98,9 +98,18 @@ bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
 }
 
 // Requests that cannot change memory the host mirrors (coherent_pages.h):
-// allocation and module setup, which programs do before touching data.
+// allocation and module setup, which programs do before touching data, and
+// the questions and waits about work already sent (finished_work.cc).
 bool may_start_device_work(uint32_t op) {
   switch (op) {
+    case protocol::kOp_cuStreamQuery:
+    case protocol::kOp_cuStreamQuery_ptsz:
+    case protocol::kOp_cuStreamSynchronize:
+    case protocol::kOp_cuStreamSynchronize_ptsz:
+    case protocol::kOp_cuEventQuery:
+    case protocol::kOp_cuEventSynchronize:
+    case protocol::kOp_cuCtxSynchronize:
+    case protocol::kOp_cuCtxSynchronize_v2:
     case protocol::kOp_cuMemAllocManaged:
     case protocol::kOp_cuMemAlloc_v2:
     case protocol::kOp_cuMemGetInfo_v2:

@@ -567,6 +567,45 @@ TEST_F(LaunchTest, AMissingKernelFailsEachUse) {
   EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
 }
 
+// Once the session says a stream's or an event's work is done, asking again
+// sends nothing until device work is sent (for a stream) or the event is
+// recorded again.
+TEST_F(LaunchTest, FinishedWorkIsAnsweredWithoutAskingAgain) {
+  int n = kN;
+  void* params[] = {&a_, &b_, &c_, &n};
+  CUstream stream = nullptr;
+  CUevent event = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, stream, params, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 2);
+  before = scuda_replies_awaited();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(cuStreamQuery(stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);
+    ASSERT_EQ(cuEventSynchronize(event), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(scuda_replies_awaited(), before) << "done work was asked about again";
+
+  ASSERT_EQ(cuLaunchKernel(vadd_, 4, 1, 1, 256, 1, 1, 0, stream, params, nullptr), CUDA_SUCCESS);
+  before = scuda_replies_awaited();
+  ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);  // not recorded since: still done
+  EXPECT_EQ(scuda_replies_awaited(), before);
+  ASSERT_EQ(cuStreamQuery(stream), CUDA_SUCCESS);  // new work: asked
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  ASSERT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);  // recorded again: asked
+  EXPECT_EQ(scuda_replies_awaited(), before + 2);
+  expect_sums();
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
 // The driver's error log is the session's: a failed lookup's line reaches a
 // buffer here and a file the program names, here, and the iterator moves on.
 TEST_F(LaunchTest, DriverLogLinesReachMemoryAndFilesOfTheClient) {

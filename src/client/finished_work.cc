@@ -1,0 +1,201 @@
+// Queries of finished work answered here: once the session has said that a
+// stream's or an event's work is done, the answer stays true until new work
+// could change it, so asking again sends nothing.
+//
+// - A stream is done for as long as the process sends no device work at all
+//   (work_epoch.h): any request that may enqueue work, on any stream, ends
+//   what is known, since the legacy stream ties streams together.
+// - An event is done until it is recorded again: by cuEventRecord, or by a
+//   graph launch (an event record node). Events opened from another
+//   process's handle may be recorded there, so they are always asked.
+#include <cuda.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "client/context.h"
+#include "client/runtime.h"
+#include "client/work_epoch.h"
+#include "forward.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct Finished {
+  std::mutex mu;
+  // (stream, context) -> the work epoch at which the stream was seen done.
+  std::map<std::pair<CUstream, uint64_t>, uint64_t> streams;
+  // event -> its record generation when seen done.
+  std::map<CUevent, uint64_t> events;
+  std::map<CUevent, uint64_t> recorded;  // event -> how often recorded
+  std::set<CUevent> foreign;             // opened from an IPC handle
+};
+
+Finished& finished() {
+  static Finished* f = new Finished;  // never freed: used until exit
+  return *f;
+}
+
+// Graph launches may record any event.
+std::atomic<uint64_t> g_graph_launches{0};
+
+}  // namespace
+
+void note_graph_launch() { g_graph_launches.fetch_add(1, std::memory_order_acq_rel); }
+
+namespace {
+
+uint64_t generation(CUevent event) {
+  auto it = finished().recorded.find(event);
+  return (it == finished().recorded.end() ? 0 : it->second) +
+         (g_graph_launches.load(std::memory_order_acquire) << 32);
+}
+
+std::pair<CUstream, uint64_t> stream_key(CUstream stream) {
+  return {stream, current_context_id()};
+}
+
+// Asks `query` unless the stream is known done at the current epoch; a
+// done answer is kept with the epoch read before asking.
+template <class Query>
+CUresult stream_done(CUstream stream, Query query) {
+  const auto key = stream_key(stream);
+  const uint64_t epoch = work_epoch();
+  {
+    std::lock_guard lock(finished().mu);
+    auto it = finished().streams.find(key);
+    if (it != finished().streams.end() && it->second == epoch) return CUDA_SUCCESS;
+  }
+  const CUresult rc = query();
+  if (rc == CUDA_SUCCESS) {
+    std::lock_guard lock(finished().mu);
+    finished().streams[key] = epoch;
+  }
+  return rc;
+}
+
+template <class Query>
+CUresult event_done(CUevent event, Query query) {
+  uint64_t gen = 0;
+  {
+    std::lock_guard lock(finished().mu);
+    gen = generation(event);
+    auto it = finished().events.find(event);
+    if (it != finished().events.end() && it->second == gen && event) return CUDA_SUCCESS;
+  }
+  const CUresult rc = query();
+  std::lock_guard lock(finished().mu);
+  if (rc == CUDA_SUCCESS && event && !finished().foreign.count(event))
+    finished().events[event] = gen;
+  return rc;
+}
+
+void recorded(CUevent event) {
+  std::lock_guard lock(finished().mu);
+  ++finished().recorded[event];
+  finished().events.erase(event);
+}
+
+void forget_event(CUevent event) {
+  std::lock_guard lock(finished().mu);
+  finished().recorded.erase(event);
+  finished().events.erase(event);
+  finished().foreign.erase(event);
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+namespace client = scuda::client;
+namespace forward = scuda::client::forward;
+
+extern "C" {
+
+CUresult CUDAAPI cuStreamQuery(CUstream stream) {
+  SCUDA_PASSTHROUGH(cuStreamQuery, stream);
+  return client::stream_done(stream, [&] { return forward::cuStreamQuery(stream); });
+}
+
+CUresult CUDAAPI cuStreamQuery_ptsz(CUstream stream) {
+  SCUDA_PASSTHROUGH(cuStreamQuery_ptsz, stream);
+  return client::stream_done(stream, [&] { return forward::cuStreamQuery_ptsz(stream); });
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+  SCUDA_PASSTHROUGH(cuStreamSynchronize, stream);
+  return client::stream_done(stream, [&] { return forward::cuStreamSynchronize(stream); });
+}
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream stream) {
+  SCUDA_PASSTHROUGH(cuStreamSynchronize_ptsz, stream);
+  return client::stream_done(stream, [&] { return forward::cuStreamSynchronize_ptsz(stream); });
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent event) {
+  SCUDA_PASSTHROUGH(cuEventQuery, event);
+  return client::event_done(event, [&] { return forward::cuEventQuery(event); });
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent event) {
+  SCUDA_PASSTHROUGH(cuEventSynchronize, event);
+  return client::event_done(event, [&] { return forward::cuEventSynchronize(event); });
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuEventRecord, event, stream);
+  client::recorded(event);
+  return forward::cuEventRecord(event, stream);
+}
+
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent event, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuEventRecord_ptsz, event, stream);
+  client::recorded(event);
+  return forward::cuEventRecord_ptsz(event, stream);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuEventRecordWithFlags, event, stream, flags);
+  client::recorded(event);
+  return forward::cuEventRecordWithFlags(event, stream, flags);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuEventRecordWithFlags_ptsz, event, stream, flags);
+  client::recorded(event);
+  return forward::cuEventRecordWithFlags_ptsz(event, stream, flags);
+}
+
+CUresult CUDAAPI cuEventDestroy_v2(CUevent event) {
+  SCUDA_PASSTHROUGH(cuEventDestroy_v2, event);
+  client::forget_event(event);
+  return forward::cuEventDestroy_v2(event);
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuGraphLaunch, exec, stream);
+  client::note_graph_launch();
+  return forward::cuGraphLaunch(exec, stream);
+}
+
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) {
+  SCUDA_PASSTHROUGH(cuGraphLaunch_ptsz, exec, stream);
+  client::note_graph_launch();
+  return forward::cuGraphLaunch_ptsz(exec, stream);
+}
+
+CUresult CUDAAPI cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {
+  SCUDA_PASSTHROUGH(cuIpcOpenEventHandle, event, handle);
+  const CUresult rc = forward::cuIpcOpenEventHandle(event, handle);
+  if (rc == CUDA_SUCCESS) {
+    std::lock_guard lock(client::finished().mu);
+    client::finished().foreign.insert(*event);
+  }
+  return rc;
+}
+
+}  // extern "C"
