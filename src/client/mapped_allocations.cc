@@ -208,6 +208,7 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   if (m.state != MappedMemory::State::kOn || (!small && !large_at(m, dptr))) return false;
   // Forgotten before another thread can be given the address and note it.
   forget_allocation(dptr);
+  forget_attributes(dptr);
   *rc = small ? free_small(m, dptr) : unmap(m, dptr);
   return true;
 }

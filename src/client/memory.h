@@ -42,6 +42,9 @@ void forget_managed(CUdeviceptr base);
 // free_mapped also forgets the allocation (note_allocation's record).
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc);
 bool free_mapped(CUdeviceptr dptr, CUresult* rc);
+// Drops the pointer attributes kept for the allocation at `base`
+// (pointer_attributes.cc), which free_mapped does.
+void forget_attributes(CUdeviceptr base);
 // Maps memory another session exported (ipc.cc) at a free address of
 // `size` bytes: open(at) asks the server to and returns its result, in *rc,
 // and *at is the address. False, having done nothing, when the client does

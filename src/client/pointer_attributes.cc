@@ -1,6 +1,11 @@
 // cuPointerGetAttribute(s). Device memory is the server's to describe; the
-// client's own page-locked blocks (host_memory.cc) are described here.
+// client's own page-locked blocks (host_memory.cc) are described here. An
+// allocation the client placed (mapped_allocations.cc) keeps the server's
+// answers until it is freed, as they do not change while it lives.
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "client/host_memory.h"
 #include "client/memory.h"
@@ -70,6 +75,56 @@ void describe_range(unsigned n, const CUpointer_attribute* attrs, void** data, C
   }
 }
 
+// The server's answers for allocations the client placed, by (base,
+// attribute), with pointer attributes as they are for the base.
+struct Kept {
+  std::mutex mu;
+  std::map<std::pair<CUdeviceptr, CUpointer_attribute>, uint64_t> values;
+};
+
+Kept& kept() {
+  static Kept* k = new Kept;  // never freed: used until exit
+  return *k;
+}
+
+// Attributes the program may change while the allocation lives.
+bool keepable(CUpointer_attribute a) {
+  return a != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS && a != CU_POINTER_ATTRIBUTE_ACCESS_FLAGS &&
+         a != CU_POINTER_ATTRIBUTE_P2P_TOKENS;
+}
+
+bool moves_with_offset(CUpointer_attribute a) {
+  return a == CU_POINTER_ATTRIBUTE_DEVICE_POINTER || a == CU_POINTER_ATTRIBUTE_HOST_POINTER;
+}
+
+// Fills every wanted attribute from what was kept for the allocation at
+// `base`; false when one is missing.
+bool recall(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr base,
+            CUdeviceptr ptr) {
+  std::lock_guard lock(kept().mu);
+  for (unsigned i = 0; i < n; ++i)
+    if (data[i] && (!keepable(attrs[i]) || !kept().values.count({base, attrs[i]}))) return false;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) continue;
+    uint64_t value = kept().values.at({base, attrs[i]});
+    if (moves_with_offset(attrs[i]) && value) value += ptr - base;
+    std::memcpy(data[i], &value, value_size(attrs[i]));
+  }
+  return true;
+}
+
+void keep(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr base,
+          CUdeviceptr ptr) {
+  std::lock_guard lock(kept().mu);
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i] || !keepable(attrs[i])) continue;
+    uint64_t value = 0;
+    std::memcpy(&value, data[i], value_size(attrs[i]));
+    if (moves_with_offset(attrs[i]) && value) value -= ptr - base;
+    kept().values[{base, attrs[i]}] = value;
+  }
+}
+
 CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
   protocol::Writer w;
   w.u64(ptr);
@@ -92,13 +147,31 @@ CUresult get_attributes(unsigned n, CUpointer_attribute* attrs, void** data, CUd
   for (unsigned i = 0; i < n; ++i)
     if (!value_size(attrs[i])) return CUDA_ERROR_INVALID_VALUE;
   unsigned flags = 0;
-  if (!is_host_block(reinterpret_cast<const void*>(ptr), &flags)) return ask_server(n, attrs, data, ptr);
+  if (!is_host_block(reinterpret_cast<const void*>(ptr), &flags)) {
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!mapped_range(ptr, &base, &size)) return ask_server(n, attrs, data, ptr);
+    if (recall(n, attrs, data, base, ptr)) {
+      describe_range(n, attrs, data, ptr);
+      return CUDA_SUCCESS;
+    }
+    const CUresult rc = ask_server(n, attrs, data, ptr);
+    if (rc == CUDA_SUCCESS) keep(n, attrs, data, base, ptr);
+    return rc;
+  }
   for (unsigned i = 0; i < n; ++i)
     if (data[i]) describe_host_block(attrs[i], ptr, flags, data[i]);
   return CUDA_SUCCESS;
 }
 
 }  // namespace
+
+void forget_attributes(CUdeviceptr base) {
+  std::lock_guard lock(kept().mu);
+  auto& values = kept().values;
+  values.erase(values.lower_bound({base, CUpointer_attribute{}}),
+               values.lower_bound({base + 1, CUpointer_attribute{}}));
+}
 
 }  // namespace scuda::client
 

@@ -242,6 +242,37 @@ TEST_F(DriverTest, PinnedHostMemoryIsPageAlignedAndCopiesBothWays) {
   cuMemFree(d);
 }
 
+// An allocation's attributes are asked once while it lives; pointers into
+// it are answered from the kept answer.
+TEST_F(DriverTest, PointerAttributesOfAnAllocationAreAskedOnce) {
+  CUdeviceptr d = 0;
+  ASSERT_EQ(cuMemAlloc(&d, 1 << 20), CUDA_SUCCESS);
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  unsigned type = 0;
+  CUdeviceptr device = 0;
+  int ordinal = -1;
+  void* data[] = {&type, &device, &ordinal};
+  const uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuPointerGetAttributes(3, attrs, data, d + 16), CUDA_SUCCESS);
+  EXPECT_EQ(type, unsigned{CU_MEMORYTYPE_DEVICE});
+  EXPECT_EQ(device, d + 16);
+  EXPECT_EQ(ordinal, 0);
+  for (CUdeviceptr at : {d + 4096, d, d + (1 << 20) - 1}) {
+    type = 0, device = 0, ordinal = -1;
+    ASSERT_EQ(cuPointerGetAttributes(3, attrs, data, at), CUDA_SUCCESS);
+    EXPECT_EQ(type, unsigned{CU_MEMORYTYPE_DEVICE});
+    EXPECT_EQ(device, at);
+    EXPECT_EQ(ordinal, 0);
+  }
+  ASSERT_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + 8), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  ASSERT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + 8);
+  EXPECT_EQ(scuda_replies_awaited(), before + 2) << "a freed allocation was described from what was kept";
+}
+
 TEST_F(DriverTest, PageLockedBlocksDescribeThemselvesAsHostMemory) {
   void* pinned = nullptr;
   ASSERT_EQ(cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);

@@ -17,8 +17,12 @@ void put(void* data, T value) {
   std::memcpy(data, &value, sizeof value);
 }
 
-CUresult describe(CUpointer_attribute attr, uintptr_t base, const Allocation& a, void* data) {
+CUresult describe(CUpointer_attribute attr, CUdeviceptr ptr, uintptr_t base, const Allocation& a,
+                  void* data) {
   switch (attr) {
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      put(data, ptr);
+      return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
       put(data, static_cast<unsigned>(CU_MEMORYTYPE_DEVICE));
       return CUDA_SUCCESS;
@@ -49,7 +53,7 @@ CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attribu
   if (base == 0) return CUDA_ERROR_INVALID_VALUE;
   const Allocation& a = state().allocations.at(base);
   for (unsigned i = 0; i < count; ++i)
-    if (CUresult rc = describe(attributes[i], base, a, data[i]); rc != CUDA_SUCCESS) return rc;
+    if (CUresult rc = describe(attributes[i], ptr, base, a, data[i]); rc != CUDA_SUCCESS) return rc;
   return CUDA_SUCCESS;
 }
 
