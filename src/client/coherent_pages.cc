@@ -17,7 +17,6 @@
 
 #include "client/fault_handler.h"
 #include "client/registered_memory.h"
-#include "client/work_epoch.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
 #include "protocol/frame.h"
@@ -411,7 +410,6 @@ void unmap(uintptr_t base, size_t size) {
 }
 
 void before_request(Connection& conn, bool device_work) {
-  if (device_work) work_sent();
   if (device_work) registered::before_device_work(conn);
   if (!g_any.load(std::memory_order_acquire)) return;
   Pages& p = pages();

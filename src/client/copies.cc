@@ -15,6 +15,7 @@
 #include "client/lanes.h"
 #include "client/memory.h"
 #include "client/registered_memory.h"
+#include "client/work_epoch.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "client/stats.h"
@@ -165,6 +166,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   {
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
+    work_sent();
     if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     const uint32_t lanes = lanes_for(size, stream, mode, true);
     rc = lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
@@ -255,6 +257,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   {
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
+    work_sent();
     if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     const uint32_t lanes = lanes_for(size, stream, mode, false);
     first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream, mode,

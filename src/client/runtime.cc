@@ -12,6 +12,7 @@
 #include "client/context.h"
 #include "client/session.h"
 #include "client/stats.h"
+#include "client/work_epoch.h"
 #include "common/config.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -98,18 +99,9 @@ bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
 }
 
 // Requests that cannot change memory the host mirrors (coherent_pages.h):
-// allocation and module setup, which programs do before touching data, and
-// the questions and waits about work already sent (finished_work.cc).
+// allocation and module setup, which programs do before touching data.
 bool may_start_device_work(uint32_t op) {
   switch (op) {
-    case protocol::kOp_cuStreamQuery:
-    case protocol::kOp_cuStreamQuery_ptsz:
-    case protocol::kOp_cuStreamSynchronize:
-    case protocol::kOp_cuStreamSynchronize_ptsz:
-    case protocol::kOp_cuEventQuery:
-    case protocol::kOp_cuEventSynchronize:
-    case protocol::kOp_cuCtxSynchronize:
-    case protocol::kOp_cuCtxSynchronize_v2:
     case protocol::kOp_cuMemAllocManaged:
     case protocol::kOp_cuMemAlloc_v2:
     case protocol::kOp_cuMemGetInfo_v2:
@@ -130,6 +122,31 @@ bool may_start_device_work(uint32_t op) {
   return true;
 }
 
+// Questions and waits about work already sent: they enqueue nothing, so
+// what is known of finished work stays true (finished_work.cc). They still
+// push the host's changes, which running kernels may be waiting for.
+bool waits_only(uint32_t op) {
+  switch (op) {
+    case protocol::kOp_cuStreamQuery:
+    case protocol::kOp_cuStreamQuery_ptsz:
+    case protocol::kOp_cuStreamSynchronize:
+    case protocol::kOp_cuStreamSynchronize_ptsz:
+    case protocol::kOp_cuEventQuery:
+    case protocol::kOp_cuEventSynchronize:
+    case protocol::kOp_cuCtxSynchronize:
+    case protocol::kOp_cuCtxSynchronize_v2:
+      return true;
+  }
+  return false;
+}
+
+// With the connection's lock held, before `op` is sent.
+void before_sending(Connection& conn, uint32_t op) {
+  const bool device_work = may_start_device_work(op);
+  coherence::before_request(conn, device_work);
+  if (device_work && !waits_only(op)) work_sent();
+}
+
 bool whole_context_sync(uint32_t op) {
   return op == protocol::kOp_cuCtxSynchronize || op == protocol::kOp_cuCtxSynchronize_v2;
 }
@@ -141,7 +158,7 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, may_start_device_work(op));
+  before_sending(*conn, op);
   uint64_t id = 0;
   if (!send_in_context(conn, op, synchronizing ? protocol::kSynchronizing : 0, request, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
@@ -158,7 +175,7 @@ CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, may_start_device_work(op));
+  before_sending(*conn, op);
   if (!send_in_context(conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   conn->handle_later(*id, std::move(handle));
   return CUDA_SUCCESS;
@@ -168,7 +185,7 @@ CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  coherence::before_request(*conn, may_start_device_work(op));
+  before_sending(*conn, op);
   return send_in_context(conn, op, protocol::kOneWay, request, id)
              ? CUDA_SUCCESS
              : CUDA_ERROR_DEVICE_UNAVAILABLE;
