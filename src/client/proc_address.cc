@@ -1,9 +1,9 @@
 // cuGetProcAddress: how cudart and libraries find every other entry point.
 // The generated table maps (name, CUDA version, per-thread?) to our symbols.
-#include <algorithm>
 #include <cstring>
-#include <utility>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -14,16 +14,27 @@ namespace scuda::client {
 
 namespace {
 
-std::string_view key(const ProcEntry& e) { return e.name; }
-std::string_view key(std::string_view name) { return name; }
+// The entries named each name, found by hashing: libraries ask for hundreds
+// of names at start, and some ask again before calls. The table is sorted
+// by name, so each name's entries are one run of it.
+using Run = std::pair<const ProcEntry*, const ProcEntry*>;
 
-// The entries named `name`: the table is sorted by name, so a binary
-// search finds them (libraries ask for hundreds of names at start, and
-// some ask again before calls).
-std::pair<const ProcEntry*, const ProcEntry*> entries_named(const char* name) {
-  const std::string_view wanted(name);
-  return std::equal_range(kProcTable, kProcTable + kProcTableSize, wanted,
-                          [](const auto& a, const auto& b) { return key(a) < key(b); });
+const std::unordered_map<std::string_view, Run>& runs_by_name() {
+  static const auto* runs = [] {
+    auto* m = new std::unordered_map<std::string_view, Run>;  // never freed: used until exit
+    for (size_t i = 0; i < kProcTableSize; ++i) {
+      auto [it, fresh] = m->try_emplace(kProcTable[i].name, &kProcTable[i], &kProcTable[i] + 1);
+      if (!fresh) it->second.second = &kProcTable[i] + 1;
+    }
+    return m;
+  }();
+  return *runs;
+}
+
+Run entries_named(const char* name) {
+  const auto& runs = runs_by_name();
+  auto it = runs.find(name);
+  return it == runs.end() ? Run{nullptr, nullptr} : it->second;
 }
 
 // Picks the newest variant of `name` introduced at or before `version`,
