@@ -1,6 +1,8 @@
 // Hand-written context requests.
+#include <cstdint>
 #include <vector>
 
+#include "common/export_table_ids.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -20,17 +22,37 @@ CUresult set_current(Session& s, Reader& in, Writer&) {
   return s.driver().cuCtxSetCurrent(static_cast<CUcontext>(ctx));
 }
 
+// A device's primary context as cudart gets it from the driver (slot 2 of
+// the driver's cudart table): still inactive, nothing made on the GPU.
+// nullptr when the driver has no such table or slot.
+CUcontext inactive_primary(const DriverTable& d, CUdevice dev) {
+  const void* table = nullptr;
+  if (!d.cuGetExportTable ||
+      d.cuGetExportTable(&table, &export_table_id::kCudartInterface) != CUDA_SUCCESS || !table)
+    return nullptr;
+  constexpr size_t kSlot = 2;
+  const auto* words = static_cast<const uintptr_t*>(table);
+  if (words[0] < (kSlot + 1) * sizeof(void*) || !words[kSlot]) return nullptr;
+  auto get = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(words[kSlot]);
+  CUcontext ctx = nullptr;
+  return get(&ctx, dev) == CUDA_SUCCESS ? ctx : nullptr;
+}
+
 // The handle of a device's primary context, leaving its state unchanged:
-// retain then release restores the reference count.
+// cudart's way where the driver has it, else retain then release, which
+// restores the reference count but makes the context on the GPU and
+// destroys it again.
 CUresult primary_context(Session& s, Reader& in, Writer& out) {
   const CUdevice dev = in.get<CUdevice>();
   const uint64_t proposed = in.u64();
   if (!in.done()) return kMalformed;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
-  CUcontext ctx = nullptr;
-  if (CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) return rc;
-  d.cuDevicePrimaryCtxRelease_v2(dev);
+  CUcontext ctx = inactive_primary(d, dev);
+  if (!ctx) {
+    if (CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) return rc;
+    d.cuDevicePrimaryCtxRelease_v2(dev);
+  }
   out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
   return CUDA_SUCCESS;
 }

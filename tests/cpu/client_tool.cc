@@ -254,6 +254,25 @@ int unsupported_twice() {
   return 0;
 }
 
+// cudart's first look at a device's primary context: slot 2 of the cudart
+// table, which hands the context out without activating it.
+int cudart_primary() {
+  const CUuuid cudart = {{'\x6b', '\xd5', '\xfb', '\x6c', '\x5b', '\xf4', '\xe7', '\x4a',
+                          '\x89', '\x87', '\xd9', '\x39', '\x12', '\xfd', '\x9d', '\xf9'}};
+  const void* table = nullptr;
+  if (CUresult rc = cuGetExportTable(&table, &cudart)) return report("cuGetExportTable", rc);
+  using Get = CUresult (*)(CUcontext*, CUdevice);
+  CUcontext ctx = nullptr;
+  if (CUresult rc = reinterpret_cast<const Get*>(table)[2](&ctx, 0)) return report("slot 2", rc);
+  unsigned flags = 0;
+  int active = 1;
+  if (CUresult rc = cuDevicePrimaryCtxGetState(0, &flags, &active))
+    return report("cuDevicePrimaryCtxGetState", rc);
+  std::printf("primary context %s, %s\n", ctx ? "handed out" : "missing",
+              active ? "active" : "inactive");
+  return ctx && !active ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -271,6 +290,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "launch-after-loss") == 0) return launch_after_loss();
   if (std::strcmp(argv[1], "copy-after-loss") == 0) return copy_after_loss();
   if (std::strcmp(argv[1], "unsupported") == 0) return unsupported_twice();
+  if (std::strcmp(argv[1], "cudart-primary") == 0) return cudart_primary();
   if (std::strcmp(argv[1], "nap") == 0 && argc > 2) return nap(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
   return 2;

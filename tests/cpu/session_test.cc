@@ -95,6 +95,18 @@ TEST(Session, TokenMustMatch) {
   EXPECT_EQ(right.exit_code, 0) << right.err;
 }
 
+// cudart's look at the primary context, at its start, makes nothing on the
+// GPU: the session asks its driver as cudart would, and the context stays
+// inactive (retaining and releasing it would make it and destroy it again).
+TEST(Session, CudartsPrimaryContextLookActivatesNothing) {
+  ServerProcess server;
+  Output o = client(server, "cudart-primary");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  std::ifstream log(server.launch_log());
+  const std::string lines((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(lines.find("primary context activated"), std::string::npos) << lines;
+}
+
 // Nothing answers: the error says where to look (the server, the address).
 TEST(Session, AnAddressNothingAnswersOnSaysWhereToLook) {
   const std::string address = "127.0.0.1:" + std::to_string(test::free_port());

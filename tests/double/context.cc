@@ -41,7 +41,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   Call call = begin_primary(dev, &primary);
   if (call.status != CUDA_SUCCESS) return call.status;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  primary->refcount++;
+  if (primary->refcount++ == 0) log_line("primary context activated");
   *pctx = as_handle<CUcontext>(state().primary);
   return CUDA_SUCCESS;
 }

@@ -3,6 +3,7 @@
 //   launch <name> grid=X,Y,Z block=X,Y,Z shmem=N params=<lowercase hex>[ cooperative]
 //   synchronize
 //   profiler start|stop
+//   primary context activated
 #pragma once
 
 #include <cstdint>
