@@ -3,6 +3,7 @@
 #include "client/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -39,6 +40,11 @@ Contexts& contexts() {
   return *c;
 }
 
+// Bumped when a context is forgotten: each thread keeps its last answer of
+// known_context, which holds while this has not moved (ids are never
+// reused), so the common question takes no lock shared between threads.
+std::atomic<uint64_t> g_forgotten{0};
+
 // Never destroyed: a program's exit handlers (and other thread-local
 // destructors) may push, pop and ask for the current context after this
 // thread's thread-local objects are gone. A thread's stack outlives it.
@@ -53,10 +59,22 @@ void remember(uint64_t id, CUdevice dev) {
 }
 
 bool known_context(uint64_t id, CUdevice* dev) {
+  struct Last {
+    uint64_t id = 0;
+    uint64_t forgotten = 0;
+    CUdevice dev = 0;
+  };
+  thread_local Last last;
+  const uint64_t forgotten = g_forgotten.load(std::memory_order_acquire);
+  if (id && last.id == id && last.forgotten == forgotten) {
+    if (dev) *dev = last.dev;
+    return true;
+  }
   std::lock_guard lock(contexts().mu);
   auto it = contexts().devices.find(id);
   if (it == contexts().devices.end()) return false;
   if (dev) *dev = it->second;
+  last = {id, forgotten, it->second};
   return true;
 }
 
@@ -219,6 +237,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
   std::erase(context_stack(), handle_id(ctx));
   std::lock_guard lock(contexts().mu);
   contexts().devices.erase(handle_id(ctx));
+  scuda::client::g_forgotten.fetch_add(1, std::memory_order_acq_rel);
   return CUDA_SUCCESS;
 }
 
