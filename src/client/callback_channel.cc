@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/host_callbacks.h"
+#include "client/logs.h"
 #include "client/registered_memory.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -45,14 +46,23 @@ void serve(Socket s) {
     }
     protocol::Reader r(f.payload);
     const uint64_t id = r.u64();
-    if (f.header.op != protocol::kOpHostCallback || f.header.flags != 0 || !r.ok())
+    if (f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
-    if (!registered::apply_changes(r))
+    if (f.header.op == protocol::kOpLogMessage) {
+      const auto level = static_cast<CUlogLevel>(r.u32());
+      const std::string_view message = r.blob();
+      if (!r.done() || !run_log_callback(id, level, message))
+        return lose(fmt::format("the server sent a log message for callback {}, which this "
+                                "process never registered", id));
+    } else if (f.header.op != protocol::kOpHostCallback) {
+      return lose("the server sent a frame that is not a reached callback");
+    } else if (!registered::apply_changes(r)) {
       return lose("the server sent changes of registered memory that this process does not have");
-    if (!run_host_callback(id))
+    } else if (!run_host_callback(id)) {
       return lose(fmt::format("the server named callback {}, which this process never queued", id));
+    }
     protocol::FrameHeader done;
-    done.op = protocol::kOpHostCallback;
+    done.op = f.header.op;
     done.flags = protocol::kReply;
     if (!protocol::write_frame(s, done, &id, sizeof id))
       return lose("the connection broke");

@@ -1,11 +1,19 @@
 // The driver's error log is the session process's, on the server: both dumps
 // ask the session for its lines (logs-dump), and cuLogsDumpToFile writes
-// them into the program's file, here.
+// them into the program's file, here. A log callback is the program's: the
+// session's stand-in sends each message over the callback channel, where it
+// runs.
+#include "client/logs.h"
+
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "client/callback_channel.h"
 #include "client/program_files.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"
@@ -35,9 +43,68 @@ CUresult dump(CUlogIterator* iterator, size_t capacity, unsigned flags, std::str
   return CUDA_SUCCESS;
 }
 
+struct LogCallbacks {
+  std::mutex mu;
+  std::map<uint64_t, std::pair<CUlogsCallback, void*>> by_id;
+};
+
+LogCallbacks& log_callbacks() {
+  static LogCallbacks* l = new LogCallbacks;  // never freed: used until exit
+  return *l;
+}
+
+CUresult register_log_callback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult rc = scuda::client::open_callback_channel(); rc != CUDA_SUCCESS) return rc;
+  const uint64_t id = scuda::client::new_handle_id();
+  {
+    std::lock_guard lock(log_callbacks().mu);
+    log_callbacks().by_id[id] = {fn, data};
+  }
+  scuda::protocol::Writer w;
+  w.u64(id);
+  std::vector<uint8_t> reply;
+  CUresult rc = scuda::client::call(scuda::protocol::kOpLogsRegister, w, &reply);
+  scuda::protocol::Reader r(reply);
+  const uint64_t handle = rc == CUDA_SUCCESS ? r.u64() : 0;
+  if (rc == CUDA_SUCCESS && (!r.done() || handle != id))
+    rc = scuda::client::bad_reply("cuLogsRegisterCallback");
+  if (rc != CUDA_SUCCESS) {
+    std::lock_guard lock(log_callbacks().mu);
+    log_callbacks().by_id.erase(id);
+    return rc;
+  }
+  if (out) *out = scuda::client::handle_from_id<CUlogsCallbackHandle>(id);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
+namespace scuda::client {
+
+bool run_log_callback(uint64_t id, CUlogLevel level, std::string_view message) {
+  std::pair<CUlogsCallback, void*> callback;
+  {
+    std::lock_guard lock(log_callbacks().mu);
+    auto it = log_callbacks().by_id.find(id);
+    if (it == log_callbacks().by_id.end()) return false;
+    callback = it->second;
+  }
+  std::string text(message);  // the driver hands out a writable, NUL-ended message
+  callback.first(callback.second, level, text.data(), text.size());
+  return true;
+}
+
+}  // namespace scuda::client
+
 extern "C" {
+
+CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback fn, void* data,
+                                        CUlogsCallbackHandle* out) {
+  SCUDA_PASSTHROUGH(cuLogsRegisterCallback, fn, data, out);
+  return register_log_callback(fn, data, out);
+}
+
 
 CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size,
                                     unsigned int flags) {

@@ -62,6 +62,8 @@ const char* op_name(uint32_t op) {
     case kOpShareableExport: return "shareable-export";
     case kOpShareableImport: return "shareable-import";
     case kOpLogsDump: return "logs-dump";
+    case kOpLogsRegister: return "logs-register";
+    case kOpLogMessage: return "log-message";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

@@ -72,6 +72,8 @@ enum Op : uint32_t {
   kOpShareableImport = 413,  // cuMemImportFromShareableHandle / cuMemPoolImportFromShareableHandle
   // The driver's error log (docs/protocol.md, "Driver logs"; 420-429).
   kOpLogsDump = 420,  // cuLogsDumpToMemory / cuLogsDumpToFile: the session's log lines
+  kOpLogsRegister = 421,  // cuLogsRegisterCallback: the driver's messages, over the callback channel
+  kOpLogMessage = 422,    // on the callback channel: one message for a registered callback
   kFirstGeneratedOp = 1000,
 };
 

@@ -25,11 +25,25 @@ bool CallbackChannel::take(Socket client) {
 void CallbackChannel::reached(uint64_t id) {
   std::lock_guard lock(mu_);
   if (!socket_.valid()) return;
-  protocol::FrameHeader h;
-  h.op = protocol::kOpHostCallback;
   protocol::Writer w;
   w.u64(id);
   if (mirrors_) mirrors_->take_all_changes(w);
+  run_on_client(protocol::kOpHostCallback, id, w);
+}
+
+void CallbackChannel::log_message(uint64_t id, CUlogLevel level, std::string_view message) {
+  std::lock_guard lock(mu_);
+  if (!socket_.valid()) return;
+  protocol::Writer w;
+  w.u64(id);
+  w.u32(static_cast<uint32_t>(level));
+  w.str(message);
+  run_on_client(protocol::kOpLogMessage, id, w);
+}
+
+void CallbackChannel::run_on_client(uint32_t op, uint64_t id, const protocol::Writer& w) {
+  protocol::FrameHeader h;
+  h.op = op;
   if (!protocol::write_frame(socket_, h, w.data().data(), w.size()))
     return lose(true, "the client closed it");
   protocol::Frame f;
@@ -40,8 +54,7 @@ void CallbackChannel::reached(uint64_t id) {
     case protocol::ReadStatus::kOk: break;
   }
   protocol::Reader r(f.payload);
-  if (f.header.op != protocol::kOpHostCallback || f.header.flags != protocol::kReply ||
-      r.u64() != id || !r.done())
+  if (f.header.op != op || f.header.flags != protocol::kReply || r.u64() != id || !r.done())
     lose(false, fmt::format("the client did not answer callback {} with its \"done\"", id));
 }
 
@@ -60,6 +73,11 @@ CallbackChannel& callback_channel() {
 
 void CUDA_CB host_function_reached(void* id) {
   callback_channel().reached(reinterpret_cast<uintptr_t>(id));
+}
+
+void CUDA_CB log_callback_reached(void* id, CUlogLevel level, char* message, size_t length) {
+  callback_channel().log_message(reinterpret_cast<uintptr_t>(id), level,
+                                 std::string_view(message ? message : "", message ? length : 0));
 }
 
 }  // namespace scuda::server

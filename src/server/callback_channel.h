@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
+
+#include "protocol/codec.h"
 
 #include "common/socket.h"
 #include "server/host_mirrors.h"
@@ -28,12 +31,18 @@ class CallbackChannel {
   // (host_mirrors.h), and returns once it has run, one callback at a time.
   // Returns at once when there is no channel (the client went away).
   void reached(uint64_t id);
+  // From the driver's thread that logs: hands `message` to the client's log
+  // callback `id` and returns once it has run, as reached() does.
+  void log_message(uint64_t id, CUlogLevel level, std::string_view message);
   // The session's mirrors, whose changes each reached callback carries.
   void set_mirrors(HostMirrors* mirrors) { mirrors_ = mirrors; }
 
  private:
   // Keeps the first connection admitted.
   bool take(Socket client);
+  // With mu_ held: sends the frame `w` as `op` and waits for the client's
+  // "done" of `id`.
+  void run_on_client(uint32_t op, uint64_t id, const protocol::Writer& w);
   void lose(bool client_left, const std::string& why);
 
   JoinPoint join_;
@@ -49,5 +58,9 @@ CallbackChannel& callback_channel();
 // host node: its data is the client's callback id, so that a graph can run
 // it as often as it is launched.
 void CUDA_CB host_function_reached(void* id);
+
+// The stand-in of a client's log callback (cuLogsRegisterCallback): its
+// data is the client's callback id.
+void CUDA_CB log_callback_reached(void* id, CUlogLevel level, char* message, size_t length);
 
 }  // namespace scuda::server

@@ -1,9 +1,12 @@
 // The driver's error log: the session's driver dumps it into a buffer here,
-// and the lines go to the client (cuLogsDumpToMemory, cuLogsDumpToFile).
+// and the lines go to the client (cuLogsDumpToMemory, cuLogsDumpToFile);
+// messages for a client's callback go over the callback channel
+// (cuLogsRegisterCallback).
 #include <vector>
 
 #include "protocol/frame.h"
 #include "protocol/ops.h"
+#include "server/callback_channel.h"
 #include "server/dispatch.h"
 #include "server/session.h"
 
@@ -35,8 +38,24 @@ CUresult logs_dump(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 proposed callback handle id -> u64 the handle's id. The client has
+// opened its callback channel; each message goes there, to the callback
+// registered under the proposed id.
+CUresult logs_register(Session& s, Reader& in, Writer& out) {
+  const uint64_t proposed = in.u64();
+  if (!in.done()) return kMalformed;
+  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.driver().cuLogsRegisterCallback) return CUDA_ERROR_NOT_SUPPORTED;
+  CUlogsCallbackHandle handle = nullptr;
+  const CUresult rc = s.driver().cuLogsRegisterCallback(
+      log_callback_reached, reinterpret_cast<void*>(static_cast<uintptr_t>(proposed)), &handle);
+  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUlogsCallbackHandle, handle));
+  return rc;
+}
+
 const HandlerEntry kHandlers[] = {
     {protocol::kOpLogsDump, logs_dump, "logs-dump"},
+    {protocol::kOpLogsRegister, logs_register, "logs-register"},
 };
 
 }  // namespace

@@ -659,6 +659,28 @@ TEST_F(LaunchTest, DriverLogLinesReachMemoryAndFilesOfTheClient) {
   std::remove(path.c_str());
 }
 
+// A log callback is the program's: the session's driver calls a stand-in,
+// which has it run here (on the callback channel) before the failing call
+// returns; once unregistered it hears nothing more.
+TEST_F(LaunchTest, LogCallbacksRunInTheProgram) {
+  static std::vector<std::string> heard;
+  heard.clear();
+  auto listen = [](void* data, CUlogLevel level, char* message, size_t length) {
+    if (data == &heard && level == CU_LOG_LEVEL_ERROR) heard.emplace_back(message, length);
+  };
+  CUlogsCallbackHandle handle = nullptr;
+  ASSERT_EQ(cuLogsRegisterCallback(listen, &heard, &handle), CUDA_SUCCESS);
+  ASSERT_NE(handle, nullptr);
+  CUfunction missing = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&missing, mod_, "heard_of_nowhere"), CUDA_ERROR_NOT_FOUND);
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_NE(heard[0].find("heard_of_nowhere"), std::string::npos) << heard[0];
+  ASSERT_EQ(cuLogsUnregisterCallback(handle), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&missing, mod_, "heard_of_nowhere_again"), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(heard.size(), 1u);
+  EXPECT_EQ(cuLogsRegisterCallback(nullptr, nullptr, &handle), CUDA_ERROR_INVALID_VALUE);
+}
+
 // cudart loads every fatbin at its start: small images go whole, without
 // waiting; one the driver rejects fails the library's uses.
 TEST_F(LaunchTest, LibraryLoadsWaitForNothingAndARejectedOneFailsItsUses) {

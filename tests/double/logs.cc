@@ -2,7 +2,9 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "state.h"
@@ -17,11 +19,46 @@ std::vector<std::string>& lines() {
   return *v;
 }
 
+struct Callback {
+  CUlogsCallback fn;
+  void* data;
+};
+
+// Registered callbacks by handle, which is the entry's address.
+std::map<CUlogsCallbackHandle, Callback>& callbacks() {
+  static auto* m = new std::map<CUlogsCallbackHandle, Callback>;  // never freed: used until exit
+  return *m;
+}
+
 }  // namespace
 
-void scuda_double::log_error(const std::string& line) { lines().push_back(line); }
+// Each callback gets the line as it is logged, as the driver's do.
+void scuda_double::log_error(const std::string& line) {
+  lines().push_back(line);
+  for (const auto& [handle, cb] : callbacks()) {
+    std::string text = line;
+    cb.fn(cb.data, CU_LOG_LEVEL_ERROR, text.data(), text.size());
+  }
+}
 
 extern "C" {
+
+CUresult cuLogsRegisterCallback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  static uintptr_t next = 0x7000;
+  const auto handle = reinterpret_cast<CUlogsCallbackHandle>(next++);
+  callbacks()[handle] = {fn, data};
+  if (out) *out = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle handle) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  return callbacks().erase(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) {
   Call call = begin();
