@@ -532,8 +532,25 @@ TEST_F(CopiesTest, CooperativeLaunchesCarryTheCooperativeAttribute) {
   const std::string log = read_file(scuda::test::shared_server().launch_log());
   EXPECT_NE(log.find("launch fill grid=3,1,1 block=32,1,1 shmem=0 params="), std::string::npos);
   EXPECT_NE(log.find(" cooperative\n"), std::string::npos) << log;
-  CUDA_LAUNCH_PARAMS multi{};
-  EXPECT_EQ(cuLaunchCooperativeKernelMultiDevice(&multi, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+  // The deprecated multi-device form: each entry a cooperative launch on
+  // its stream, one entry per device.
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  value = 0xbeef;
+  CUDA_LAUNCH_PARAMS multi[2] = {};
+  multi[0] = {fill, 2, 1, 1, 32, 1, 1, 0, stream, params};
+  const size_t before = read_file(scuda::test::shared_server().launch_log()).size();
+  ASSERT_EQ(cuLaunchCooperativeKernelMultiDevice(multi, 1, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(got.data(), d, 64 * sizeof(unsigned)), CUDA_SUCCESS);
+  EXPECT_EQ(got, std::vector<unsigned>(64, 0xbeef));
+  const std::string added = read_file(scuda::test::shared_server().launch_log()).substr(before);
+  EXPECT_NE(added.find("launch fill grid=2,1,1 block=32,1,1 shmem=0 params="), std::string::npos);
+  EXPECT_NE(added.find(" cooperative\n"), std::string::npos) << added;
+  multi[1] = multi[0];  // two entries on one device: refused
+  EXPECT_EQ(cuLaunchCooperativeKernelMultiDevice(multi, 2, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchCooperativeKernelMultiDevice(multi, 1, 0x80), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
   cuMemFree(d);
   cuModuleUnload(mod);
 }

@@ -76,6 +76,16 @@ CUresult cuStreamSynchronize(CUstream hStream) { return begin_on_stream(hStream)
 
 CUresult cuStreamQuery(CUstream hStream) { return begin_on_stream(hStream).status; }
 
+// A created stream's context; the special streams belong to the current one.
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+  Call call = begin_on_stream(hStream);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const Stream* stream = state().streams.find(hStream);
+  *pctx = as_handle<CUcontext>(stream ? stream->ctx : call.ctx_id);
+  return CUDA_SUCCESS;
+}
+
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   Call call = begin_on_stream(hStream);
   if (call.status != CUDA_SUCCESS) return call.status;
