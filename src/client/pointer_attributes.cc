@@ -2,10 +2,12 @@
 // client's own page-locked blocks (host_memory.cc) are described here. An
 // allocation the client placed (mapped_allocations.cc) keeps the server's
 // answers until it is freed, as they do not change while it lives.
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "client/host_memory.h"
 #include "client/memory.h"
@@ -125,6 +127,58 @@ void keep(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr
   }
 }
 
+// Each thread's last allocation answered from what was kept, with those
+// answers: asking again about it takes no lock shared between threads.
+// g_dropped moves whenever kept answers are dropped, which ends them all.
+std::atomic<uint64_t> g_dropped{0};
+
+struct Front {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  uint64_t dropped = ~uint64_t{0};
+  std::vector<std::pair<CUpointer_attribute, uint64_t>> values;
+};
+
+Front& front() {
+  thread_local Front f;
+  return f;
+}
+
+const uint64_t* front_value(const Front& f, CUpointer_attribute a) {
+  for (const auto& [attr, value] : f.values)
+    if (attr == a) return &value;
+  return nullptr;
+}
+
+bool recall_front(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  const Front& f = front();
+  if (f.dropped != g_dropped.load(std::memory_order_acquire) || ptr < f.base ||
+      ptr - f.base >= f.size)
+    return false;
+  for (unsigned i = 0; i < n; ++i)
+    if (data[i] && !front_value(f, attrs[i])) return false;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) continue;
+    uint64_t value = *front_value(f, attrs[i]);
+    if (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) value = f.base;
+    if (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE) value = f.size;
+    if (moves_with_offset(attrs[i]) && value) value += ptr - f.base;
+    std::memcpy(data[i], &value, value_size(attrs[i]));
+  }
+  return true;
+}
+
+// Makes the allocation at `base` this thread's front, with what is kept for
+// it; `dropped` is g_dropped as read before the answers were found.
+void to_front(CUdeviceptr base, size_t size, uint64_t dropped) {
+  Front& f = front();
+  f = Front{base, size, dropped, {}};
+  std::lock_guard lock(kept().mu);
+  for (auto it = kept().values.lower_bound({base, CUpointer_attribute{}});
+       it != kept().values.end() && it->first.first == base; ++it)
+    f.values.emplace_back(it->first.second, it->second);
+}
+
 CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
   protocol::Writer w;
   w.u64(ptr);
@@ -146,13 +200,16 @@ CUresult get_attributes(unsigned n, CUpointer_attribute* attrs, void** data, CUd
   if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < n; ++i)
     if (!value_size(attrs[i])) return CUDA_ERROR_INVALID_VALUE;
+  if (recall_front(n, attrs, data, ptr)) return CUDA_SUCCESS;
   unsigned flags = 0;
   if (!is_host_block(reinterpret_cast<const void*>(ptr), &flags)) {
     CUdeviceptr base = 0;
     size_t size = 0;
+    const uint64_t dropped = g_dropped.load(std::memory_order_acquire);
     if (!mapped_range(ptr, &base, &size)) return ask_server(n, attrs, data, ptr);
     if (recall(n, attrs, data, base, ptr)) {
       describe_range(n, attrs, data, ptr);
+      to_front(base, size, dropped);
       return CUDA_SUCCESS;
     }
     const CUresult rc = ask_server(n, attrs, data, ptr);
@@ -168,6 +225,7 @@ CUresult get_attributes(unsigned n, CUpointer_attribute* attrs, void** data, CUd
 
 void forget_attributes(CUdeviceptr base) {
   std::lock_guard lock(kept().mu);
+  g_dropped.fetch_add(1, std::memory_order_acq_rel);
   auto& values = kept().values;
   values.erase(values.lower_bound({base, CUpointer_attribute{}}),
                values.lower_bound({base + 1, CUpointer_attribute{}}));
