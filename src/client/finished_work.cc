@@ -6,8 +6,9 @@
 //   (work_epoch.h): any request that may enqueue work, on any stream, ends
 //   what is known, since the legacy stream ties streams together.
 // - An event is done until it is recorded again: by cuEventRecord, or by a
-//   graph launch (an event record node). Events opened from another
-//   process's handle may be recorded there, so they are always asked.
+//   graph launch (an event record node). Events shared with another process
+//   (opened from its handle, or exported to it) may be recorded there, so
+//   they are always asked.
 #include <cuda.h>
 
 #include <atomic>
@@ -32,7 +33,7 @@ struct Finished {
   // event -> its record generation when seen done.
   std::map<CUevent, uint64_t> events;
   std::map<CUevent, uint64_t> recorded;  // event -> how often recorded
-  std::set<CUevent> foreign;             // opened from an IPC handle
+  std::set<CUevent> foreign;             // shared with another process
 };
 
 Finished& finished() {
@@ -97,6 +98,12 @@ CUresult event_done(CUevent event, Query query) {
 void recorded(CUevent event) {
   std::lock_guard lock(finished().mu);
   ++finished().recorded[event];
+  finished().events.erase(event);
+}
+
+void shared_with_others(CUevent event) {
+  std::lock_guard lock(finished().mu);
+  finished().foreign.insert(event);
   finished().events.erase(event);
 }
 
@@ -191,10 +198,14 @@ CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) {
 CUresult CUDAAPI cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {
   SCUDA_PASSTHROUGH(cuIpcOpenEventHandle, event, handle);
   const CUresult rc = forward::cuIpcOpenEventHandle(event, handle);
-  if (rc == CUDA_SUCCESS) {
-    std::lock_guard lock(client::finished().mu);
-    client::finished().foreign.insert(*event);
-  }
+  if (rc == CUDA_SUCCESS) client::shared_with_others(*event);
+  return rc;
+}
+
+CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
+  SCUDA_PASSTHROUGH(cuIpcGetEventHandle, handle, event);
+  const CUresult rc = forward::cuIpcGetEventHandle(handle, event);
+  if (rc == CUDA_SUCCESS) client::shared_with_others(event);
   return rc;
 }
 

@@ -634,6 +634,17 @@ TEST_F(LaunchTest, FinishedWorkIsAnsweredWithoutAskingAgain) {
   EXPECT_EQ(scuda_replies_awaited(), before + 2);
   expect_sums();
   EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+
+  // An event shared with another process may be recorded there: always asked.
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  CUipcEventHandle shared{};
+  ASSERT_EQ(cuIpcGetEventHandle(&shared, event), CUDA_SUCCESS);
+  before = scuda_replies_awaited();
+  ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventQuery(event), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before + 2);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 
 #include "state.h"
@@ -105,6 +106,19 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   event->ctx = call.ctx_id;
   event->flags = Flags;
   *phEvent = as_handle<CUevent>(state().events.add(std::move(event)));
+  return CUDA_SUCCESS;
+}
+
+// An interprocess event's handle names it within the server's processes,
+// which in the double share nothing: enough for a session to export it.
+CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const Event* e = state().events.find(event);
+  if (pHandle == nullptr || e == nullptr || !(e->flags & CU_EVENT_INTERPROCESS))
+    return CUDA_ERROR_INVALID_VALUE;
+  *pHandle = CUipcEventHandle{};
+  std::memcpy(pHandle->reserved, &event, sizeof event);
   return CUDA_SUCCESS;
 }
 
