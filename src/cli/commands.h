@@ -8,6 +8,8 @@ namespace scuda::cli {
 void add_server_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+// `scuda status`: a server's GPUs and sessions.
+void add_status_command(CLI::App& app);
 // `scuda HOST:PORT` (a positional argument of the app itself): remembers
 // the server that answers there as this machine's.
 void add_remember_command(CLI::App& app);

@@ -1,8 +1,6 @@
 // `scuda HOST:PORT`: check that a scuda server answers there, then make it
 // this machine's server (~/.config/scuda/host), so that `scuda run` and the
 // preloaded library need no --server.
-#include <cuda.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -11,9 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/server_request.h"
 #include "common/config.h"
-#include "common/socket.h"
-#include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 
@@ -26,46 +23,17 @@ struct RememberArgs {
   std::string token_file;
 };
 
-// The session's handshake reply; false with *error when none came.
-bool hello_reply(const std::string& address, Socket& s, const std::string& token,
-                 protocol::Frame* reply, std::string* error) {
-  protocol::Writer w;
-  protocol::encode(protocol::Hello{protocol::kApiHash, CUDA_VERSION, token, "scuda"}, w);
-  protocol::FrameHeader h;
-  h.op = protocol::kOpHello;
-  // The session loads the driver and looks at every GPU before it answers.
-  s.set_idle_limit(std::chrono::seconds(60));
-  std::string why;
-  if (protocol::write_frame(s, h, w.data().data(), w.size()) &&
-      protocol::read_frame(s, reply, &why) == protocol::ReadStatus::kOk)
-    return true;
-  *error = fmt::format("{} accepted the connection but did not answer as a scuda server{}",
-                       address, why.empty() ? "" : ": " + why);
-  return false;
-}
-
 // Handshakes with the server at `address`, as a client would; *gpus names
 // its GPUs, or *error says why it did not take the client.
 bool handshake(const std::string& address, const std::string& token, std::string* gpus,
                std::string* error) {
-  HostPort hp;
-  if (!parse_host_port(address, &hp, error)) return false;
-  Socket s = connect_tcp(hp, error, std::chrono::seconds(10));
-  protocol::Frame reply;
-  if (!s.valid() || !hello_reply(address, s, token, &reply, error)) return false;
-  const std::string text(reply.payload.begin(), reply.payload.end());
-  if (reply.header.flags & protocol::kError) {
-    *error = fmt::format("the scuda server at {} refused this machine: {}", address, text);
+  std::vector<uint8_t> body;
+  // The session loads the driver and looks at every GPU before it answers.
+  if (!ask_server({address, protocol::kOpHello, token, "this machine", std::chrono::seconds(60)},
+                  &body, error))
     return false;
-  }
-  // The Welcome follows the session's CUresult for the Hello.
-  protocol::Reader r(reply.payload);
+  protocol::Reader r(body);
   protocol::Welcome welcome;
-  if (const uint32_t rc = r.u32(); rc != CUDA_SUCCESS) {
-    *error = fmt::format("the scuda server at {} could not open a session (CUDA error {})",
-                         address, rc);
-    return false;
-  }
   if (!protocol::decode(r, &welcome)) {
     *error = fmt::format("{} answered with a handshake this scuda cannot read", address);
     return false;

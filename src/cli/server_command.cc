@@ -76,6 +76,7 @@ int run_server(const ServerArgs& args) {
     return 2;
   }
   server::set_nvml_path(args.nvml_path);
+  options.nvml_path = args.nvml_path;
   configure_module_cache(args);
   return server::serve(options);
 }
@@ -118,6 +119,9 @@ void add_server_command(CLI::App& app) {
                   "Seconds a new connection has to finish its handshake before it is closed")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--metrics", args->listener.metrics,
+                  "Serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (sessions, "
+                  "bytes each way, requests, errors, GPU memory), e.g. 127.0.0.1:9400");
   cmd->add_flag("-v,--verbose", args->verbose, "Log every session");
   cmd->callback([args] { std::exit(run_server(*args)); });
 }

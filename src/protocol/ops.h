@@ -36,6 +36,7 @@ enum Op : uint32_t {
   kOpLink,               // the JIT linker: every input at once, the linked image back
   kOpFunctionNames,      // the names of a module's functions or a library's kernels
   kOpUserObjectCreate,   // cuUserObjectCreate: its destructor runs on the client
+  kOpStatus,             // instead of the handshake: the server's GPUs and sessions (`scuda status`)
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets

@@ -65,6 +65,9 @@ CUresult lane_copy(Session& s, Reader& in, bool to_device) {
   c.stream = async ? static_cast<CUstream>(stream) : nullptr;
   if (c.refused == CUDA_SUCCESS) c.refused = s.driver().cuCtxGetCurrent(&c.context);
   CUresult rc = s.lanes().run(c);
+  // The bytes crossed the lanes, not the session's connection.
+  if (to_device) s.report().received(c.size);
+  else s.report().sent(c.size);
   if (rc == CUDA_SUCCESS && to_device && !one_way) rc = s.driver().cuStreamSynchronize(c.stream);
   return rc;
 }

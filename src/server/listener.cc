@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
@@ -20,16 +21,23 @@
 
 #include "protocol/frame_io.h"
 #include "server/driver_probe.h"
+#include "server/status/gpu_monitor.h"
+#include "server/status/metrics_http.h"
+#include "server/status/session_table.h"
 
 namespace scuda::server {
 
 namespace {
+
+// The session table: mapped at start, before any child is forked.
+SessionTable* g_table = nullptr;
 
 void reap(std::unordered_set<pid_t>* sessions) {
   int status = 0;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     sessions->erase(pid);
+    g_table->release(pid);
     if (WIFSIGNALED(status))
       spdlog::warn("session {} died of signal {}", pid, WTERMSIG(status));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
@@ -116,6 +124,36 @@ int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::se
 // callback channel, and only this many at once.
 constexpr int kJoinsPastTheLimit = 4;
 
+// "ADDRESS:PORT" of the client at the other end of `fd`, for `scuda status`.
+std::string peer_name(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "?";
+  if (a.ss_family == AF_INET) {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&a);
+    inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    return std::string(host) + ":" + std::to_string(ntohs(v4->sin_port));
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a);
+  inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+  return "[" + std::string(host) + "]:" + std::to_string(ntohs(v6->sin6_port));
+}
+
+// The metrics endpoint, when asked for; false if it cannot listen.
+bool start_metrics(const ListenerOptions& options, MetricsServer* metrics) {
+  if (options.metrics.empty()) return true;
+  std::string error;
+  if (!metrics->start(options.metrics, g_table, &error)) {
+    spdlog::error("--metrics {}: {}", options.metrics, error);
+    return false;
+  }
+  std::printf("scuda metrics at http://%s/metrics\n",
+              (options.metrics.substr(0, options.metrics.rfind(':')) + ":" +
+               std::to_string(metrics->port())).c_str());
+  return true;
+}
+
 [[noreturn]] void run_session(Socket client, const SessionOptions& options) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   signal(SIGCHLD, SIG_DFL);
@@ -141,6 +179,14 @@ int serve(const ListenerOptions& options) {
     spdlog::error("no usable GPU driver, so nothing to serve: {}", error);
     return 1;
   }
+  g_table = SessionTable::create(&error);
+  if (!g_table) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  // Before the sockets are open, so that the monitor holds none of them.
+  if (start_gpu_monitor(options.nvml_path, options.session.driver_path, g_table) < 0)
+    spdlog::warn("no GPU monitor (fork failed): status and metrics show no GPU figures");
   Socket listener = listen_tcp(addr, &error);
   if (!listener.valid()) {
     spdlog::error("{}", error);
@@ -155,6 +201,9 @@ int serve(const ListenerOptions& options) {
                                                                        : addr.host;
   std::printf("scuda server listening on %s:%u (TLS off); %s\n", host.c_str(),
               unsigned{bound_port(listener)}, driver.c_str());
+  // After catch_signals: its thread inherits the blocked signals.
+  MetricsServer metrics;
+  if (!start_metrics(options, &metrics)) return 1;
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
   for (;;) {
@@ -183,16 +232,21 @@ int serve(const ListenerOptions& options) {
     SessionOptions session = options.session;
     if (options.max_sessions > 0 && live >= options.max_sessions)
       session.full_at = options.max_sessions;
+    session.table = g_table;
+    session.slot = g_table->take(peer_name(client.fd()));
     pid_t pid = fork();
     if (pid == 0) {
       listener.close();
+      metrics.forget();
       unblock_signals();
       run_session(std::move(client), session);
     }
     if (pid < 0) {
       spdlog::error("fork failed: {}", std::strerror(errno));
+      if (session.slot) g_table->release(session.slot);
       continue;
     }
+    if (session.slot) session.slot->pid.store(pid);
     sessions.insert(pid);
     spdlog::info("session {} started", pid);
   }

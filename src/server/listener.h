@@ -15,6 +15,10 @@ struct ListenerOptions {
   // After SIGTERM or SIGINT: how long running sessions may go on before
   // they are ended (a second signal ends them at once).
   std::chrono::seconds drain_timeout{30};
+  // HOST:PORT to serve Prometheus metrics on over HTTP; empty: none.
+  std::string metrics;
+  // NVML for the GPU monitor's figures (`--nvml`); empty: the usual places.
+  std::string nvml_path;
   SessionOptions session;
 };
 

@@ -19,6 +19,7 @@
 #include "server/dispatch.h"
 #include "server/module_cache.h"
 #include "server/snapshot.h"
+#include "server/status/status_answer.h"
 
 namespace scuda::server {
 
@@ -63,10 +64,12 @@ void disarm_handshake_alarm() {
 int Session::run() {
   protocol::Hello hello;
   uint64_t hello_id = 0;
+  uint32_t op = 0;
   arm_handshake_alarm(options_.handshake_timeout);
-  const bool hello_ok = read_hello(&hello, &hello_id);
+  const bool hello_ok = read_hello(&hello, &hello_id, &op);
   disarm_handshake_alarm();
   if (!hello_ok) return 1;
+  if (op == protocol::kOpStatus) return answer_status(socket_, hello_id, options_.table) ? 0 : 1;
   if (!hello.join.empty()) return join(hello, hello_id) ? 0 : 1;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
@@ -95,17 +98,21 @@ int Session::run() {
 void Session::refuse(uint64_t request_id, const std::string& message, protocol::ErrorKind kind) {
   if (kind == protocol::kErrorBusy) spdlog::info("turning a client away: {}", message);
   else spdlog::warn("refusing client: {}", message);
+  report_.error();
   protocol::write_error(socket_, request_id, message, kind);
 }
 
 // Checks what a session and a callback channel's join have in common.
-bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id) {
+// A status request carries a HELLO's payload too, for its token.
+bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id, uint32_t* op) {
   Frame f;
   std::string error;
   ReadStatus status = reader_.frame(&f, &error);
   if (status == ReadStatus::kClosed) return false;
   *request_id = f.header.request_id;
-  if (status == ReadStatus::kBad || f.header.op != protocol::kOpHello) {
+  *op = f.header.op;
+  if (status == ReadStatus::kBad ||
+      (f.header.op != protocol::kOpHello && f.header.op != protocol::kOpStatus)) {
     refuse(f.header.request_id, status == ReadStatus::kBad ? error : "the first frame must be the handshake");
     return false;
   }
@@ -126,7 +133,8 @@ bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id) {
            "scuda release on both machines");
     return false;
   }
-  if (options_.full_at > 0 && hello->join.empty()) {
+  // A status request takes no place: it ends as soon as it is answered.
+  if (options_.full_at > 0 && hello->join.empty() && *op == protocol::kOpHello) {
     refuse(f.header.request_id, at_limit_message(options_.full_at), protocol::kErrorBusy);
     return false;
   }
@@ -166,9 +174,11 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   for (const protocol::ImageRef& image : hello.images)
     welcome.images_kept.push_back(module_cache().keep(image.hash, image.size) ? 1 : 0);
   spdlog::info("session for '{}' ready on driver {}", hello.program, driver_.path);
+  report_.active(hello.program);
   protocol::Writer w;
   w.u32(CUDA_SUCCESS);
   protocol::encode(welcome, w);
+  report_.sent(protocol::kHeaderSize + w.size());
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = protocol::kOpHello;
@@ -183,6 +193,7 @@ bool Session::serve_one(const FrameHeader& rh) {
     return false;
   }
   request_ = rh;
+  report_.request(protocol::kHeaderSize + rh.length);
   const size_t size = entry->head ? std::min(entry->head, rh.length) : rh.length;
   if (size > payload_room_) {
     payload_ = std::make_unique_for_overwrite<uint8_t[]>(size);
@@ -212,12 +223,16 @@ bool Session::serve_one(const FrameHeader& rh) {
     if (rc != CUDA_SUCCESS)
       spdlog::debug("one-way {} request {} failed with {}; the next synchronizing call reports it",
                     entry->name, rh.request_id, static_cast<int>(rc));
+    report_.result(rc);
     latch(rc);
     return true;
   }
   uint32_t result = settle(rc);
   if (result != rc) out.clear();
   if (!relay_output()) return false;
+  // The handler's own result: a latched error was counted when it failed.
+  report_.result(rc);
+  report_.sent(protocol::kHeaderSize + sizeof result + out.size());
   FrameHeader h;
   h.flags = protocol::kReply;
   h.op = rh.op;
@@ -245,6 +260,7 @@ bool Session::relay_output() {
   const std::string text = output_.take();
   for (size_t at = 0; at < text.size(); at += protocol::kMaxPayload) {
     const size_t n = std::min<size_t>(protocol::kMaxPayload, text.size() - at);
+    report_.sent(protocol::kHeaderSize + n);
     if (!protocol::write_frame(socket_, h, text.data() + at, n)) return false;
   }
   return true;
@@ -260,6 +276,7 @@ CUresult Session::begin_reply(size_t size, const void* data, size_t first) {
   h.op = request_.op;
   h.request_id = request_.request_id;
   h.length = static_cast<uint32_t>(sizeof result + (rc == CUDA_SUCCESS ? size : 0));
+  report_.sent(protocol::kHeaderSize + h.length);
   uint8_t head[protocol::kHeaderSize + sizeof result];
   protocol::encode_header(h, head);
   std::memcpy(head + protocol::kHeaderSize, &result, sizeof result);

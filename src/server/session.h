@@ -22,6 +22,7 @@
 #include "server/lanes.h"
 #include "server/session_output.h"
 #include "server/staging.h"
+#include "server/status/session_table.h"
 #include "server/va_space.h"
 
 namespace scuda::server {
@@ -36,6 +37,10 @@ struct SessionOptions {
   // A connection that has not finished its handshake by then is closed, so
   // that silent connections do not hold processes.
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  // Where the session reports itself (status/session_table.h); either may
+  // be null, and then nothing is reported.
+  SessionTable* table = nullptr;
+  SessionSlot* slot = nullptr;
 };
 
 // What a client is told when the server is at its limit of sessions.
@@ -56,6 +61,7 @@ class Session {
   VaSpace& va() { return va_; }
   IpcExports& ipc() { return ipc_; }
   Lanes& lanes() { return lanes_; }
+  SessionReport& report() { return report_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
   // the request being served, the reply's head for `size` bytes of data
@@ -84,7 +90,8 @@ class Session {
 
  private:
   // The handshake's first half: decodes and checks the Hello.
-  bool read_hello(protocol::Hello* hello, uint64_t* request_id);
+  // *op: the first frame's, HELLO or a status request.
+  bool read_hello(protocol::Hello* hello, uint64_t* request_id, uint32_t* op);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
   // A join's (join_point.h): hands the connection to the session it joins.
@@ -102,6 +109,7 @@ class Session {
   Socket socket_;
   protocol::FrameReader reader_{socket_};
   SessionOptions options_;
+  SessionReport report_{options_.table, options_.slot};
   DriverTable driver_;
   HandleTable handles_;
   // The first error of a one-way request, returned by the next

@@ -1,0 +1,82 @@
+// `scuda status`: the server's GPUs and sessions, as a table or as JSON.
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/server_request.h"
+#include "cli/status_text.h"
+#include "common/config.h"
+#include "protocol/ops.h"
+
+namespace scuda::cli {
+
+namespace {
+
+struct StatusArgs {
+  std::string server;
+  std::string token_file;
+  bool json = false;
+};
+
+// The status JSON of the server at `address`; false with *error.
+bool fetch_status(const std::string& address, const std::string& token, nlohmann::json* status,
+                  std::string* error) {
+  std::vector<uint8_t> body;
+  if (!ask_server({address, protocol::kOpStatus, token, "the status request",
+                   std::chrono::seconds(10)}, &body, error))
+    return false;
+  *status = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
+  if (status->is_discarded() || !status->is_object()) {
+    *error = fmt::format("{} answered the status request with something other than JSON", address);
+    return false;
+  }
+  return true;
+}
+
+int show_status(const StatusArgs& args) {
+  const std::string address = args.server.empty() ? configured_server() : args.server;
+  if (address.empty()) {
+    fmt::print(stderr, "scuda status: no server: give --server HOST:PORT, set SCUDA_SERVER, or "
+                       "remember one with `scuda HOST:PORT`\n");
+    return 2;
+  }
+  std::string token, error;
+  const std::string token_file = args.token_file.empty() ? configured_token_file() : args.token_file;
+  if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
+    fmt::print(stderr, "scuda status: {}\n", error);
+    return 2;
+  }
+  nlohmann::json status;
+  if (!fetch_status(address, token, &status, &error)) {
+    fmt::print(stderr, "scuda status: {}\n", error);
+    return 1;
+  }
+  try {
+    fmt::print("{}", args.json ? status.dump(2) + "\n" : status_text(address, status));
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "scuda status: {} answered with status this scuda cannot read ({}); try "
+                       "--json\n", address, e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "status", "Show a scuda server's GPUs and its client sessions (peer, age, device memory, "
+                "bytes each way)");
+  cmd->add_option("--server", args->server,
+                  "Server HOST:PORT (default: SCUDA_SERVER, then ~/.config/scuda/host)");
+  cmd->add_option("--token-file", args->token_file,
+                  "File holding the server's token (default: SCUDA_TOKEN_FILE)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", args->json, "Print the server's answer as JSON");
+  cmd->callback([args] { std::exit(show_status(*args)); });
+}
+
+}  // namespace scuda::cli

@@ -1,0 +1,22 @@
+// The GPU monitor: a child process of the listener that fills the session
+// table's GPU figures (memory used and total, utilisation) and each
+// session's device memory, once a second from NVML; without NVML, once from
+// the driver (names and total memory only). A process of its own, because
+// the listener must never load NVIDIA's libraries: its sessions fork from it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "server/status/session_table.h"
+
+namespace scuda::server {
+
+// Forks the monitor; its pid, or -1 if fork failed. `nvml_path` and
+// `driver_path`: as `scuda server --nvml` and `--driver` (empty: the usual
+// places).
+pid_t start_gpu_monitor(const std::string& nvml_path, const std::string& driver_path,
+                        SessionTable* table);
+
+}  // namespace scuda::server

@@ -1,0 +1,107 @@
+#include "server/status/session_table.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include <cuda.h>
+#include <fmt/format.h>
+
+namespace scuda::server {
+
+namespace {
+
+void copy_text(char* out, size_t room, const std::string& text) {
+  const size_t n = std::min(room - 1, text.size());
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+}  // namespace
+
+int64_t unix_now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+SessionTable* SessionTable::create(std::string* error) {
+  void* p = mmap(nullptr, sizeof(SessionTable), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    *error = fmt::format("cannot map the session table: {}", std::strerror(errno));
+    return nullptr;
+  }
+  auto* table = new (p) SessionTable;  // never unmapped: it lives as long as the server
+  table->started_ms = unix_now_ms();
+  return table;
+}
+
+SessionSlot* SessionTable::take(const std::string& peer) {
+  for (SessionSlot& slot : slots) {
+    if (slot.state.load(std::memory_order_relaxed) != kSlotFree) continue;
+    slot.generation.fetch_add(1, std::memory_order_relaxed);
+    slot.pid.store(0, std::memory_order_relaxed);
+    slot.started_ms = unix_now_ms();
+    copy_text(slot.peer, sizeof slot.peer, peer);
+    slot.program[0] = '\0';
+    for (auto* n : {&slot.bytes_in, &slot.bytes_out, &slot.requests, &slot.errors,
+                    &slot.device_memory})
+      n->store(0, std::memory_order_relaxed);
+    slot.state.store(kSlotOpening, std::memory_order_release);
+    return &slot;
+  }
+  return nullptr;
+}
+
+void SessionTable::release(SessionSlot* slot) {
+  // Readers retry while the sequence is odd or has moved, so they never see
+  // an ended session counted twice or not at all.
+  fold_sequence.fetch_add(1, std::memory_order_acq_rel);
+  ended.bytes_in += slot->bytes_in.load();
+  ended.bytes_out += slot->bytes_out.load();
+  ended.requests += slot->requests.load();
+  ended.errors += slot->errors.load();
+  slot->state.store(kSlotFree, std::memory_order_release);
+  fold_sequence.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void SessionTable::release(pid_t pid) {
+  for (SessionSlot& slot : slots)
+    if (slot.state.load() != kSlotFree && slot.pid.load() == pid) return release(&slot);
+}
+
+void SessionReport::active(const std::string& program) {
+  if (!slot_) return;
+  copy_text(slot_->program, sizeof slot_->program, program);
+  slot_->pid.store(getpid(), std::memory_order_relaxed);
+  table_->sessions_started.fetch_add(1, std::memory_order_relaxed);
+  slot_->state.store(kSlotActive, std::memory_order_release);
+}
+
+void SessionReport::request(size_t bytes) {
+  if (!slot_) return;
+  slot_->requests.fetch_add(1, std::memory_order_relaxed);
+  slot_->bytes_in.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void SessionReport::received(size_t bytes) {
+  if (slot_) slot_->bytes_in.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void SessionReport::sent(size_t bytes) {
+  if (slot_) slot_->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void SessionReport::result(uint32_t rc) {
+  if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY) error();
+}
+
+void SessionReport::error() {
+  if (slot_) slot_->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace scuda::server
