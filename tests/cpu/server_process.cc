@@ -95,6 +95,9 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) {
   if (std::find(extra_args.begin(), extra_args.end(), "--drain-timeout") == extra_args.end())
     argv.insert(argv.end(), {"--drain-timeout", "0"});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  // Emptied before the server starts: the path is reused by the next server
+  // at the same address, whose start line must not be read from the last's.
+  std::ofstream(stdout_path, std::ios::trunc);
   pid_ = fork();
   if (pid_ == 0) {
     setenv("SCUDA_DOUBLE_LOG", launch_log_.c_str(), 1);
