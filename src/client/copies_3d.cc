@@ -59,15 +59,22 @@ struct HostSide {
 };
 
 // A unified side is device memory when it lies in a known allocation, else
-// host memory, as cuMemcpy decides. False for a memory type CUDA lacks.
+// host memory, as cuMemcpy decides. A host side inside a known allocation
+// (managed memory, mapped here at its device address) is device memory too:
+// the client must not touch it while it holds the connection's lock, since
+// a page fault there needs that lock. False for a memory type CUDA lacks.
 template <class P>
-bool classify(CUmemorytype* type, P* host, CUdeviceptr device) {
+bool classify(CUmemorytype* type, P* host, CUdeviceptr* device) {
+  if (*type == CU_MEMORYTYPE_HOST && is_device_address(reinterpret_cast<const void*>(*host))) {
+    *type = CU_MEMORYTYPE_DEVICE;
+    *device = reinterpret_cast<CUdeviceptr>(*host);
+  }
   if (*type == CU_MEMORYTYPE_UNIFIED) {
-    if (is_device_address(reinterpret_cast<void*>(device))) {
+    if (is_device_address(reinterpret_cast<void*>(*device))) {
       *type = CU_MEMORYTYPE_DEVICE;
     } else {
       *type = CU_MEMORYTYPE_HOST;
-      *host = reinterpret_cast<P>(device);
+      *host = reinterpret_cast<P>(*device);
     }
   }
   return *type == CU_MEMORYTYPE_HOST || *type == CU_MEMORYTYPE_DEVICE ||
@@ -201,8 +208,8 @@ CUresult host_to_host(const CUDA_MEMCPY3D_PEER& c, const HostSide& src, const Ho
 }
 
 CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode) {
-  if (!classify(&c.srcMemoryType, &c.srcHost, c.srcDevice) ||
-      !classify(&c.dstMemoryType, &c.dstHost, c.dstDevice))
+  if (!classify(&c.srcMemoryType, &c.srcHost, &c.srcDevice) ||
+      !classify(&c.dstMemoryType, &c.dstHost, &c.dstDevice))
     return CUDA_ERROR_INVALID_VALUE;
   const bool src_host = c.srcMemoryType == CU_MEMORYTYPE_HOST;
   const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;

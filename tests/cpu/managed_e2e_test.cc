@@ -449,6 +449,32 @@ TEST_F(ManagedTest, CopiesIntoUnnamedRegisteredMemoryMoveNothingElse) {
 }
 
 // A memset names registered memory as a kernel's argument does.
+// A 2D copy may name managed memory as a host side: it is the device's,
+// copied there, and the client does not fault on it while it holds the
+// connection (a fault there would wait for that very lock).
+TEST_F(ManagedTest, TwoDCopiesOfManagedMemoryNamedAsHostCopyOnTheDevice) {
+  const size_t width = 64 * sizeof(unsigned), height = 8;
+  unsigned* m = managed<unsigned>(64 * height);
+  fill(m, 0x0c0ffee, 64 * height);  // the device's now: the host's pages are gone
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  ASSERT_EQ(cuMemAlloc(&d, width * height), CUDA_SUCCESS);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = m;
+  c.srcPitch = width;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  c.dstPitch = width;
+  c.WidthInBytes = width;
+  c.Height = height;
+  ASSERT_EQ(cuMemcpy2D(&c), CUDA_SUCCESS);
+  std::vector<unsigned> back(64 * height);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), d, width * height), CUDA_SUCCESS);
+  for (unsigned v : back) ASSERT_EQ(v, 0x0c0ffeeu);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
 TEST_F(ManagedTest, MemsetsReachRegisteredMemory) {
   std::vector<unsigned> h(4096, 7);
   ASSERT_EQ(cuMemHostRegister(h.data(), h.size() * sizeof(unsigned), 0), CUDA_SUCCESS);
