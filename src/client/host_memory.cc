@@ -136,13 +136,7 @@ CUdeviceptr device_view(CUdeviceptr p) {
 
 void mirror_argument_pointers(const uint8_t* args, size_t size) {
   registered::name_arguments(args, size);
-  if (!g_plain.any()) return;
-  const std::shared_ptr<const PublishedSpans::Spans> spans = g_plain.snapshot();
-  for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
-    uint64_t word = 0;
-    std::memcpy(&word, args + off, sizeof word);
-    if (PublishedSpans::contains(*spans, word)) mirror_of(word);
-  }
+  g_plain.for_each_word_inside(args, size, [](uint64_t word) { mirror_of(word); });
 }
 
 bool is_host_block(const void* p, unsigned* flags) {

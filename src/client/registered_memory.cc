@@ -280,13 +280,8 @@ void name_for_device(const void* p) {
 }
 
 void name_arguments(const uint8_t* args, size_t size) {
-  if (!g_unnamed.any()) return;
-  const std::shared_ptr<const PublishedSpans::Spans> spans = g_unnamed.snapshot();
-  for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
-    uint64_t word = 0;
-    std::memcpy(&word, args + off, sizeof word);
-    if (PublishedSpans::contains(*spans, word)) name_for_device(reinterpret_cast<void*>(word));
-  }
+  g_unnamed.for_each_word_inside(
+      args, size, [](uint64_t word) { name_for_device(reinterpret_cast<void*>(word)); });
 }
 
 bool in_step_covers(const void* p, size_t size, CUdeviceptr* device) {
