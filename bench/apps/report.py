@@ -50,6 +50,14 @@ def top_waits(folder, model, count=8):
         print(f"| {r['function']} | {r['calls']} | {r['round_trips']} | {r['one_way']} |")
 
 
+def same_output(res, native, model):
+    """Whether a run's output digest (generate.py) equals the first native run's."""
+    theirs = native.get((model, 1), {}).get("output_sha")
+    if not theirs or "output_sha" not in res:
+        return "-"
+    return "yes" if res["output_sha"] == theirs else "NO"
+
+
 def repeat(row):
     return row.get("repeat", 1)
 
@@ -104,21 +112,23 @@ def main(path, folder=None):
     native = by_model_and_repeat(rows, "native")
     warm = by_model_and_repeat(rows, "scuda-warm")
     print("| model | case | first step ms | step ms | step / native | first / native first "
-          "| replies per step | first-step replies | link's first-step cost in RTTs |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| replies per step | first-step replies | link's first-step cost in RTTs | same output |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         res = r["result"]
         model, n = res["model"], repeat(r)
         base = base_for(r["case"], model, n, native)
         case = r["case"] if n == 1 else f"{r['case']} #{n}"
         if "error" in res:
-            print(f"| {model} | {case} | error: {res['error']} | | | | | | |")
+            print(f"| {model} | {case} | error: {res['error']} | | | | | | | |")
             continue
         ratio = lambda k: f"{res[k] / base[k]:.3f}" if base.get(k) else "-"
         print(f"| {model} | {case} | {res['first_step_ms']:.1f} | {res['step_ms']:.2f} "
-              f"| {ratio('step_ms')} | {ratio('first_step_ms')} | {res.get('replies_per_step', '-')} "
+              f"| {ratio('step_ms')} | {ratio('first_step_ms')} "
+              f"| {res.get('replies_per_step', res.get('replies_per_token', '-'))} "
               f"| {res.get('first_step_replies', '-')} "
-              f"| {overhead_rtts(res, warm.get((model, 1), {}), r['case'])} |")
+              f"| {overhead_rtts(res, warm.get((model, 1), {}), r['case'])} "
+              f"| {same_output(res, native, model)} |")
 
     spreads(rows, native)
     first_step_waits(rows)

@@ -56,14 +56,20 @@ done
 
 : >"$out/apps.jsonl"
 # A link of 150 ms RTT makes every step cost at least one RTT: fewer steps.
-# Sets steps to the extra step_time.py options CASE needs.
-steps_for() { case $1 in scuda-150ms) steps=(--steps 5 --warmup 2) ;; *) steps=() ;; esac; }
+# Sets steps to the extra options the program of MODEL needs in CASE.
+steps_for() {  # steps_for CASE MODEL
+  steps=()
+  [ "$1" = scuda-150ms ] || return 0
+  if [ "$(program_for "$2")" = step_time.py ]; then steps=(--steps 5 --warmup 2); else steps=(--repeats 1); fi
+}
+# Training models are step_time.py's; the rest are generate.py's workloads.
+program_for() { case $1 in mlp | resnet*) echo step_time.py ;; *) echo generate.py ;; esac; }
 measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
   local model=$1 case=$2 repeat=$3 line
   shift 3
   local steps
-  steps_for "$case"
-  local prog=("$python" bench/apps/step_time.py "$model" "${steps[@]}")
+  steps_for "$case" "$model"
+  local prog=("$python" "bench/apps/$(program_for "$model")" "$model" "${steps[@]}")
   if [ $# -gt 0 ]; then
     line=$(timeout "$limit" "${isolate[@]}" "$bin/scuda" run --server "$2" \
       --stats-json "$out/apps_${model}_${case}_stats.json" -- "${prog[@]}" 2>"$out/apps_${model}_$case.err" | tail -n1)
