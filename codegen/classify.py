@@ -19,7 +19,7 @@ CHAR_KINDS = {TK.CHAR_S, TK.CHAR_U, TK.SCHAR}
 COUNT_NAME = re.compile(r"^(num[A-Z_]|nb[A-Z]|count$|n[A-Z])|[Cc]ount$")
 BUFFER_NOTE = re.compile(r"^(in|out|inout)\[(.+)\]$")
 # Arrays of handles or plain items: in_*[scalar count parameter], or
-# out_*[size_t* parameter holding the capacity in and the count out].
+# out_*[integer pointer parameter holding the capacity in and the count out].
 ARRAY_NOTE = re.compile(r"^(in|out)_(handles|items)\[(\w+)\]$")
 
 

@@ -200,7 +200,8 @@ struct OutItems {
   bool present = false;
   std::vector<T> items;
   T* ptr() { return present ? items.data() : nullptr; }
-  bool fits(const InOut<size_t>& count) const {
+  template <class N>
+  bool fits(const InOut<N>& count) const {
     return !present || (count.present && count.value <= items.size());
   }
 };

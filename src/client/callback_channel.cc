@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "client/async_notifications.h"
 #include "client/host_callbacks.h"
 #include "client/logs.h"
 #include "client/registered_memory.h"
@@ -30,7 +31,29 @@ void lose(const std::string& why) {
                   "now on", why);
 }
 
-// Each frame from the server is "reached" (op host-callback, u64 id); each
+// Runs what the frame `op` names for callback `id`, with the rest of its
+// payload in `r`; returns why not when it cannot.
+std::string run(uint32_t op, uint64_t id, protocol::Reader& r) {
+  const std::string unknown =
+      fmt::format("the server named callback {}, which this process never registered", id);
+  if (op == protocol::kOpAsyncNotification) {
+    const auto info = r.get<CUasyncNotificationInfo>();
+    return r.done() && run_async_notification(id, info) ? "" : unknown;
+  }
+  if (op == protocol::kOpLogMessage) {
+    const auto level = static_cast<CUlogLevel>(r.u32());
+    const std::string_view message = r.blob();
+    return r.done() && run_log_callback(id, level, message) ? "" : unknown;
+  }
+  if (op != protocol::kOpHostCallback)
+    return "the server sent a frame that is not a reached callback";
+  if (!registered::apply_changes(r))
+    return "the server sent changes of registered memory that this process does not have";
+  return run_host_callback(id) ? "" : unknown;
+}
+
+// Each frame from the server is "reached" (op host-callback, log-message or
+// async-notification, u64 id, then its data); each
 // answer is "done" (the same, flagged REPLY).
 void serve(Socket s) {
   protocol::Frame f;
@@ -48,19 +71,7 @@ void serve(Socket s) {
     const uint64_t id = r.u64();
     if (f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
-    if (f.header.op == protocol::kOpLogMessage) {
-      const auto level = static_cast<CUlogLevel>(r.u32());
-      const std::string_view message = r.blob();
-      if (!r.done() || !run_log_callback(id, level, message))
-        return lose(fmt::format("the server sent a log message for callback {}, which this "
-                                "process never registered", id));
-    } else if (f.header.op != protocol::kOpHostCallback) {
-      return lose("the server sent a frame that is not a reached callback");
-    } else if (!registered::apply_changes(r)) {
-      return lose("the server sent changes of registered memory that this process does not have");
-    } else if (!run_host_callback(id)) {
-      return lose(fmt::format("the server named callback {}, which this process never queued", id));
-    }
+    if (std::string why_not = run(f.header.op, id, r); !why_not.empty()) return lose(why_not);
     protocol::FrameHeader done;
     done.op = f.header.op;
     done.flags = protocol::kReply;

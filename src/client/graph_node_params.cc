@@ -12,6 +12,7 @@
 #include "client/memory.h"
 #include "client/registered_memory.h"
 #include "client/runtime.h"
+#include "protocol/ops.h"
 
 namespace scuda::client {
 
@@ -111,6 +112,19 @@ CUresult write_alloc(protocol::Writer& w, CUgraphNodeParams p) {
   return CUDA_SUCCESS;
 }
 
+// The operations follow the parameters: plain values and device
+// addresses, which the server's driver reads as they are.
+CUresult write_batch_mem_op(protocol::Writer& w, CUgraphNodeParams p) {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& b = p.memOp;
+  if (b.count > protocol::kMaxBatchMemOps || (b.count && !b.paramArray))
+    return CUDA_ERROR_INVALID_VALUE;
+  const CUstreamBatchMemOpParams* ops = b.paramArray;
+  b.paramArray = nullptr;
+  w.put(p);
+  w.bytes(ops, b.count * sizeof(CUstreamBatchMemOpParams));
+  return CUDA_SUCCESS;
+}
+
 CUresult write_conditional(protocol::Writer& w, CUgraphNodeParams p, bool adding,
                            std::vector<uint64_t>* bodies) {
   if (p.conditional.size > kMaxBodies) return CUDA_ERROR_INVALID_VALUE;
@@ -145,8 +159,10 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_HOST:
       return write_host(w, p);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return write_batch_mem_op(w, p);
     default:
-      return refuse("external semaphore and batch memory operation nodes");
+      return refuse("external semaphore nodes");
   }
 }
 
@@ -163,6 +179,13 @@ CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k) {
   CUgraphNodeParams p{};
   p.type = CU_GRAPH_NODE_TYPE_KERNEL;
   std::memcpy(&p.kernel, &k, sizeof k);
+  return p;
+}
+
+CUgraphNodeParams batch_mem_op_node(const CUDA_BATCH_MEM_OP_NODE_PARAMS& b) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+  p.memOp = {b.ctx, b.count, b.paramArray, b.flags};
   return p;
 }
 

@@ -22,5 +22,6 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
 CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k);
 CUgraphNodeParams memcpy_node(const CUDA_MEMCPY3D& copy, CUcontext ctx);
 CUgraphNodeParams host_node(const CUDA_HOST_NODE_PARAMS& h);
+CUgraphNodeParams batch_mem_op_node(const CUDA_BATCH_MEM_OP_NODE_PARAMS& b);
 
 }  // namespace scuda::client

@@ -35,6 +35,7 @@ struct NodeStorage {
   void* extra[5] = {};
   std::vector<CUgraph> bodies;
   std::vector<CUmemAccessDesc> access;  // a memory allocation node's, as last read
+  std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's, as last read
 };
 
 // A node is accessible from at most this many devices' worth of descriptors.
@@ -148,26 +149,58 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   return CUDA_SUCCESS;
 }
 
-// The descriptors come back by value; the pointer the program gets is to
-// the client's copy, kept with the node.
-CUresult mem_alloc_get_params(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+// Asks `op` for a node's parameters: P by value, then a u64 count and that
+// many T, which the client keeps with the node (in `kept`), since the
+// pointer the program gets must stay valid as the driver's would.
+template <class P, class T>
+CUresult get_with_array(uint32_t op, const char* name, CUgraphNode node,
+                        std::vector<T> NodeStorage::*kept, uint64_t max, P* params, T** items,
+                        uint64_t* count) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   Writer w;
   w.u64(handle_id(node));
   std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpGraphMemAllocNodeGetParams, w, &reply); rc != CUDA_SUCCESS)
-    return rc;
+  if (CUresult rc = call(op, w, &reply); rc != CUDA_SUCCESS) return rc;
   Reader r(reply);
-  CUDA_MEM_ALLOC_NODE_PARAMS p = r.get<CUDA_MEM_ALLOC_NODE_PARAMS>();
-  const uint64_t count = r.u64();
-  const uint8_t* descs = count <= kMaxAccessDescs ? r.take(count * sizeof(CUmemAccessDesc)) : nullptr;
-  if (!descs || !r.done()) return bad_reply("cuGraphMemAllocNodeGetParams");
+  *params = r.get<P>();
+  *count = r.u64();
+  const uint8_t* bytes = *count <= max ? r.take(*count * sizeof(T)) : nullptr;
+  if (!bytes || !r.done()) return bad_reply(name);
   std::lock_guard lock(storage().mu);
-  NodeStorage& s = storage().by_node[handle_id(node)];
-  s.access.resize(count);
-  std::memcpy(s.access.data(), descs, count * sizeof(CUmemAccessDesc));
-  p.accessDescs = s.access.data();
+  std::vector<T>& v = storage().by_node[handle_id(node)].*kept;
+  v.resize(*count);
+  std::memcpy(v.data(), bytes, *count * sizeof(T));
+  *items = v.data();
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_alloc_get_params(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  CUmemAccessDesc* descs = nullptr;
+  uint64_t count = 0;
+  if (CUresult rc = get_with_array(protocol::kOpGraphMemAllocNodeGetParams,
+                                   "cuGraphMemAllocNodeGetParams", node, &NodeStorage::access,
+                                   kMaxAccessDescs, params ? &p : nullptr, &descs, &count);
+      rc != CUDA_SUCCESS)
+    return rc;
+  p.accessDescs = descs;
   p.accessDescCount = count;
+  *params = p;
+  return CUDA_SUCCESS;
+}
+
+// The server's context comes back as the client's id for it.
+CUresult batch_mem_op_get_params(CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS p{};
+  CUstreamBatchMemOpParams* ops = nullptr;
+  uint64_t count = 0;
+  if (CUresult rc = get_with_array(protocol::kOpGraphBatchMemOpNodeGetParams,
+                                   "cuGraphBatchMemOpNodeGetParams", node, &NodeStorage::mem_ops,
+                                   protocol::kMaxBatchMemOps, params ? &p : nullptr, &ops, &count);
+      rc != CUDA_SUCCESS)
+    return rc;
+  p.paramArray = ops;
+  p.count = static_cast<unsigned>(count);
   *params = p;
   return CUDA_SUCCESS;
 }
@@ -314,6 +347,32 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const 
                                         size_t count, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphAddMemAllocNode, node, graph, deps, count, params);
   return add_alloc(node, graph, deps, count, params);
+}
+
+CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode* node, CUgraph graph,
+                                          const CUgraphNode* deps, size_t count,
+                                          const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddBatchMemOpNode, node, graph, deps, count, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, batch_mem_op_node(*params));
+}
+
+CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode node,
+                                                const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeSetParams, node, params);
+  return set_typed(nullptr, false, node, params, batch_mem_op_node);
+}
+
+CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                    const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecBatchMemOpNodeSetParams, exec, node, params);
+  return set_typed(exec, true, node, params, batch_mem_op_node);
+}
+
+CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode node,
+                                                CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeGetParams, node, params);
+  return batch_mem_op_get_params(node, params);
 }
 
 }  // extern "C"

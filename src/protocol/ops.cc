@@ -64,6 +64,11 @@ const char* op_name(uint32_t op) {
     case kOpLogsDump: return "logs-dump";
     case kOpLogsRegister: return "logs-register";
     case kOpLogMessage: return "log-message";
+    case kOpGraphBatchMemOpNodeGetParams: return "graph-batch-mem-op-node-get-params";
+    case kOpMemMapArray: return "mem-map-array";
+    case kOpMemBatchDecompress: return "mem-batch-decompress";
+    case kOpAsyncNotificationRegister: return "async-notification-register";
+    case kOpAsyncNotification: return "async-notification";
   }
   const char* name = generated_op_name(op);
   if (!name) name = nvml_op_name(op);

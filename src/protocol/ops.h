@@ -75,6 +75,12 @@ enum Op : uint32_t {
   kOpLogsDump = 420,  // cuLogsDumpToMemory / cuLogsDumpToFile: the session's log lines
   kOpLogsRegister = 421,  // cuLogsRegisterCallback: the driver's messages, over the callback channel
   kOpLogMessage = 422,    // on the callback channel: one message for a registered callback
+  // Arrays of structs holding handles or pointers (430-449).
+  kOpGraphBatchMemOpNodeGetParams = 430,  // a batch memory operation node's parameters and operations
+  kOpMemMapArray = 431,        // cuMemMapArrayAsync: sparse array mappings, their arrays as ids
+  kOpMemBatchDecompress = 432,  // cuMemBatchDecompressAsync: its result and error index, even on failure
+  kOpAsyncNotificationRegister = 433,  // cuDeviceRegisterAsyncNotification, over the callback channel
+  kOpAsyncNotification = 434,  // on the callback channel: one notification for a registered callback
   kFirstGeneratedOp = 1000,
 };
 
@@ -88,6 +94,14 @@ enum CopyMode : uint8_t {
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
   kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
 };
+
+// A batch memory operation node carries at most this many operations (the
+// driver takes far fewer).
+constexpr uint32_t kMaxBatchMemOps = 1u << 16;
+
+// mem-map-array and mem-batch-decompress carry at most this many entries.
+constexpr uint32_t kMaxArrayMaps = 1u << 16;
+constexpr uint64_t kMaxDecompressions = 1u << 16;
 
 // ctx-create carries at most this many execution-affinity parameters: the
 // driver knows one affinity type (SM count), so a longer list is malformed.

@@ -41,6 +41,15 @@ void CallbackChannel::log_message(uint64_t id, CUlogLevel level, std::string_vie
   run_on_client(protocol::kOpLogMessage, id, w);
 }
 
+void CallbackChannel::notification(uint64_t id, const CUasyncNotificationInfo& info) {
+  std::lock_guard lock(mu_);
+  if (!socket_.valid()) return;
+  protocol::Writer w;
+  w.u64(id);
+  w.put(info);
+  run_on_client(protocol::kOpAsyncNotification, id, w);
+}
+
 void CallbackChannel::run_on_client(uint32_t op, uint64_t id, const protocol::Writer& w) {
   protocol::FrameHeader h;
   h.op = op;
@@ -78,6 +87,11 @@ void CUDA_CB host_function_reached(void* id) {
 void CUDA_CB log_callback_reached(void* id, CUlogLevel level, char* message, size_t length) {
   callback_channel().log_message(reinterpret_cast<uintptr_t>(id), level,
                                  std::string_view(message ? message : "", message ? length : 0));
+}
+
+void CUDA_CB async_notification_reached(CUasyncNotificationInfo* info, void* id,
+                                        CUasyncCallbackHandle) {
+  if (info) callback_channel().notification(reinterpret_cast<uintptr_t>(id), *info);
 }
 
 }  // namespace scuda::server

@@ -34,6 +34,9 @@ class CallbackChannel {
   // From the driver's thread that logs: hands `message` to the client's log
   // callback `id` and returns once it has run, as reached() does.
   void log_message(uint64_t id, CUlogLevel level, std::string_view message);
+  // From a driver thread: hands `info` to the client's asynchronous
+  // notification callback `id` and returns once it has run, as reached() does.
+  void notification(uint64_t id, const CUasyncNotificationInfo& info);
   // The session's mirrors, whose changes each reached callback carries.
   void set_mirrors(HostMirrors* mirrors) { mirrors_ = mirrors; }
 
@@ -62,5 +65,10 @@ void CUDA_CB host_function_reached(void* id);
 // The stand-in of a client's log callback (cuLogsRegisterCallback): its
 // data is the client's callback id.
 void CUDA_CB log_callback_reached(void* id, CUlogLevel level, char* message, size_t length);
+
+// The stand-in of a client's asynchronous notification callback
+// (cuDeviceRegisterAsyncNotification): its data is the client's handle id.
+void CUDA_CB async_notification_reached(CUasyncNotificationInfo* info, void* id,
+                                        CUasyncCallbackHandle handle);
 
 }  // namespace scuda::server

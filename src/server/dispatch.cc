@@ -27,6 +27,8 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(va_handlers());
   add(ipc_handlers());
   add(logs_handlers());
+  add(struct_array_handlers());
+  add(async_notification_handlers());
   add(lane_handlers());
   add(link_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});

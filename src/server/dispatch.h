@@ -24,6 +24,8 @@ std::span<const HandlerEntry> resource_object_handlers();
 std::span<const HandlerEntry> va_handlers();
 std::span<const HandlerEntry> ipc_handlers();
 std::span<const HandlerEntry> logs_handlers();
+std::span<const HandlerEntry> struct_array_handlers();
+std::span<const HandlerEntry> async_notification_handlers();
 std::span<const HandlerEntry> lane_handlers();
 std::span<const HandlerEntry> link_handlers();
 

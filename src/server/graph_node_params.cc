@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "protocol/ops.h"
 #include "server/callback_channel.h"
 
 namespace scuda::server {
@@ -43,6 +44,15 @@ bool read_alloc(protocol::Reader& in, NodeParams* n) {
   for (CUmemAccessDesc& d : n->access) d = in.get<CUmemAccessDesc>();
   a.accessDescs = n->access.empty() ? nullptr : n->access.data();
   a.poolProps.win32SecurityAttributes = nullptr;
+  return in.ok();
+}
+
+bool read_batch_mem_op(protocol::Reader& in, NodeParams* n) {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& b = n->p.memOp;
+  if (b.count > protocol::kMaxBatchMemOps) return false;
+  n->mem_ops.resize(b.count);
+  for (CUstreamBatchMemOpParams& op : n->mem_ops) op = in.get<CUstreamBatchMemOpParams>();
+  b.paramArray = n->mem_ops.empty() ? nullptr : n->mem_ops.data();
   return in.ok();
 }
 
@@ -91,6 +101,8 @@ bool read_node_params(protocol::Reader& in, bool adding, NodeParams* n) {
       return read_alloc(in, n);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
       return read_conditional(in, adding, n);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return read_batch_mem_op(in, n);
     default:
       return in.ok();
   }
@@ -107,6 +119,8 @@ CUresult resolve_node_params(Session& s, NodeParams* n) {
       return context_only(s, &p.memset.ctx);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
       return context_only(s, &p.conditional.ctx);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return context_only(s, &p.memOp.ctx);  // the operations hold device addresses only
     case CU_GRAPH_NODE_TYPE_GRAPH:
       return handle_only(translate(s, &p.graph.graph, HandleKind::CUgraph));
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:

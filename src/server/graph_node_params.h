@@ -24,6 +24,7 @@ struct NodeParams {
   size_t args_size = 0;
   void* extra[5] = {};
   std::vector<CUmemAccessDesc> access;
+  std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's
   std::vector<uint64_t> proposed_bodies;  // a conditional node's, when adding
 };
 

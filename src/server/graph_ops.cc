@@ -194,6 +194,28 @@ CUresult mem_alloc_node_get_params(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
+// u64 node id -> the node's CUDA_BATCH_MEM_OP_NODE_PARAMS (context as the
+// client's id, paramArray zeroed), u64 count, count x
+// CUstreamBatchMemOpParams, which the client keeps for the pointer it returns.
+CUresult batch_mem_op_node_get_params(Session& s, Reader& in, Writer& out) {
+  const uint64_t node_id = in.u64();
+  if (!in.done()) return kMalformed;
+  CUgraphNode node = nullptr;
+  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  const DriverTable& d = s.driver();
+  if (!d.cuGraphBatchMemOpNodeGetParams) return CUDA_ERROR_NOT_SUPPORTED;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS p{};
+  if (CUresult rc = d.cuGraphBatchMemOpNodeGetParams(node, &p); rc != CUDA_SUCCESS) return rc;
+  const CUstreamBatchMemOpParams* ops = p.paramArray;
+  const size_t count = ops ? p.count : 0;
+  p.ctx = reinterpret_cast<CUcontext>(s.handles().find(p.ctx));
+  p.paramArray = nullptr;
+  out.put(p);
+  out.u64(count);
+  out.bytes(ops, count * sizeof(CUstreamBatchMemOpParams));
+  return CUDA_SUCCESS;
+}
+
 // u64 graph id, u32 flags; replies the DOT text, which the driver writes
 // into a file of the session's that lives for this request only.
 CUresult graph_dot(Session& s, Reader& in, Writer& out) {
@@ -220,6 +242,8 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute, "graph-kernel-node-attribute"},
     {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params,
      "graph-mem-alloc-node-get-params"},
+    {protocol::kOpGraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params,
+     "graph-batch-mem-op-node-get-params"},
     {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
     {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},

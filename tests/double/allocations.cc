@@ -27,7 +27,7 @@ void release_where(Pred pred) {
 CUresult allocate(size_t size, uintptr_t ctx, uintptr_t module, CUdeviceptr* out) {
   State& s = state();
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (size > total_memory() - s.used) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (exceeds_memory(size)) return CUDA_ERROR_OUT_OF_MEMORY;
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   void* block = std::aligned_alloc(kAlignment, rounded);
   if (block == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -60,7 +60,7 @@ uintptr_t arena_take(size_t size) {
 CUresult allocate_managed(size_t size, uintptr_t ctx, CUdeviceptr* out) {
   State& s = state();
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (size > total_memory() - s.used) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (exceeds_memory(size)) return CUDA_ERROR_OUT_OF_MEMORY;
   uintptr_t base = 0;
   if (size <= kSmallManaged) {
     base = arena_take(size);

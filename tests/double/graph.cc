@@ -107,6 +107,8 @@ CUresult scuda_double::work_from_params(const CUgraphNodeParams& p, Work* work) 
       work->host_fn = p.host.fn;
       work->host_data = p.host.userData;
       return p.host.fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return mem_ops_work(p.memOp, work);
     case CU_GRAPH_NODE_TYPE_EMPTY:
       return CUDA_SUCCESS;
     default:
@@ -183,6 +185,8 @@ CUresult scuda_double::run_work(const Work& work) {
     case CU_GRAPH_NODE_TYPE_HOST:
       work.host_fn(work.host_data);
       return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return run_mem_ops(work.mem_ops);
     default:
       return CUDA_SUCCESS;
   }

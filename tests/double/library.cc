@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <vector>
 
 #include "functions.h"
 #include "name_lists.h"
@@ -11,6 +12,10 @@
 using namespace scuda_double;
 
 namespace {
+
+// Where the unified functions of an image's kernels lie, one per stride.
+constexpr uintptr_t kUnifiedFunctions = 0x7f0000000000;
+constexpr uintptr_t kUnifiedFunctionStride = 0x1000;
 
 void add_kernels(uintptr_t id, Library* library) {
   for (const KernelDesc& desc : library->image.kernels) {
@@ -78,6 +83,23 @@ CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary 
   if (call.status != CUDA_SUCCESS) return call.status;
   const Library* lib = state().libraries.find(library);
   return list_names(lib ? &lib->kernels : nullptr, kernels, n);
+}
+
+// A unified function's address is a device address in the driver; here
+// each kernel of the image has one, by its place in the image.
+CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  const Library* lib = state().libraries.find(library);
+  if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (fptr == nullptr || symbol == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const std::vector<KernelDesc>& kernels = lib->image.kernels;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name != symbol) continue;
+    *fptr = reinterpret_cast<void*>(kUnifiedFunctions + i * kUnifiedFunctionStride);
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {

@@ -76,7 +76,7 @@ void forget_physical(CUmemGenericAllocationHandle handle, Physical* p) {
 }
 
 CUresult add_physical(int fd, size_t size, bool exportable, CUmemGenericAllocationHandle* handle) {
-  if (size > total_memory() - state().used) {
+  if (exceeds_memory(size)) {
     close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }

@@ -28,6 +28,10 @@ struct Work {
   // and access descriptors, allocated when the node is added.
   CUDA_MEM_ALLOC_NODE_PARAMS alloc{};
   std::vector<CUmemAccessDesc> access;
+  // Batch memory operation node: its parameters (paramArray pointing
+  // nowhere) and operations.
+  CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 batch{};
+  std::vector<CUstreamBatchMemOpParams> mem_ops;
 };
 
 CUresult run_work(const Work& work);
@@ -39,6 +43,13 @@ CUresult run_kernel(const Work& work);
 CUresult fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned element, size_t width,
               size_t height);
 CUresult copy_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+
+// Batch memory operations (batch_mem_ops.cc): checks a batch's operations
+// (addresses in device memory, known kinds); runs them in order.
+CUresult check_mem_ops(const CUstreamBatchMemOpParams* ops, unsigned count);
+CUresult run_mem_ops(const std::vector<CUstreamBatchMemOpParams>& ops);
+// A batch memory operation node's work, its operations copied.
+CUresult mem_ops_work(const CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& p, Work* work);
 
 // Capture of event records and waits (capture.cc): true when `stream` or
 // `event` belongs to a capture, which then handled the call.
