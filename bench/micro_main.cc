@@ -25,6 +25,7 @@ struct Options {
   std::string link = "unknown";
   ModuleKind module = ModuleKind::kAuto;
   bool quick = false;
+  bool copies_only = false;  // only the pageable copies' throughput (scuda bench's TLS figure)
   size_t transfer_mib = 256;
 };
 
@@ -236,10 +237,31 @@ const char* driver_kind() {
              : "native";
 }
 
+// Pageable copies each way, over the lanes, as measure_transfers takes
+// them, without raw TCP beside them: `scuda bench` compares two such runs,
+// one plain and one over TLS.
+int run_copies(CudaBench& cuda, const Options& o, const Plans& p) {
+  open_lanes(cuda, p);
+  std::vector<double> h2d, d2h;
+  in_rounds(p.rounds, [&] {
+    const std::vector<double> up = cuda.htod(p.transfer_bytes, false, p.transfer);
+    const std::vector<double> down = cuda.dtoh(p.transfer_bytes, false, p.transfer);
+    h2d.insert(h2d.end(), up.begin(), up.end());
+    d2h.insert(d2h.end(), down.begin(), down.end());
+  });
+  Report r;
+  add_transfer(r, "h2d_gbps", p.transfer_bytes, h2d);
+  add_transfer(r, "d2h_gbps", p.transfer_bytes, d2h);
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << r.json();
+  std::printf("H2D %.3g Gbit/s, D2H %.3g Gbit/s\n", r.figure("h2d_gbps"), r.figure("d2h_gbps"));
+  return 0;
+}
+
 int run(const Options& o) {
   if (!o.echo_server.empty()) return run_echo_server(o.echo_server);
   const Plans p = plans_for(o);
   CudaBench cuda;
+  if (o.copies_only) return run_copies(cuda, o, p);
   const std::string peer = o.echo.empty() ? start_local_echo() : o.echo;
   RawLink raw(peer);
   Report r;
@@ -282,6 +304,8 @@ int main(int argc, char** argv) {
                "beside plain TCP on the same link"};
   app.add_option("--json", o.json_path, "Write the figures as one JSON object to FILE");
   app.add_flag("--quick", o.quick, "Small sizes, few iterations (a smoke test, not figures)");
+  app.add_flag("--copies-only", o.copies_only,
+               "Only the pageable copies' throughput each way, without raw TCP");
   app.add_option("--echo", o.echo,
                  "Raw-TCP peer HOST:PORT on the same link as the server "
                  "(default: a peer on loopback in this process)");

@@ -18,7 +18,9 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "cli/certificates.h"
 #include "cli/commands.h"
 
 namespace scuda::cli {
@@ -139,17 +141,82 @@ std::string start_link(Children& kids, const std::string& to, const LinkProfile&
 
 // Through `scuda run`, so that the stand-in is loaded exactly as for any
 // program (on a GPU host the real libcuda.so.1 may come first otherwise).
-int run_micro(const BenchArgs& args, const std::string& server, const std::string& echo) {
+// `run_flags` go to `scuda run`, `micro_flags` to the benchmark.
+int run_micro(const BenchArgs& args, const std::string& server,
+              const std::vector<std::string>& run_flags,
+              const std::vector<std::string>& micro_flags) {
   std::vector<std::string> argv = {(bin_dir() / "scuda").string(), "run", "--server", server};
   if (!args.token_file.empty())
     argv.insert(argv.end(), {"--token-file", std::filesystem::absolute(args.token_file).string()});
-  argv.insert(argv.end(), {"--", (bin_dir() / "scuda-bench-micro").string(), "--echo", echo,
-                           "--link", args.link, "--module", args.module});
+  argv.insert(argv.end(), run_flags.begin(), run_flags.end());
+  argv.insert(argv.end(), {"--", (bin_dir() / "scuda-bench-micro").string()});
+  argv.insert(argv.end(), micro_flags.begin(), micro_flags.end());
   if (args.quick) argv.push_back("--quick");
-  if (!args.json.empty()) argv.insert(argv.end(), {"--json", args.json});
   int status = 0;
   waitpid(Children::start(argv, {}), &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_micro(const BenchArgs& args, const std::string& server, const std::string& echo) {
+  std::vector<std::string> flags = {"--echo", echo, "--link", args.link, "--module", args.module};
+  if (!args.json.empty()) flags.insert(flags.end(), {"--json", args.json});
+  return run_micro(args, server, {}, flags);
+}
+
+// A directory of its own under $TMPDIR, removed when it goes.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "scuda-bench-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary directory");
+    path_ = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string operator/(const char* name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+nlohmann::json copies_over(const BenchArgs& args, const std::string& server,
+                           const std::vector<std::string>& run_flags, const std::string& json) {
+  if (run_micro(args, server, run_flags, {"--copies-only", "--json", json}) != 0)
+    throw std::runtime_error(fmt::format("the copies against {} failed", server));
+  return nlohmann::json::parse(std::ifstream(json));
+}
+
+// Copy throughput over TLS beside plain TCP, measured in this run: a second
+// loopback server with a fresh self-signed certificate, and a copies-only
+// run of the benchmark against each server, one after the other. The
+// figures join the JSON as tls_*.
+void compare_tls(Children& kids, const BenchArgs& args, const std::string& plain) {
+  TempDir dir;
+  std::string error;
+  if (!make_certificates({dir.path().string(), {"127.0.0.1"}, 1}, &error))
+    throw std::runtime_error(error);
+  const int port = free_loopback_port();
+  std::vector<std::string> argv = {(bin_dir() / "scuda").string(), "server", "-l",
+                                   fmt::format("127.0.0.1:{}", port), "--tls-cert",
+                                   dir / "server.pem", "--tls-key", dir / "server.key"};
+  if (!args.driver.empty()) argv.insert(argv.end(), {"--driver", args.driver});
+  const std::string tls = "tls://" + kids.start_listener(argv, port);
+  const nlohmann::json p = copies_over(args, plain, {}, dir / "plain.json");
+  const nlohmann::json t = copies_over(args, tls, {"--tls-ca", dir / "ca.pem"}, dir / "tls.json");
+  nlohmann::json figures;
+  fmt::print("\nCopy throughput over TLS 1.3 beside plain TCP, in this run:\n\n"
+             "| figure | plain | TLS | tls / plain |\n|---|---:|---:|---:|\n");
+  for (const char* key : {"h2d_gbps", "d2h_gbps"}) {
+    const double ratio = t[key].get<double>() / p[key].get<double>();
+    fmt::print("| {} pageable, Gbit/s | {:.3g} | {:.3g} | {:.3g} |\n",
+               key[0] == 'h' ? "H2D" : "D2H", p[key].get<double>(), t[key].get<double>(), ratio);
+    figures[fmt::format("tls_{}", key)] = t[key];
+    figures[fmt::format("tls_{}_ratio", std::string(key, 3))] = ratio;
+  }
+  if (args.json.empty()) return;
+  nlohmann::json all = nlohmann::json::parse(std::ifstream(args.json));
+  all.update(figures);
+  std::ofstream(args.json) << all.dump(2) << "\n";
 }
 
 int run_bench(const BenchArgs& args) {
@@ -164,7 +231,11 @@ int run_bench(const BenchArgs& args) {
       server = start_link(kids, server, kProfiles.at(args.link));
       echo = start_link(kids, echo, kProfiles.at(args.link));
     }
-    return run_micro(args, server, echo);
+    const int rc = run_micro(args, server, echo);
+    // Beside a server of its own only: a given server's certificate is not
+    // this command's to make.
+    if (rc == 0 && args.server.empty() && args.link == "none") compare_tls(kids, args, server);
+    return rc;
   } catch (const std::exception& e) {
     fmt::print(stderr, "scuda bench: {}\n", e.what());
     return 1;

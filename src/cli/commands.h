@@ -13,5 +13,7 @@ void add_status_command(CLI::App& app);
 // `scuda HOST:PORT` (a positional argument of the app itself): remembers
 // the server that answers there as this machine's.
 void add_remember_command(CLI::App& app);
+// `scuda cert`: a self-signed CA and certificates for TLS.
+void add_cert_command(CLI::App& app);
 
 }  // namespace scuda::cli

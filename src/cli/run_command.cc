@@ -23,6 +23,7 @@ struct RunArgs {
   std::string compress;
   std::string wait_timeout;    // seconds, as SCUDA_WAIT_TIMEOUT
   std::string server_timeout;  // seconds, as SCUDA_SERVER_TIMEOUT
+  std::string tls_ca, tls_cert, tls_key;  // as SCUDA_TLS_CA, SCUDA_TLS_CERT, SCUDA_TLS_KEY
   std::vector<std::string> command;
 };
 
@@ -35,6 +36,11 @@ void prepend_env(const char* name, const std::string& value, char separator) {
   const char* old = std::getenv(name);
   const std::string joined = old && *old ? value + separator + old : value;
   setenv(name, joined.c_str(), 1);
+}
+
+// Absolute, so that a program that changes its directory still finds it.
+void set_path_env(const char* name, const std::string& path) {
+  if (!path.empty()) setenv(name, std::filesystem::absolute(path).c_str(), 1);
 }
 
 int run_program(const RunArgs& args) {
@@ -51,8 +57,10 @@ int run_program(const RunArgs& args) {
   if (!args.wait_timeout.empty()) setenv("SCUDA_WAIT_TIMEOUT", args.wait_timeout.c_str(), 1);
   if (!args.server_timeout.empty())
     setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
-  if (!args.token_file.empty())
-    setenv("SCUDA_TOKEN_FILE", std::filesystem::absolute(args.token_file).c_str(), 1);
+  set_path_env("SCUDA_TOKEN_FILE", args.token_file);
+  set_path_env("SCUDA_TLS_CA", args.tls_ca);
+  set_path_env("SCUDA_TLS_CERT", args.tls_cert);
+  set_path_env("SCUDA_TLS_KEY", args.tls_key);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);
@@ -73,8 +81,18 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a program whose CUDA work executes on the scuda server");
   cmd->add_option("--server", args->server,
-                  "Server HOST:PORT (default: SCUDA_SERVER, then ~/.config/scuda/host)");
+                  "Server HOST:PORT, or tls://HOST:PORT (default: SCUDA_SERVER, then "
+                  "~/.config/scuda/host)");
   cmd->add_option("--token-file", args->token_file, "File holding the server's token")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-ca", args->tls_ca,
+                  "PEM CA the server's certificate must come from; turns TLS on (default: "
+                  "SCUDA_TLS_CA; a tls:// server address uses the system's CAs)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-cert", args->tls_cert,
+                  "PEM client certificate, for a server that asks for one (SCUDA_TLS_CERT)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert (SCUDA_TLS_KEY)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--stats", args->stats,
                 "At exit, print each driver function's calls, one-way and synchronous "

@@ -7,6 +7,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/socket.h"
+#include "common/tls.h"
 #include "server/listener.h"
 #include "server/module_cache.h"
 #include "server/nvml_session.h"
@@ -18,6 +19,7 @@ namespace {
 struct ServerArgs {
   server::ListenerOptions listener;
   std::string token_file;
+  tls::ServerFiles tls;
   std::string nvml_path;
   bool insecure = false;
   bool verbose = false;
@@ -52,6 +54,27 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// A non-loopback address needs TLS, so that the token and the program's
+// data do not cross in the clear, and a token or client certificates, so
+// that not everyone who reaches it can use the GPU; --insecure waives both.
+bool exposed_safely(const ServerArgs& args, const HostPort& addr, const std::string& token) {
+  if (is_loopback(addr.host) || args.insecure) return true;
+  if (args.tls.cert.empty()) {
+    spdlog::error("refusing to listen on {} without TLS: the token and every byte would cross "
+                  "in the clear. Give --tls-cert FILE and --tls-key FILE (`scuda cert` makes a "
+                  "pair), or --insecure on a trusted network", args.listener.listen);
+    return false;
+  }
+  if (token.empty() && args.tls.client_ca.empty()) {
+    spdlog::error("refusing to listen on {} without a token: anyone who can reach it could use "
+                  "the GPU. Give --token-file FILE (clients pass the same file) or "
+                  "--tls-client-ca FILE, or --insecure on a trusted network",
+                  args.listener.listen);
+    return false;
+  }
+  return true;
+}
+
 int run_server(const ServerArgs& args) {
   init_logging(args.verbose);
   HostPort addr;
@@ -69,11 +92,13 @@ int run_server(const ServerArgs& args) {
     spdlog::error("{}", error);
     return 2;
   }
-  if (!is_loopback(addr.host) && options.session.token.empty() && !args.insecure) {
-    spdlog::error("refusing to listen on {} without a token: anyone who can reach it could use "
-                  "the GPU. Give --token-file FILE (clients pass the same file), or --insecure "
-                  "on a trusted network", args.listener.listen);
-    return 2;
+  if (!exposed_safely(args, addr, options.session.token)) return 2;
+  if (!args.tls.cert.empty()) {
+    options.session.tls = tls::server_context(args.tls, &error);
+    if (!options.session.tls) {
+      spdlog::error("TLS: {}", error);
+      return 2;
+    }
   }
   server::set_nvml_path(args.nvml_path);
   options.nvml_path = args.nvml_path;
@@ -101,7 +126,18 @@ void add_server_command(CLI::App& app) {
   cmd->add_option("--nvml", args->nvml_path,
                   "Path of NVIDIA's libnvidia-ml.so.1 (default: search the usual places)");
   cmd->add_flag("--insecure", args->insecure,
-                "Allow a non-loopback address without a token");
+                "Allow a non-loopback address without TLS or without a token");
+  auto* cert = cmd->add_option("--tls-cert", args->tls.cert,
+                               "PEM certificate (and chain) of the server: connections use TLS 1.3")
+                   ->check(CLI::ExistingFile);
+  auto* key = cmd->add_option("--tls-key", args->tls.key, "PEM private key of --tls-cert")
+                  ->check(CLI::ExistingFile);
+  cert->needs(key);
+  key->needs(cert);
+  cmd->add_option("--tls-client-ca", args->tls.client_ca,
+                  "PEM CA: clients must present a certificate it signed (mutual TLS)")
+      ->check(CLI::ExistingFile)
+      ->needs(cert);
   cmd->add_option("--module-cache", args->module_cache_dir,
                   "Directory of cached module images (default: $XDG_CACHE_HOME/scuda/modules "
                   "or ~/.cache/scuda/modules)");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/socket.h"
+#include "common/tls_client.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
@@ -13,11 +14,19 @@ namespace scuda::cli {
 
 namespace {
 
-// A connection to the server; invalid with *error saying whether nothing
-// listens there or the host cannot be reached.
+// Runs TLS on `s` as the library's clients do (common/tls_client.h).
+bool start_tls(Socket& s, const std::string& host, std::string* error) {
+  const auto context = tls::client_context_from_env(error);
+  return context && tls::connect(s, *context, host, std::chrono::seconds(10), error);
+}
+
+// A connection to the server, over TLS where the address or environment
+// asks for it; invalid with *error saying whether nothing listens there,
+// the host cannot be reached, or TLS failed.
 Socket connect_to(const std::string& address, std::string* error) {
+  const tls::Target target = tls::target_of(address);
   HostPort hp;
-  if (!parse_host_port(address, &hp, error)) return Socket();
+  if (!parse_host_port(target.address, &hp, error)) return Socket();
   bool refused = false;
   Socket s = connect_tcp(hp, error, std::chrono::seconds(10), &refused);
   if (!s.valid() && refused)
@@ -25,6 +34,7 @@ Socket connect_to(const std::string& address, std::string* error) {
                          "there, on that port?", address);
   else if (!s.valid())
     *error = fmt::format("cannot reach {}: {}", address, *error);
+  if (s.valid() && target.tls && !start_tls(s, hp.host, error)) return Socket();
   return s;
 }
 
@@ -40,6 +50,8 @@ bool exchange(const ServerRequest& request, Socket& s, protocol::Frame* reply, s
     return true;
   *error = fmt::format("{} accepted the connection but did not answer as a scuda server{}",
                        request.address, why.empty() ? "" : ": " + why);
+  if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
+    *error = tls_why;
   return false;
 }
 

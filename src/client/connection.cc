@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/dial.h"
+#include "common/tls_client.h"
 #include "client/stats.h"
 #include "common/config.h"
 #include "protocol/frame_io.h"
@@ -43,7 +44,9 @@ protocol::Hello Connection::hello() const {
 
 bool Connection::open(const std::string& address, const std::string& token,
                       const std::vector<protocol::ImageRef>& images, std::string* error) {
-  address_ = address.find(':') == std::string::npos ? address + ":" + kDefaultPort : address;
+  const bool scheme = address.rfind(tls::kScheme, 0) == 0;
+  const size_t host = scheme ? sizeof tls::kScheme - 1 : 0;
+  address_ = address.find(':', host) == std::string::npos ? address + ":" + kDefaultPort : address;
   token_ = token;
   protocol::Hello h = hello();
   h.images = images;
@@ -68,7 +71,7 @@ Socket Connection::join(const std::string& name, const std::string& secret,
   h.join = name;
   h.secret = secret;
   protocol::Frame f;
-  Socket s = dial(address_, h, &f, error);
+  Socket s = dial(address_, h, &f, error, name);
   if (!s.valid()) return s;
   protocol::Reader r(f.payload);
   if (r.u32() != CUDA_SUCCESS || !r.done()) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/config.h"
+#include "common/tls_client.h"
 
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
@@ -71,13 +72,31 @@ Socket connect_with_retry(const HostPort& hp, const std::string& address, std::s
 // looks at every GPU first.
 constexpr milliseconds kHandshakeLimit = seconds(60);
 
-// One attempt; *busy says the server turned the client away only because it
-// is at its limit of sessions.
-Socket dial_once(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
-                 std::string* error, bool* busy) {
-  *busy = false;
+// A join's route: the one frame the server reads in the clear to hand the
+// connection to its session, which alone can run TLS for it.
+bool send_route(Socket& s, const std::string& route) {
+  protocol::Writer w;
+  w.str(route);
+  protocol::FrameHeader h;
+  h.op = protocol::kOpJoinRoute;
+  return protocol::write_frame(s, h, w.data().data(), w.size());
+}
+
+bool start_tls(Socket& s, const std::string& host, std::string* error) {
+  std::string why;
+  const auto context = tls::client_context_from_env(&why);
+  if (!context) {
+    *error = "TLS: " + why;
+    return false;
+  }
+  return tls::connect(s, *context, host, kHandshakeLimit, error);
+}
+
+// Connects, sends the route of a join, and runs TLS where it is on.
+Socket open_transport(const std::string& address, const std::string& route, std::string* error) {
+  const tls::Target target = tls::target_of(address);
   HostPort hp;
-  if (!parse_host_port(address, &hp, error)) return Socket();
+  if (!parse_host_port(target.address, &hp, error)) return Socket();
   Socket s = connect_with_retry(hp, address, error);
   if (!s.valid()) {
     // Only a server that cannot be reached may not be running; one that
@@ -86,6 +105,22 @@ Socket dial_once(const std::string& address, const protocol::Hello& hello, proto
               "or ~/.config/scuda/host)";
     return s;
   }
+  if (!route.empty() && !send_route(s, route)) {
+    *error = fmt::format("connection to {} failed while it joined its session", address);
+    return Socket();
+  }
+  if (target.tls && !start_tls(s, hp.host, error)) return Socket();
+  return s;
+}
+
+// One attempt; *busy says the server turned the client away only because it
+// is at its limit of sessions.
+Socket dial_once(const std::string& address, const std::string& route,
+                 const protocol::Hello& hello, protocol::Frame* reply, std::string* error,
+                 bool* busy) {
+  *busy = false;
+  Socket s = open_transport(address, route, error);
+  if (!s.valid()) return s;
   protocol::Writer w;
   protocol::encode(hello, w);
   protocol::FrameHeader h;
@@ -103,6 +138,8 @@ Socket dial_once(const std::string& address, const protocol::Hello& hello, proto
                         std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
     *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address)
                          : why;
+    if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
+      *error = tls_why;
     return Socket();
   }
   s.set_idle_limit(milliseconds(0));
@@ -128,14 +165,14 @@ seconds wait_timeout() {
 // until it takes the client or the wait's limit passes; the wait is said at
 // its start and every half minute.
 Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
-            std::string* error) {
+            std::string* error, const std::string& route) {
   const auto start = std::chrono::steady_clock::now();
   seconds next_word(0);
   bool busy = false;
   Socket s = with_retries(
       wait_timeout(), milliseconds(250), milliseconds(2000),
       [&](bool* again) {
-        Socket attempt = dial_once(address, hello, reply, error, &busy);
+        Socket attempt = dial_once(address, route, hello, reply, error, &busy);
         *again = busy;
         return attempt;
       },

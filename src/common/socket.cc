@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/tls_stream.h"
+
 namespace scuda {
 
 bool parse_host_port(const std::string& text, HostPort* out, std::string* error, bool any_port) {
@@ -37,28 +39,41 @@ bool parse_host_port(const std::string& text, HostPort* out, std::string* error,
   return true;
 }
 
+Socket::Socket(Socket&& other) noexcept
+    : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_),
+      tls_(std::move(other.tls_)) {
+  fd_ = other.release();
+}
+
+Socket::~Socket() { close(); }
+
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     close();
     idle_limit_ = other.idle_limit_;
     timed_out_ = other.timed_out_;
+    tls_ = std::move(other.tls_);
     fd_ = other.release();
   }
   return *this;
 }
 
+// The descriptor leaves; a TLS session, useless without it, ends.
 int Socket::release() {
   int fd = fd_;
   fd_ = -1;
+  tls_.reset();
   return fd;
 }
 
 void Socket::close() {
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
 
 bool Socket::write_all(const void* data, size_t size) {
+  if (tls_) [[unlikely]] return tls_write_all(data, size);
   iovec iov{const_cast<void*>(data), size};
   return writev_all(&iov, 1);
 }
@@ -67,6 +82,7 @@ bool Socket::write_all(const void* data, size_t size) {
 // raising SIGPIPE, which would end a client program that keeps the signal's
 // default disposition.
 bool Socket::writev_all(iovec* iov, int count) {
+  if (tls_) [[unlikely]] return tls_writev_all(iov, count);
   while (count > 0) {
     msghdr m{};
     m.msg_iov = iov;
@@ -116,6 +132,7 @@ bool Socket::readable_in_time() {
 }
 
 ssize_t Socket::read_some(void* data, size_t size) {
+  if (tls_) [[unlikely]] return tls_read_some(data, size);
   if (!readable_in_time()) return -1;
   for (;;) {
     const ssize_t n = ::read(fd_, data, size);
@@ -125,6 +142,7 @@ ssize_t Socket::read_some(void* data, size_t size) {
 
 ssize_t Socket::read_some(void* data, size_t size, std::chrono::microseconds spin) {
   if (spin.count() <= 0) return read_some(data, size);
+  if (tls_) [[unlikely]] return tls_read_spinning(data, size, spin);
   const auto until = std::chrono::steady_clock::now() + spin;
   do {
     const ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace scuda {
@@ -27,16 +28,25 @@ uint16_t bound_port(const class Socket& s);
 // one it answered.
 constexpr std::chrono::microseconds kWaitSpin{50};
 
+class TlsStream;
+// Frees a TlsStream where its type is complete (common/socket_tls.cc).
+struct TlsStreamDeleter {
+  void operator()(TlsStream* tls) const;
+};
+using TlsStreamPtr = std::unique_ptr<TlsStream, TlsStreamDeleter>;
+
+// A connection's reads and writes: plain system calls, or, once a TLS
+// handshake has handed it a TlsStream (common/tls.h), TLS's. The choice is
+// made once per connection, and the plain path pays one pointer test.
 class Socket {
  public:
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& other) noexcept
-      : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_), fd_(other.release()) {}
+  Socket(Socket&& other) noexcept;
   Socket& operator=(Socket&& other) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
-  ~Socket() { close(); }
+  ~Socket();
 
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
@@ -61,13 +71,33 @@ class Socket {
   void set_idle_limit(std::chrono::milliseconds limit) { idle_limit_ = limit; }
   bool timed_out() const { return timed_out_; }
 
+  // Reads or writes what can move without waiting: the count, 0 once the
+  // peer closed (reads), or -1 with errno (EAGAIN: nothing can move now,
+  // and *wait says the poll events to wait for).
+  ssize_t read_now(void* data, size_t size, short* wait);
+  ssize_t write_now(const void* data, size_t size, short* wait);
+
+  // After a TLS handshake (common/tls.h): the connection's I/O is TLS's.
+  void use_tls(TlsStreamPtr tls);
+  bool tls() const { return tls_ != nullptr; }
+  // Why the connection's TLS failed, in OpenSSL's words; "" if it did not.
+  std::string tls_error() const;
+
  private:
   // Waits until a read would not block, within the idle limit.
   bool readable_in_time();
+  // TLS's side of each I/O call (common/socket_tls.cc).
+  bool tls_writev_all(iovec* iov, int count);
+  bool tls_write_all(const void* data, size_t size);
+  ssize_t tls_read_some(void* data, size_t size);
+  ssize_t tls_read_spinning(void* data, size_t size, std::chrono::microseconds spin);
+  // Waits for `events`; reads' waits keep to the idle limit.
+  bool tls_wait(short events);
 
   std::chrono::milliseconds idle_limit_{0};
   bool timed_out_ = false;
   int fd_ = -1;
+  TlsStreamPtr tls_;
 };
 
 // Connects with TCP_NODELAY set; on failure says why, and *refused (if

@@ -37,6 +37,9 @@ enum Op : uint32_t {
   kOpFunctionNames,      // the names of a module's functions or a library's kernels
   kOpUserObjectCreate,   // cuUserObjectCreate: its destructor runs on the client
   kOpStatus,             // instead of the handshake: the server's GPUs and sessions (`scuda status`)
+  // A join's first frame, in the clear and ahead of any TLS: the join point
+  // that the connection is for (docs/protocol.md, "TLS"; 450-469).
+  kOpJoinRoute = 450,
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <thread>
 
@@ -10,8 +9,8 @@
 
 namespace scuda::server {
 
-void Heartbeat::start(int fd, std::chrono::milliseconds period) {
-  fd_ = fd;
+void Heartbeat::start(Socket& socket, std::chrono::milliseconds period) {
+  socket_ = &socket;
   period_ = period;
   // The thread takes none of the session's signals; it ends with the process.
   sigset_t all, old;
@@ -37,7 +36,7 @@ void Heartbeat::leave() {
   serving_ = false;
 }
 
-// An output frame of no bytes: a whole frame in one send, so that it never
+// An output frame of no bytes, written whole under mu_, so that it never
 // splits one of the session's (which are not written while it may beat).
 void Heartbeat::beat() {
   protocol::FrameHeader h;
@@ -49,8 +48,7 @@ void Heartbeat::beat() {
     std::lock_guard lock(mu_);
     const auto now = std::chrono::steady_clock::now();
     if (!serving_ || replying_ || now - last_ < period_) continue;
-    if (::send(fd_, frame, sizeof frame, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof frame))
-      return;
+    if (!socket_->write_all(frame, sizeof frame)) return;
     last_ = now;
   }
 }

@@ -12,12 +12,15 @@
 #include <chrono>
 #include <mutex>
 
+#include "common/socket.h"
+
 namespace scuda::server {
 
 class Heartbeat {
  public:
-  // Starts the thread that writes to `fd` (the session's connection).
-  void start(int fd, std::chrono::milliseconds period = std::chrono::milliseconds(250));
+  // Starts the thread that writes to `socket` (the session's connection,
+  // plain or TLS), which must outlive it.
+  void start(Socket& socket, std::chrono::milliseconds period = std::chrono::milliseconds(250));
 
   // Around each request, from the read of its payload to the end of its
   // handler: from enter() the thread may write between the session's
@@ -29,7 +32,7 @@ class Heartbeat {
  private:
   void beat();
 
-  int fd_ = -1;
+  Socket* socket_ = nullptr;
   std::chrono::milliseconds period_{250};
   std::mutex mu_;  // held by a write of the thread's, and by each change below
   bool serving_ = false;

@@ -22,6 +22,10 @@ namespace {
 
 constexpr char kNamePrefix[] = "scuda-join-";
 constexpr size_t kSecretSize = 32;
+// The local message that comes with a handed-over connection.
+constexpr char kHandOver[] = "join";
+
+Admission g_admission;
 
 bool random_string(std::string* out, size_t size) {
   out->resize(size);
@@ -39,6 +43,20 @@ bool new_name(const char* what, std::string* name) {
 }
 
 }  // namespace
+
+void set_admission(Admission a) { g_admission = std::move(a); }
+
+const Admission& admission() { return g_admission; }
+
+std::string hello_refusal(const protocol::Hello& hello) {
+  if (!g_admission.token.empty() && !protocol::tokens_equal(hello.token, g_admission.token))
+    return "authentication failed: wrong or missing token (give the server's token with "
+           "--token-file or SCUDA_TOKEN_FILE)";
+  if (hello.api_hash != protocol::kApiHash)
+    return "client and server were built from different driver API tables: run the same "
+           "scuda release on both machines";
+  return "";
+}
 
 bool JoinPoint::open(const char* what, Take take, std::string* name, std::string* secret,
                      std::string* error) {
@@ -77,26 +95,48 @@ void JoinPoint::accept_joins(Socket listener) {
   }
 }
 
+// The TLS handshake and the join's own handshake are bounded by the
+// handshake timeout: a client that stalls holds the door that long at most.
 Socket JoinPoint::admit(Socket& peer) {
   if (!peer_is_same_user(peer)) {
     spdlog::warn("a process of another user tried to join this session's {}", what_);
     return Socket();
   }
-  std::string secret;
-  Socket client = receive_with_fd(peer, kSecretSize, &secret);
+  std::string note, error;
+  Socket client = receive_with_fd(peer, sizeof kHandOver, &note);
   if (!client.valid()) {
     spdlog::warn("a join of the {} came without its connection", what_);
     return Socket();
   }
-  if (!protocol::tokens_equal(secret, secret_)) {
-    spdlog::warn("refused a join of the {} with the wrong secret", what_);
-    protocol::write_error(client, 0,
-                          fmt::format("wrong secret for this session's {}: a client can only "
-                                      "join its own session",
-                                      what_));
+  const Admission& a = g_admission;
+  if (a.tls && !tls::accept(client, *a.tls, a.handshake_timeout, &error)) {
+    spdlog::warn("TLS handshake of a join of the {} failed: {}", what_, error);
     return Socket();
   }
+  client.set_idle_limit(a.handshake_timeout);
+  if (!check_join(client)) return Socket();
+  client.set_idle_limit(std::chrono::milliseconds(0));
   return client;
+}
+
+bool JoinPoint::check_join(Socket& client) {
+  protocol::Frame f;
+  protocol::Hello hello;
+  std::string error;
+  const auto status = protocol::read_frame(client, &f, &error);
+  if (status == protocol::ReadStatus::kClosed) return false;
+  protocol::Reader r(f.payload);
+  if (status == protocol::ReadStatus::kBad || f.header.op != protocol::kOpHello ||
+      !protocol::decode(r, &hello))
+    error = error.empty() ? "a join must send its handshake first" : error;
+  else if (error = hello_refusal(hello); error.empty() &&
+           (hello.join != name_ || !protocol::tokens_equal(hello.secret, secret_)))
+    error = fmt::format("wrong secret for this session's {}: a client can only join its own "
+                        "session", what_);
+  if (error.empty()) return true;
+  spdlog::warn("refused a join of the {}: {}", what_, error);
+  protocol::write_error(client, f.header.request_id, error);
+  return false;
 }
 
 bool acknowledge_join(Socket& client) {
@@ -107,11 +147,9 @@ bool acknowledge_join(Socket& client) {
   return protocol::write_frame(client, h, &result, sizeof result);
 }
 
-bool hand_over(Socket& client, const std::string& name, const std::string& secret,
-               std::string* error) {
-  if (name.rfind(kNamePrefix, 0) != 0 || secret.size() != kSecretSize) {
-    *error = fmt::format("'{}' and a secret of {} bytes do not name a session's join point",
-                         name, secret.size());
+bool hand_over(Socket& client, const std::string& name, std::string* error) {
+  if (name.rfind(kNamePrefix, 0) != 0) {
+    *error = fmt::format("'{}' does not name a session's join point", name);
     return false;
   }
   std::string why;
@@ -122,7 +160,7 @@ bool hand_over(Socket& client, const std::string& name, const std::string& secre
                          name, why);
     return false;
   }
-  if (!send_with_fd(session, secret, client.fd())) {
+  if (!send_with_fd(session, kHandOver, client.fd())) {
     *error = fmt::format("could not hand the connection to its session: {}", std::strerror(errno));
     return false;
   }

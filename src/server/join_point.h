@@ -1,18 +1,39 @@
 // A session's door for more connections from its own client
 // (docs/protocol.md, "Joining a session"): the callback channel and the
 // lanes. The client joins through the listener, on the port it already
-// uses: the process forked for the join hands the connection over a local
-// socket that the session named (hand_over); the session admits it when
-// the secret it gave out comes with it.
+// uses: the process forked for the join reads only the join's route (the
+// join point's name, in the clear) and hands the connection over a local
+// socket that the session named (hand_over); the session runs TLS on it
+// where the server has TLS, reads the join's handshake, and admits it when
+// the secret it gave out comes with it (docs/protocol.md, "TLS").
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "common/socket.h"
+#include "common/tls.h"
+#include "protocol/handshake.h"
 
 namespace scuda::server {
+
+// What every connection's handshake must satisfy, the session's and its
+// joins' alike: the server's TLS (null: none) and token (empty: none).
+struct Admission {
+  std::shared_ptr<const tls::Context> tls;
+  std::string token;
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+};
+
+// Set once, in the session process, before a join point opens.
+void set_admission(Admission admission);
+const Admission& admission();
+
+// Why `hello` cannot be served (a wrong token, another build); "" if it can.
+std::string hello_refusal(const protocol::Hello& hello);
 
 class JoinPoint {
  public:
@@ -27,8 +48,11 @@ class JoinPoint {
 
  private:
   void accept_joins(Socket listener);
-  // The connection a join handed over, when its secret is right.
+  // The connection a join handed over, once its TLS and handshake pass.
   Socket admit(Socket& peer);
+  // Reads the join's handshake; false (the client told why) unless it
+  // carries the token, this join point's name and its secret.
+  bool check_join(Socket& client);
 
   std::mutex mu_;
   std::string what_;
@@ -41,9 +65,8 @@ class JoinPoint {
 bool acknowledge_join(Socket& client);
 
 // In the process forked for a join: hands the client's connection to the
-// session whose join point `name` is, with the secret the client sent. The
-// session answers the client itself.
-bool hand_over(Socket& client, const std::string& name, const std::string& secret,
-               std::string* error);
+// session whose join point `name` is (the join's route). The session runs
+// the rest of the handshake and answers the client itself.
+bool hand_over(Socket& client, const std::string& name, std::string* error);
 
 }  // namespace scuda::server

@@ -34,16 +34,16 @@ bool ready(int fd, short events, int main) {
 // Moves all `n` bytes, or fails. It waits in ready() only when the socket
 // has nothing to give or no room, so that bytes in flow cost one system
 // call per read or write, as they do on the client.
-bool move_all(const Socket& s, uint8_t* p, size_t n, bool sending, int main) {
+bool move_all(Socket& s, uint8_t* p, size_t n, bool sending, int main) {
   while (n) {
-    const ssize_t moved = sending ? ::send(s.fd(), p, n, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                  : ::recv(s.fd(), p, n, MSG_DONTWAIT);
+    short wait = 0;
+    const ssize_t moved = sending ? s.write_now(p, n, &wait) : s.read_now(p, n, &wait);
     if (moved > 0) {
       p += moved;
       n -= static_cast<size_t>(moved);
     } else if (moved == 0 || (errno != EAGAIN && errno != EINTR)) {
       return false;
-    } else if (errno == EAGAIN && !ready(s.fd(), sending ? POLLOUT : POLLIN, main)) {
+    } else if (errno == EAGAIN && !ready(s.fd(), wait, main)) {
       return false;
     }
   }

@@ -195,12 +195,12 @@ int serve(const ListenerOptions& options) {
   signal(SIGPIPE, SIG_IGN);
   catch_signals();
   // Always said, on stdout: with port 0 it is the only way to learn the port.
-  // Connections are plain TCP: the line says so, since the token crosses in
-  // the clear.
+  // Whether connections are plain TCP is said too: then the token crosses
+  // in the clear.
   const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
                                                                        : addr.host;
-  std::printf("scuda server listening on %s:%u (TLS off); %s\n", host.c_str(),
-              unsigned{bound_port(listener)}, driver.c_str());
+  std::printf("scuda server listening on %s:%u (TLS %s); %s\n", host.c_str(),
+              unsigned{bound_port(listener)}, options.session.tls ? "on" : "off", driver.c_str());
   // After catch_signals: its thread inherits the blocked signals.
   MetricsServer metrics;
   if (!start_metrics(options, &metrics)) return 1;

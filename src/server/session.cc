@@ -65,15 +65,15 @@ int Session::run() {
   protocol::Hello hello;
   uint64_t hello_id = 0;
   uint32_t op = 0;
+  set_admission({options_.tls, options_.token, options_.handshake_timeout});
   arm_handshake_alarm(options_.handshake_timeout);
-  const bool hello_ok = read_hello(&hello, &hello_id, &op);
+  const Opening opening = open_connection(&hello, &hello_id, &op);
   disarm_handshake_alarm();
-  if (!hello_ok) return 1;
+  if (opening != Opening::kHello) return opening == Opening::kRouted ? 0 : 1;
   if (op == protocol::kOpStatus) return answer_status(socket_, hello_id, options_.table) ? 0 : 1;
-  if (!hello.join.empty()) return join(hello, hello_id) ? 0 : 1;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
-  heartbeat_.start(socket_.fd());
+  heartbeat_.start(socket_);
   FrameHeader h;
   std::string error;
   for (std::chrono::microseconds spin{};;) {
@@ -102,52 +102,29 @@ void Session::refuse(uint64_t request_id, const std::string& message, protocol::
   protocol::write_error(socket_, request_id, message, kind);
 }
 
-// Checks what a session and a callback channel's join have in common.
-// A status request carries a HELLO's payload too, for its token.
-bool Session::read_hello(protocol::Hello* hello, uint64_t* request_id, uint32_t* op) {
-  Frame f;
-  std::string error;
-  ReadStatus status = reader_.frame(&f, &error);
-  if (status == ReadStatus::kClosed) return false;
-  *request_id = f.header.request_id;
-  *op = f.header.op;
-  if (status == ReadStatus::kBad ||
-      (f.header.op != protocol::kOpHello && f.header.op != protocol::kOpStatus)) {
-    refuse(f.header.request_id, status == ReadStatus::kBad ? error : "the first frame must be the handshake");
-    return false;
-  }
+// Checks a session's handshake; a status request carries a HELLO's payload
+// too, for its token. A join's handshake goes to its session instead, after
+// its route (join_point.h).
+bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
   protocol::Reader r(f.payload);
   if (!protocol::decode(r, hello)) {
     refuse(f.header.request_id, "malformed handshake");
     return false;
   }
-  if (!options_.token.empty() && !protocol::tokens_equal(hello->token, options_.token)) {
-    refuse(f.header.request_id,
-           "authentication failed: wrong or missing token (give the server's token with "
-           "--token-file or SCUDA_TOKEN_FILE)");
+  if (const std::string why = hello_refusal(*hello); !why.empty()) {
+    refuse(f.header.request_id, why);
     return false;
   }
-  if (hello->api_hash != protocol::kApiHash) {
-    refuse(f.header.request_id,
-           "client and server were built from different driver API tables: run the same "
-           "scuda release on both machines");
+  if (!hello->join.empty()) {
+    refuse(f.header.request_id, "a join must send its route first: run the same scuda release "
+                                "on both machines");
     return false;
   }
   // A status request takes no place: it ends as soon as it is answered.
-  if (options_.full_at > 0 && hello->join.empty() && *op == protocol::kOpHello) {
+  if (options_.full_at > 0 && f.header.op == protocol::kOpHello) {
     refuse(f.header.request_id, at_limit_message(options_.full_at), protocol::kErrorBusy);
     return false;
   }
-  return true;
-}
-
-bool Session::join(const protocol::Hello& hello, uint64_t request_id) {
-  std::string error;
-  if (!hand_over(socket_, hello.join, hello.secret, &error)) {
-    refuse(request_id, error);
-    return false;
-  }
-  spdlog::info("handed a connection of '{}' to the session it joins", hello.program);
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "common/compression.h"
 #include "common/driver_table.h"
 #include "common/socket.h"
+#include "common/tls.h"
 #include "protocol/frame.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
@@ -29,6 +30,8 @@ namespace scuda::server {
 
 struct SessionOptions {
   std::string token;        // empty: no token required
+  // The server's TLS (docs/protocol.md, "TLS"); null: connections are plain.
+  std::shared_ptr<const tls::Context> tls;
   std::string driver_path;  // empty: search the usual places
   // Set when the listener is at its limit of this many sessions: then only
   // a callback channel's join is served (a brief process, for a session
@@ -89,13 +92,20 @@ class Session {
   void latch(CUresult rc);
 
  private:
-  // The handshake's first half: decodes and checks the Hello.
-  // *op: the first frame's, HELLO or a status request.
-  bool read_hello(protocol::Hello* hello, uint64_t* request_id, uint32_t* op);
+  // What the connection opens with (server/session_door.cc): a handshake
+  // to serve, a join's route (handed to its session), or nothing to serve.
+  enum class Opening { kHello, kRouted, kEnd };
+  // Runs TLS where the first bytes ask for it, then reads the first frame;
+  // for kHello, *op is the first frame's, HELLO or a status request.
+  Opening open_connection(protocol::Hello* hello, uint64_t* request_id, uint32_t* op);
+  // The server's half of a TLS handshake on the connection.
+  bool start_tls();
+  // Hands a join's connection to the session its route names.
+  bool route(const protocol::Frame& f);
+  // The handshake's first half: decodes and checks the Hello in `f`.
+  bool check_hello(const protocol::Frame& f, protocol::Hello* hello);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
-  // A join's (join_point.h): hands the connection to the session it joins.
-  bool join(const protocol::Hello& hello, uint64_t request_id);
   // Reads the request's payload (its head, for a handler that reads the
   // rest itself) and serves it; false when the session must end.
   bool serve_one(const protocol::FrameHeader& request);

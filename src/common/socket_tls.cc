@@ -1,0 +1,113 @@
+// Socket's non-blocking calls, and its I/O once TLS carries it
+// (common/tls_stream.h): TlsStream moves what it can, and the waits for the
+// socket to be ready happen here, outside its lock.
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/socket.h"
+#include "common/tls_stream.h"
+
+namespace scuda {
+
+ssize_t Socket::read_now(void* data, size_t size, short* wait) {
+  if (tls_) return tls_->read_now(data, size, wait);
+  *wait = POLLIN;
+  return ::recv(fd_, data, size, MSG_DONTWAIT);
+}
+
+ssize_t Socket::write_now(const void* data, size_t size, short* wait) {
+  if (tls_) return tls_->write_now(data, size, wait);
+  *wait = POLLOUT;
+  return ::send(fd_, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void TlsStreamDeleter::operator()(TlsStream* tls) const { delete tls; }
+
+void Socket::use_tls(TlsStreamPtr tls) { tls_ = std::move(tls); }
+
+std::string Socket::tls_error() const { return tls_ ? tls_->error() : ""; }
+
+bool Socket::tls_wait(short events) {
+  const bool bounded = events == POLLIN && idle_limit_.count() > 0;
+  pollfd p{fd_, events, 0};
+  for (;;) {
+    const int n = ::poll(&p, 1, bounded ? static_cast<int>(idle_limit_.count()) : -1);
+    if (n > 0) return true;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {
+      timed_out_ = true;
+      errno = ETIMEDOUT;
+    }
+    return false;
+  }
+}
+
+ssize_t Socket::tls_read_some(void* data, size_t size) {
+  for (;;) {
+    short wait = 0;
+    const ssize_t n = tls_->read_now(data, size, &wait);
+    if (n >= 0 || errno != EAGAIN) return n;
+    if (!tls_wait(wait)) return -1;
+  }
+}
+
+ssize_t Socket::tls_read_spinning(void* data, size_t size, std::chrono::microseconds spin) {
+  const auto until = std::chrono::steady_clock::now() + spin;
+  do {
+    short wait = 0;
+    const ssize_t n = tls_->read_now(data, size, &wait);
+    if (n >= 0 || errno != EAGAIN) return n;
+  } while (std::chrono::steady_clock::now() < until);
+  return tls_read_some(data, size);
+}
+
+bool Socket::tls_write_all(const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    short wait = 0;
+    const ssize_t n = tls_->write_now(p, size, &wait);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<size_t>(n);
+    } else if (n == 0 || errno != EAGAIN || !tls_wait(wait)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Pieces smaller than this are gathered into one write, so that a frame's
+// header and its payload cross in one TLS record, as writev sends them in
+// one segment.
+constexpr size_t kGather = 16u << 10;
+
+}  // namespace
+
+bool Socket::tls_writev_all(iovec* iov, int count) {
+  thread_local std::vector<uint8_t> gathered;
+  gathered.clear();
+  auto flush = [&] {
+    const bool ok = gathered.empty() || tls_write_all(gathered.data(), gathered.size());
+    gathered.clear();
+    return ok;
+  };
+  for (int i = 0; i < count; ++i) {
+    const auto* base = static_cast<const uint8_t*>(iov[i].iov_base);
+    if (iov[i].iov_len < kGather) {
+      gathered.insert(gathered.end(), base, base + iov[i].iov_len);
+      if (gathered.size() >= kGather && !flush()) return false;
+    } else if (!flush() || !tls_write_all(base, iov[i].iov_len)) {
+      return false;
+    }
+  }
+  return flush();
+}
+
+}  // namespace scuda

@@ -1,0 +1,28 @@
+// Whether a client speaks TLS to its server, and with what (README, "TLS"):
+// TLS is on for an address that starts with tls://, and whenever a CA or a
+// client certificate is given (SCUDA_TLS_CA, SCUDA_TLS_CERT, SCUDA_TLS_KEY;
+// `scuda run` sets them from its flags).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/tls.h"
+
+namespace scuda::tls {
+
+constexpr char kScheme[] = "tls://";
+
+struct Target {
+  std::string address;  // HOST:PORT, without the scheme
+  bool tls = false;
+};
+
+// Splits the scheme off `address` and says whether TLS is on for it.
+Target target_of(const std::string& address);
+
+// The client's configuration from the environment, made once per process;
+// null, saying why, when a file it names is unusable.
+std::shared_ptr<const Context> client_context_from_env(std::string* error);
+
+}  // namespace scuda::tls

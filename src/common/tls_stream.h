@@ -1,0 +1,45 @@
+// A TLS session on a connected socket, once its handshake has succeeded
+// (common/tls.h): Socket's reads and writes go through it. Its socket is
+// non-blocking and a mutex serializes OpenSSL's calls, so that one thread
+// may read while another writes, as threads do on a plain socket; the
+// waits happen outside the mutex, in Socket.
+#pragma once
+
+#include <sys/types.h>
+
+#include <mutex>
+#include <string>
+
+struct ssl_st;
+
+namespace scuda {
+
+class TlsStream {
+ public:
+  // Takes ownership of `ssl`, whose handshake is done.
+  explicit TlsStream(ssl_st* ssl);
+  ~TlsStream();
+  TlsStream(const TlsStream&) = delete;
+  TlsStream& operator=(const TlsStream&) = delete;
+
+  // Moves what it can without waiting: the count; 0 once the peer closed
+  // (reads only); -1 with errno EAGAIN and *wait the poll events to wait
+  // for, or another errno (EPROTO: a TLS failure, which error() words).
+  ssize_t read_now(void* data, size_t size, short* wait);
+  ssize_t write_now(const void* data, size_t size, short* wait);
+
+  // Why the last TLS failure happened, in OpenSSL's words; empty if none.
+  std::string error() const;
+  // Whether the kernel encrypts the stream's writes and decrypts its reads.
+  bool kernel_offload() const;
+
+ private:
+  // With mu_ held: maps SSL_get_error's answer for a call that moved nothing.
+  ssize_t failed(int ret, bool reading, short* wait);
+
+  ssl_st* ssl_;
+  mutable std::mutex mu_;
+  std::string error_;
+};
+
+}  // namespace scuda
