@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "common/socket_wait.h"
 #include "common/tls_stream.h"
 
 namespace scuda {
@@ -117,18 +118,7 @@ bool Socket::read_exact(void* data, size_t size, std::chrono::microseconds spin)
 }
 
 bool Socket::readable_in_time() {
-  if (idle_limit_.count() <= 0) return true;
-  pollfd p{fd_, POLLIN, 0};
-  for (;;) {
-    const int n = ::poll(&p, 1, static_cast<int>(idle_limit_.count()));
-    if (n > 0) return true;
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) {
-      timed_out_ = true;
-      errno = ETIMEDOUT;
-    }
-    return false;
-  }
+  return idle_limit_.count() <= 0 || wait_ready(fd_, POLLIN, idle_limit_, &timed_out_);
 }
 
 ssize_t Socket::read_some(void* data, size_t size) {

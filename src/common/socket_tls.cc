@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/socket.h"
+#include "common/socket_wait.h"
 #include "common/tls_stream.h"
 
 namespace scuda {
@@ -33,18 +34,8 @@ void Socket::use_tls(TlsStreamPtr tls) { tls_ = std::move(tls); }
 std::string Socket::tls_error() const { return tls_ ? tls_->error() : ""; }
 
 bool Socket::tls_wait(short events) {
-  const bool bounded = events == POLLIN && idle_limit_.count() > 0;
-  pollfd p{fd_, events, 0};
-  for (;;) {
-    const int n = ::poll(&p, 1, bounded ? static_cast<int>(idle_limit_.count()) : -1);
-    if (n > 0) return true;
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) {
-      timed_out_ = true;
-      errno = ETIMEDOUT;
-    }
-    return false;
-  }
+  return wait_ready(fd_, events, events == POLLIN ? idle_limit_ : std::chrono::milliseconds(0),
+                    &timed_out_);
 }
 
 ssize_t Socket::tls_read_some(void* data, size_t size) {

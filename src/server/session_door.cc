@@ -34,6 +34,13 @@ int peek_first_byte(const Socket& s) {
   return n == 1 ? first : -1;
 }
 
+// Reads what the client has sent so far: a socket closed with bytes unread
+// resets the connection, which could reach the client before the refusal.
+void drain(const Socket& s) {
+  uint8_t buf[4096];
+  while (::recv(s.fd(), buf, sizeof buf, MSG_DONTWAIT) > 0) {}
+}
+
 }  // namespace
 
 Session::Opening Session::open_connection(protocol::Hello* hello, uint64_t* request_id,
@@ -41,6 +48,7 @@ Session::Opening Session::open_connection(protocol::Hello* hello, uint64_t* requ
   const int first = peek_first_byte(socket_);
   if (first < 0) return Opening::kEnd;
   if (first == kTlsHandshakeRecord && !options_.tls) {
+    drain(socket_);
     refuse(0, "this server does not use TLS (it was started without --tls-cert): connect "
               "without TLS");
     return Opening::kEnd;
@@ -80,6 +88,8 @@ bool Session::start_tls() {
 
 // A refusal of a route on a TLS server crosses TLS: the client has gone on
 // to its TLS handshake, and would take a plain frame for a plain server.
+// The join's HELLO, which the client sent meanwhile, is read first, so that
+// the refusal is not lost to a reset.
 bool Session::route(const Frame& f) {
   protocol::Reader r(f.payload);
   const std::string name = r.str();
@@ -89,7 +99,10 @@ bool Session::route(const Frame& f) {
     return true;
   }
   if (options_.tls && !start_tls()) return false;
-  refuse(f.header.request_id, error);
+  Frame hello;
+  std::string ignored;
+  protocol::read_frame(socket_, &hello, &ignored);
+  refuse(hello.header.request_id, error);
   return false;
 }
 

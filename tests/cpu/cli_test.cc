@@ -97,10 +97,10 @@ TEST(Cli, ListenAloneStartsAServerAndPrintsItsPort) {
   EXPECT_GT(std::stoi(port[1]), 0);
 }
 
-TEST(Cli, ListenAloneKeepsTheServersTokenRule) {
+TEST(Cli, ListenAloneKeepsTheServersTlsRule) {
   Output o = test::run_program({SCUDA_BIN, "-l", "0.0.0.0:0", "--driver", DOUBLE_LIB});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.err.find("refusing to listen on 0.0.0.0:0 without a token"), std::string::npos)
+  EXPECT_NE(o.err.find("refusing to listen on 0.0.0.0:0 without TLS"), std::string::npos)
       << o.err;
 }
 

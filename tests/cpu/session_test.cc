@@ -126,11 +126,12 @@ TEST(Session, AServerWithoutAUsableDriverDoesNotStart) {
   EXPECT_EQ(o.out.find("listening"), std::string::npos) << o.out;
 }
 
-TEST(Session, PublicAddressNeedsATokenOrInsecure) {
+TEST(Session, PublicAddressNeedsTlsOrInsecure) {
   Output o = test::run_program(
       {SCUDA_BIN, "server", "-l", "0.0.0.0:" + std::to_string(test::free_port())});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.err.find("--token-file"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--tls-cert"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--insecure"), std::string::npos) << o.err;
 }
 
 TEST(Session, MismatchedBuildsAndDriversAreRefused) {
@@ -533,9 +534,15 @@ Channel ask_for_channel(Socket& sock, uint64_t request_id) {
   return ask_to_join(sock, protocol::kOpCallbackChannel, request_id, protocol::Writer());
 }
 
-// The server's answer to a callback channel's join: its result word, or the
+// The server's answer to a callback channel's join, which sends its route
+// (docs/protocol.md, "TLS") and then its HELLO: its result word, or the
 // message it refused with.
 std::string join(Socket& sock, const std::string& token, const Channel& c) {
+  protocol::Writer route;
+  route.str(c.name);
+  protocol::FrameHeader rh;
+  rh.op = protocol::kOpJoinRoute;
+  protocol::write_frame(sock, rh, route.data().data(), route.size());
   protocol::Hello h = good_hello();
   h.token = token;
   h.join = c.name;

@@ -1,0 +1,196 @@
+// End to end over TLS 1.3 (docs/protocol.md, "TLS"): the stand-in libcuda
+// through a real `scuda server --tls-cert` to the driver test double, on
+// loopback. Certificates are made at test time with `scuda cert` (OpenSSL's
+// API), in a directory of the test's own; refusals are checked through
+// client_tool and the CLI, whose messages a user would read.
+#include <cuda.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "primary_context_test.h"
+#include "protocol/ops.h"
+#include "server_process.h"
+
+extern "C" int scuda_set_compression(const char* mode);
+extern "C" uint32_t scuda_lanes_open();
+extern "C" uint64_t scuda_lane_bytes();
+
+namespace scuda::test {
+namespace {
+
+// A certificate set from `scuda cert`, for the given server names.
+struct Certs {
+  std::string dir;
+  std::string file(const char* name) const { return dir + "/" + name; }
+};
+
+Certs make_certs(const std::string& under, const char* name, std::vector<std::string> names) {
+  Certs c{under + "/" + name};
+  std::vector<std::string> argv = {SCUDA_BIN, "cert", "--out", c.dir};
+  for (const std::string& n : names) argv.insert(argv.end(), {"--name", n});
+  const Output o = run_program(argv);
+  if (o.exit_code != 0) throw std::runtime_error("scuda cert failed: " + o.err);
+  return c;
+}
+
+std::vector<std::string> tls_args(const Certs& c) {
+  return {"--tls-cert", c.file("server.pem"), "--tls-key", c.file("server.key")};
+}
+
+// The certificates, and one TLS server that the in-process client library
+// reaches (SCUDA_SERVER, SCUDA_TLS_CA), for every test of this binary.
+struct World {
+  std::string dir;
+  Certs good, other, misnamed;
+  ServerProcess* server = nullptr;
+};
+World g;
+
+class TlsEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    char pattern[] = "/tmp/scuda-tls-test-XXXXXX";
+    g.dir = mkdtemp(pattern);
+    g.good = make_certs(g.dir, "good", {"127.0.0.1", "localhost"});
+    g.other = make_certs(g.dir, "other", {"127.0.0.1"});
+    g.misnamed = make_certs(g.dir, "misnamed", {"gpu.example"});
+    g.server = new ServerProcess(tls_args(g.good));
+    setenv("SCUDA_SERVER", ("tls://" + g.server->address()).c_str(), 1);
+    setenv("SCUDA_TLS_CA", g.good.file("ca.pem").c_str(), 1);
+  }
+  void TearDown() override {
+    delete g.server;
+    std::filesystem::remove_all(g.dir);
+  }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new TlsEnvironment);
+
+// client_tool's cuInit against `address`, with the environment given (an
+// empty value unsets a TLS variable for the client).
+Output init_at(const std::string& address, std::vector<std::string> env) {
+  env.push_back("SCUDA_SERVER=" + address);
+  env.push_back("SCUDA_CONNECT_RETRY=0");
+  env.push_back("SCUDA_WAIT_TIMEOUT=0");
+  return run_program({CLIENT_TOOL, "init"}, env);
+}
+
+std::vector<uint8_t> random_bytes(size_t size) {
+  std::vector<uint8_t> v(size);
+  std::mt19937_64 rng(7);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+class TlsSession : public PrimaryContextTest {};
+
+// The lanes and the callback channel are connections of their own, each
+// routed to the session in the clear and then run over TLS by it.
+TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
+  ASSERT_EQ(scuda_set_compression("off"), 0);
+  const size_t size = 9 * protocol::kLaneStripe + 4321;
+  CUdeviceptr dev = 0;
+  ASSERT_EQ(cuMemAlloc(&dev, size), CUDA_SUCCESS);
+  std::vector<uint8_t> zeros(size);
+  ASSERT_EQ(cuMemcpyHtoD(dev, zeros.data(), size), CUDA_SUCCESS);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!scuda_lanes_open() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(scuda_lanes_open(), 4u);
+  const std::vector<uint8_t> data = random_bytes(size);
+  const uint64_t before = scuda_lane_bytes();
+  ASSERT_EQ(cuMemcpyHtoD(dev, data.data(), size), CUDA_SUCCESS);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), dev, size), CUDA_SUCCESS);
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(scuda_lane_bytes() - before, 2 * size);
+
+  static std::atomic<int> ran{0};
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(stream, [](void* n) { ran += *static_cast<int*>(n); }, new int(5)),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(ran.load(), 5);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(dev), CUDA_SUCCESS);
+}
+
+TEST(Tls, OpensslSeesTls13) {
+  const Output o = run_program(
+      {"/bin/sh", "-c",
+       "openssl s_client -connect " + g.server->address() + " -CAfile " + g.good.file("ca.pem") +
+           " -verify_return_error </dev/null 2>&1"});
+  EXPECT_NE(o.out.find("TLSv1.3"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Verify return code: 0 (ok)"), std::string::npos) << o.out;
+}
+
+TEST(Tls, PlainClientIsToldTheServerTakesTlsOnly) {
+  const Output o = init_at(g.server->address(), {"SCUDA_TLS_CA="});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("takes TLS connections only"), std::string::npos) << o.err;
+}
+
+TEST(Tls, TlsClientIsToldThePlainServerHasNoTls) {
+  ServerProcess plain;
+  const Output o = init_at("tls://" + plain.address(), {});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("answered without TLS"), std::string::npos) << o.err;
+}
+
+TEST(Tls, AServerCertificateFromAnotherCaIsRefused) {
+  const Output o = init_at("tls://" + g.server->address(),
+                           {"SCUDA_TLS_CA=" + g.other.file("ca.pem")});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("certificate is not trusted"), std::string::npos) << o.err;
+}
+
+TEST(Tls, ACertificateForAnotherNameIsRefused) {
+  ServerProcess server(tls_args(g.misnamed));
+  const Output o = init_at("tls://" + server.address(),
+                           {"SCUDA_TLS_CA=" + g.misnamed.file("ca.pem")});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("does not name '127.0.0.1'"), std::string::npos) << o.err;
+}
+
+TEST(Tls, MutualTlsTakesOnlyClientsWithACertificateFromItsCa) {
+  std::vector<std::string> args = tls_args(g.good);
+  args.insert(args.end(), {"--tls-client-ca", g.good.file("ca.pem")});
+  ServerProcess server(args);
+  const std::string at = "tls://" + server.address();
+  const Output none = init_at(at, {});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("requires a client certificate"), std::string::npos) << none.err;
+  const Output foreign = init_at(at, {"SCUDA_TLS_CERT=" + g.other.file("client.pem"),
+                                      "SCUDA_TLS_KEY=" + g.other.file("client.key")});
+  EXPECT_NE(foreign.exit_code, 0) << foreign.out;
+  const Output good = init_at(at, {"SCUDA_TLS_CERT=" + g.good.file("client.pem"),
+                                   "SCUDA_TLS_KEY=" + g.good.file("client.key")});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+}
+
+TEST(Tls, StatusCrossesTls) {
+  const Output o = run_program({SCUDA_BIN, "status", "--server", "tls://" + g.server->address()});
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+}
+
+TEST(Tls, ANonLoopbackAddressNeedsTlsOrInsecure) {
+  const std::string listen = "0.0.0.0:" + std::to_string(free_port());
+  const Output o = run_program({SCUDA_BIN, "server", "-l", listen, "--driver", DOUBLE_LIB});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("refusing to listen on " + listen + " without TLS"), std::string::npos)
+      << o.err;
+  for (const char* flag : {"--tls-cert", "--tls-key", "--insecure"})
+    EXPECT_NE(o.err.find(flag), std::string::npos) << flag << ": " << o.err;
+}
+
+}  // namespace
+}  // namespace scuda::test
