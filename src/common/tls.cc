@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <spdlog/spdlog.h>
 
 #include "common/tls_stream.h"
 
@@ -134,6 +136,9 @@ bool handshake(Socket& s, SSL* ssl, bool server, milliseconds limit, std::string
     SSL_free(ssl);
     return false;
   }
+  spdlog::debug("{} with {}; kernel TLS offload: sending {}, receiving {}", SSL_get_version(ssl),
+                SSL_get_cipher_name(ssl), BIO_get_ktls_send(SSL_get_wbio(ssl)) ? "on" : "off",
+                BIO_get_ktls_recv(SSL_get_rbio(ssl)) ? "on" : "off");
   s.use_tls(TlsStreamPtr(new TlsStream(ssl)));
   return true;
 }

@@ -4,7 +4,6 @@
 
 #include <cerrno>
 
-#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -62,11 +61,6 @@ ssize_t TlsStream::failed(int ret, bool reading, short* wait) {
 std::string TlsStream::error() const {
   std::lock_guard lock(mu_);
   return error_;
-}
-
-bool TlsStream::kernel_offload() const {
-  std::lock_guard lock(mu_);
-  return BIO_get_ktls_send(SSL_get_wbio(ssl_)) && BIO_get_ktls_recv(SSL_get_rbio(ssl_));
 }
 
 }  // namespace scuda

@@ -30,8 +30,6 @@ class TlsStream {
 
   // Why the last TLS failure happened, in OpenSSL's words; empty if none.
   std::string error() const;
-  // Whether the kernel encrypts the stream's writes and decrypts its reads.
-  bool kernel_offload() const;
 
  private:
   // With mu_ held: maps SSL_get_error's answer for a call that moved nothing.
