@@ -159,6 +159,16 @@ CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary
   return client::forward::cuLibraryGetManaged(dptr, bytes, library, name);
 }
 
+// The pointer is the server's unified address: device work can use it, but
+// a host call through it cannot work, as the code lives in the server's
+// process.
+CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {
+  SCUDA_PASSTHROUGH(cuLibraryGetUnifiedFunction, fptr, library, symbol);
+  if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
+    return rc;
+  return client::forward::cuLibraryGetUnifiedFunction(fptr, library, symbol);
+}
+
 CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   SCUDA_PASSTHROUGH(cuLibraryGetKernelCount, count, library);
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
