@@ -82,7 +82,7 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
   do {
     const size_t n = std::min(kChunkSize, size - offset);
     const bool last = offset + n == size;
-    const bool probe = offset == 0 && !last && capture_begun();
+    const bool probe = offset == 0 && !last && capture_active();
     const auto chunk = copy_compression::outgoing(static_cast<const uint8_t*>(src) + offset, n);
     protocol::Writer w;
     w.u64(dst + offset);
@@ -111,7 +111,7 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
 // when lz4 may pay, which lanes do not carry.
 uint32_t lanes_for(size_t size, CUstream stream, uint8_t mode, bool to_device) {
   if (size < lanes::kSmallest || stream == CU_STREAM_PER_THREAD ||
-      (!stream && (mode & protocol::kCopyPerThread)) || capture_begun())
+      (!stream && (mode & protocol::kCopyPerThread)) || capture_active())
     return 0;
   if (to_device ? copy_compression::may_compress_up() : copy_compression::ask_compressed(size))
     return 0;
@@ -161,7 +161,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   if ((mode & protocol::kCopyAsync) && page_locked(src)) wait_for_queued_callbacks();
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  const bool wait = !inside_allocation(dst, size) || capture_begun();
+  const bool wait = !inside_allocation(dst, size) || capture_active();
   CUresult rc;
   {
     std::lock_guard lock(conn->mutex());
@@ -202,7 +202,7 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
                    &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     uint8_t* into = static_cast<uint8_t*>(dst) + offset;
-    if ((mode & protocol::kCopyAsync) && !capture_begun()) {
+    if ((mode & protocol::kCopyAsync) && !capture_active()) {
       if (compressed) copy_compression::deliver_later(conn, id, into, n);
       else conn.deliver_later(id, into, n);
     } else {

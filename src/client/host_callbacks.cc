@@ -61,7 +61,7 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
   const uint64_t id = new_handle_id();
   {
     std::lock_guard lock(c.mu);
-    const bool replays = capture_begun();
+    const bool replays = capture_active();
     c.queued[id] = {std::move(fn), 0, replays, host_fn, host_data};
     if (!replays) c.stream_pending.insert(id);
   }

@@ -1,13 +1,19 @@
 // Stream capture. Capture runs on the server (begin and end are forwarded).
-// Until this process first begins one, no stream can be capturing, so status
-// queries are answered here: PyTorch asks several times per training step.
-// After that they go to the server, since a capture can spread to other
-// streams through events. An active capture's graph and dependency nodes
-// come back as client ids (the server binds nodes new to the session to ids
-// proposed here).
+// The client keeps the captures this process has begun and not yet ended:
+// while there are none, no stream can be capturing, so status queries are
+// answered here (PyTorch asks several times per step, also while it replays
+// graphs) and copies and callbacks need not learn whether they were
+// captured. While one is active, queries go to the server, since a capture
+// can spread to other streams through events. An active capture's graph and
+// dependency nodes come back as client ids (the server binds nodes new to
+// the session to ids proposed here).
 #include "client/stream_capture.h"
 
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "client/runtime.h"
@@ -18,18 +24,75 @@ namespace {
 
 namespace forward = scuda::client::forward;
 
-std::atomic<bool> any_capture_begun{false};
+using Query = CUresult (*)(CUstream, CUstreamCaptureStatus*);
 
-CUresult begun(CUresult rc) {
-  if (rc == CUDA_SUCCESS) any_capture_begun.store(true);
+// The streams whose capture this process began and has not seen end. A
+// default stream is the calling thread's own when per-thread, so its key
+// names the thread too.
+class ActiveCaptures {
+ public:
+  using Key = std::pair<uint64_t, std::thread::id>;
+
+  static Key key(CUstream stream, bool per_thread) {
+    const uint64_t id = scuda::client::handle_id(stream);
+    const bool threads_own = id == scuda::client::handle_id(CU_STREAM_PER_THREAD) || (per_thread && !id);
+    return {id, threads_own ? std::this_thread::get_id() : std::thread::id{}};
+  }
+  // Counts the capture before its request is sent, so that no call of
+  // another thread sent after it takes the process for one without captures.
+  void add(const Key& k) {
+    std::lock_guard lock(mu_);
+    if (keys_.insert(k).second) count_.fetch_add(1);
+  }
+  void remove(const Key& k) {
+    std::lock_guard lock(mu_);
+    if (keys_.erase(k)) count_.fetch_sub(1);
+  }
+  bool contains(const Key& k) {
+    std::lock_guard lock(mu_);
+    return keys_.count(k) != 0;
+  }
+  bool any() const { return count_.load() != 0; }
+
+ private:
+  std::mutex mu_;
+  std::set<Key> keys_;
+  std::atomic<int> count_{0};
+};
+
+ActiveCaptures& active() {
+  static ActiveCaptures* a = new ActiveCaptures;  // never freed: used until exit
+  return *a;
+}
+
+template <class Begin>
+CUresult begin(CUstream stream, bool per_thread, Begin send) {
+  const auto k = ActiveCaptures::key(stream, per_thread);
+  const bool known = active().contains(k);
+  active().add(k);
+  const CUresult rc = send();
+  if (rc != CUDA_SUCCESS && !known) active().remove(k);
   return rc;
 }
 
-using Query = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+// The capture of `stream` is over once its end succeeds or reports the
+// capture invalidated or unjoined; after any other error the server says
+// whether the stream still captures.
+CUresult end(CUstream stream, bool per_thread, CUgraph* graph, Query query) {
+  const auto k = ActiveCaptures::key(stream, per_thread);
+  const CUresult rc = per_thread ? forward::cuStreamEndCapture_ptsz(stream, graph)
+                                 : forward::cuStreamEndCapture(stream, graph);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  const bool over = rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+                    rc == CUDA_ERROR_STREAM_CAPTURE_UNJOINED ||
+                    (query(stream, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE);
+  if (over) active().remove(k);
+  return rc;
+}
 
 CUresult is_capturing(Query server, CUstream stream, CUstreamCaptureStatus* status) {
   if (!status) return CUDA_ERROR_INVALID_VALUE;
-  if (any_capture_begun.load()) return server(stream, status);
+  if (active().any()) return server(stream, status);
   *status = CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
@@ -81,7 +144,7 @@ CUresult ask(CUstream stream, bool per_thread, uint64_t room, uint64_t* count) {
 CUresult capture_info(Query server, bool per_thread, CUstream stream,
                       CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
                       const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* count) {
-  if (!(id || graph || deps || edges || count) || !any_capture_begun.load())
+  if (!(id || graph || deps || edges || count) || !active().any())
     return is_capturing(server, stream, status);
   if (!status) return CUDA_ERROR_INVALID_VALUE;
   uint64_t n = 0;
@@ -102,25 +165,27 @@ CUresult capture_info(Query server, bool per_thread, CUstream stream,
 
 }  // namespace
 
-bool scuda::client::capture_begun() { return any_capture_begun.load(); }
+bool scuda::client::capture_active() { return active().any(); }
 
 extern "C" {
 
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
   SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2, stream, mode);
-  return begun(forward::cuStreamBeginCapture_v2(stream, mode));
+  return begin(stream, false, [&] { return forward::cuStreamBeginCapture_v2(stream, mode); });
 }
 
 CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
   SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2_ptsz, stream, mode);
-  return begun(forward::cuStreamBeginCapture_v2_ptsz(stream, mode));
+  return begin(stream, true, [&] { return forward::cuStreamBeginCapture_v2_ptsz(stream, mode); });
 }
 
 CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
                                              const CUgraphNode* deps, const CUgraphEdgeData* edges,
                                              size_t count, CUstreamCaptureMode mode) {
   SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph, stream, graph, deps, edges, count, mode);
-  return begun(forward::cuStreamBeginCaptureToGraph(stream, graph, deps, edges, count, mode));
+  return begin(stream, false, [&] {
+    return forward::cuStreamBeginCaptureToGraph(stream, graph, deps, edges, count, mode);
+  });
 }
 
 CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph,
@@ -128,7 +193,19 @@ CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph
                                                   const CUgraphEdgeData* edges, size_t count,
                                                   CUstreamCaptureMode mode) {
   SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph_ptsz, stream, graph, deps, edges, count, mode);
-  return begun(forward::cuStreamBeginCaptureToGraph_ptsz(stream, graph, deps, edges, count, mode));
+  return begin(stream, true, [&] {
+    return forward::cuStreamBeginCaptureToGraph_ptsz(stream, graph, deps, edges, count, mode);
+  });
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  SCUDA_PASSTHROUGH(cuStreamEndCapture, stream, graph);
+  return end(stream, false, graph, &forward::cuStreamIsCapturing);
+}
+
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
+  SCUDA_PASSTHROUGH(cuStreamEndCapture_ptsz, stream, graph);
+  return end(stream, true, graph, &forward::cuStreamIsCapturing_ptsz);
 }
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {

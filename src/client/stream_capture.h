@@ -1,9 +1,11 @@
-// Whether this process has begun a stream capture: until then no stream can
-// be capturing, and the client answers capture queries itself.
+// Whether a stream capture this process began is still active: while none
+// is, no stream can be capturing, and the client answers capture queries
+// itself and sends copies and callbacks without asking whether they were
+// captured.
 #pragma once
 
 namespace scuda::client {
 
-bool capture_begun();
+bool capture_active();
 
 }  // namespace scuda::client

@@ -1,7 +1,7 @@
 // End to end: graphs built explicitly and by stream capture, through the
 // stand-in libcuda and a real `scuda server` loading the driver test double
 // (whose graph launches run their nodes on the host). Nothing here runs on
-// a GPU. A process of its own: once a capture has begun, capture queries go
+// a GPU. A process of its own: while a capture is active, capture queries go
 // to the server, which changes what driver_e2e_test counts.
 #include <cuda.h>
 #include <dlfcn.h>
@@ -485,6 +485,73 @@ TEST_F(CaptureTest, CapturedWorkRunsOnlyWhenTheGraphIsLaunched) {
   expect_all(d_, 30.0f);
   cuGraphExecDestroy(exec);
   cuGraphDestroy(graph);
+}
+
+// While a capture is active, queries go to the server; once every capture
+// has ended they are answered by the client again, with no round trip.
+TEST_F(CaptureTest, CaptureQueriesAreLocalWhileNoCaptureIsActive) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(fork_, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWaitEvent(s2_, fork_, 0), CUDA_SUCCESS);
+  uint64_t before = scuda_replies_awaited();
+  ASSERT_EQ(cuStreamIsCapturing(s2_, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE) << "s2 joined through the event";
+  EXPECT_EQ(scuda_replies_awaited(), before + 1);
+  ASSERT_EQ(cuEventRecord(join_, s2_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWaitEvent(s1_, join_, 0), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  CUgraph none = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(s2_, &none), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
+      << "s2 did not begin it";
+  ASSERT_EQ(cuStreamIsCapturing(s1_, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE) << "a failed end elsewhere ends nothing";
+  ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+
+  before = scuda_replies_awaited();
+  for (CUstream s : {s1_, s2_}) {
+    ASSERT_EQ(cuStreamIsCapturing(s, &status), CUDA_SUCCESS);
+    EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+    ASSERT_EQ(cuStreamGetCaptureInfo(s, &status, &id, nullptr, nullptr, nullptr, nullptr),
+              CUDA_SUCCESS);
+    EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  }
+  EXPECT_EQ(scuda_replies_awaited(), before) << "no capture is active: answered by the client";
+  std::vector<float> back(kN, -1.0f);
+  ASSERT_EQ(cuMemsetD32Async(a_, bits(4.0f), kN, s1_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(back.data(), a_, kBytes, s1_), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before) << "an async copy to the host waits for nothing";
+  ASSERT_EQ(cuStreamSynchronize(s1_), CUDA_SUCCESS);
+  EXPECT_EQ(back, std::vector<float>(kN, 4.0f));
+  EXPECT_EQ(cuStreamEndCapture(s1_, &none), CUDA_ERROR_ILLEGAL_STATE);
+  cuGraphDestroy(graph);
+}
+
+// A stream's context and priority, and the device's priority range, are asked
+// of the server once; the default stream's context is the current one.
+TEST_F(CaptureTest, StreamContextAndPriorityAreAskedOnce) {
+  CUstream urgent = nullptr;
+  ASSERT_EQ(cuStreamCreateWithPriority(&urgent, CU_STREAM_NON_BLOCKING, -3), CUDA_SUCCESS);
+  int least = 1, greatest = 1, priority = 1;
+  CUcontext ctx = nullptr;
+  const uint64_t first = scuda_replies_awaited();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamGetPriority(urgent, &priority), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamGetCtx(urgent, &ctx), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(scuda_replies_awaited(), first + 3);
+  EXPECT_EQ(least, 0);
+  EXPECT_EQ(greatest, -5);
+  EXPECT_EQ(priority, -3);
+  EXPECT_EQ(ctx, ctx_);
+  ASSERT_EQ(cuStreamGetPriority(s1_, &priority), CUDA_SUCCESS);
+  EXPECT_EQ(priority, 0) << "another stream has its own answer";
+  ASSERT_EQ(cuStreamGetCtx(nullptr, &ctx), CUDA_SUCCESS);
+  EXPECT_EQ(ctx, ctx_);
+  EXPECT_EQ(cuStreamGetPriority(urgent, nullptr), CUDA_ERROR_INVALID_VALUE);
+  cuStreamDestroy(urgent);
 }
 
 // More dependencies than the first request has room for: the client asks again.

@@ -19,6 +19,7 @@ namespace {
 struct Capture {
   uintptr_t graph = 0;
   uint64_t id = 0;
+  uintptr_t origin = 0;  // the stream that began it, the only one that may end it
   std::vector<CUgraphNode> deps;
 };
 
@@ -87,6 +88,7 @@ CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
   Capture c;
   c.graph = graphs().graphs.add(std::make_unique<Graph>());
   c.id = captures().next_id++;
+  c.origin = key(hStream);
   captures().by_stream[key(hStream)] = c;
   return CUDA_SUCCESS;
 }
@@ -97,6 +99,7 @@ CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
   if (phGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Capture* c = capture_of(hStream);
   if (c == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  if (c->origin != key(hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
   const uint64_t id = c->id;
   *phGraph = as_handle<CUgraph>(c->graph);
   std::erase_if(captures().by_stream, [&](const auto& kv) { return kv.second.id == id; });

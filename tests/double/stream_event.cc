@@ -87,6 +87,25 @@ CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+// A created stream's priority as clamped at its creation; the special
+// streams have the default (least) priority.
+CUresult cuStreamGetPriority(CUstream hStream, int* priority) {
+  Call call = begin_on_stream(hStream);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (priority == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const Stream* stream = state().streams.find(hStream);
+  *priority = stream ? stream->priority : kLeastPriority;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  Call call = begin_in_context();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (leastPriority) *leastPriority = kLeastPriority;
+  if (greatestPriority) *greatestPriority = kGreatestPriority;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   Call call = begin_on_stream(hStream);
   if (call.status != CUDA_SUCCESS) return call.status;
