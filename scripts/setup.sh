@@ -3,7 +3,8 @@
 # PyPI. Needs root (or sudo) for apt-get; skips what is already there.
 set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
-          libgtest-dev libssl-dev liblz4-dev clang shellcheck nlohmann-json3-dev prometheus)
+          libgtest-dev libssl-dev liblz4-dev clang shellcheck nlohmann-json3-dev prometheus
+          libtomlplusplus-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -19,6 +19,7 @@ namespace {
 struct ServerArgs {
   server::ListenerOptions listener;
   std::string token_file;
+  std::string tokens_file;
   tls::ServerFiles tls;
   std::string nvml_path;
   bool insecure = false;
@@ -57,7 +58,7 @@ bool is_loopback(const std::string& host) {
 // A non-loopback address needs TLS, so that the token and the program's
 // data do not cross in the clear, and a token or client certificates, so
 // that not everyone who reaches it can use the GPU; --insecure waives both.
-bool exposed_safely(const ServerArgs& args, const HostPort& addr, const std::string& token) {
+bool exposed_safely(const ServerArgs& args, const HostPort& addr, bool tokens) {
   if (is_loopback(addr.host) || args.insecure) return true;
   if (args.tls.cert.empty()) {
     spdlog::error("refusing to listen on {} without TLS: the token and every byte would cross "
@@ -65,13 +66,27 @@ bool exposed_safely(const ServerArgs& args, const HostPort& addr, const std::str
                   "pair), or --insecure on a trusted network", args.listener.listen);
     return false;
   }
-  if (token.empty() && args.tls.client_ca.empty()) {
+  if (!tokens && args.tls.client_ca.empty()) {
     spdlog::error("refusing to listen on {} without a token: anyone who can reach it could use "
-                  "the GPU. Give --token-file FILE (clients pass the same file) or "
+                  "the GPU. Give --token-file FILE (clients pass the same file), --tokens FILE or "
                   "--tls-client-ca FILE, or --insecure on a trusted network",
                   args.listener.listen);
     return false;
   }
+  return true;
+}
+
+// --tokens (named tokens with limits, read again at SIGHUP) or --token-file
+// (one unnamed token without limits).
+bool read_tokens(const ServerArgs& args, server::ListenerOptions* options, std::string* error) {
+  if (!args.tokens_file.empty()) {
+    options->tokens_file = args.tokens_file;
+    return server::Tokens::load(args.tokens_file, &options->session.tokens, error);
+  }
+  if (args.token_file.empty()) return true;
+  std::string token;
+  if (!read_token_file(args.token_file, &token, error)) return false;
+  options->session.tokens = server::Tokens::single(token);
   return true;
 }
 
@@ -87,12 +102,11 @@ int run_server(const ServerArgs& args) {
   options.drain_timeout = std::chrono::seconds(args.drain_seconds);
   options.session.handshake_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.handshake_seconds * 1000));
-  if (!args.token_file.empty() &&
-      !read_token_file(args.token_file, &options.session.token, &error)) {
+  if (!read_tokens(args, &options, &error)) {
     spdlog::error("{}", error);
     return 2;
   }
-  if (!exposed_safely(args, addr, options.session.token)) return 2;
+  if (!exposed_safely(args, addr, !options.session.tokens.open())) return 2;
   if (!args.tls.cert.empty()) {
     options.session.tls = tls::server_context(args.tls, &error);
     if (!options.session.tls) {
@@ -114,11 +128,17 @@ void add_server_command(CLI::App& app) {
   cmd->add_option("-l,--listen", args->listener.listen,
                   "Address to listen on, HOST:PORT (port 0: the system picks one, printed at start)")
       ->capture_default_str();
-  cmd->add_option("--token-file", args->token_file,
-                  "File holding the shared secret clients must present")
-      ->check(CLI::ExistingFile);
+  auto* token_file = cmd->add_option("--token-file", args->token_file,
+                                     "File holding the shared secret clients must present")
+                         ->check(CLI::ExistingFile);
+  cmd->add_option("--tokens", args->tokens_file,
+                  "TOML file of named tokens: secret (or sha256), max_sessions, memory, priority "
+                  "each; SIGHUP reads it again")
+      ->check(CLI::ExistingFile)
+      ->excludes(token_file);
   cmd->add_option("--max-sessions", args->listener.max_sessions,
-                  "Most client sessions served at once (0: no limit)")
+                  "Most client sessions served at once (0: no limit); later clients wait in a "
+                  "queue, by their token's priority, then arrival")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--driver", args->listener.session.driver_path,

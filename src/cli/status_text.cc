@@ -43,20 +43,35 @@ std::string gpus(const json& status) {
   return text;
 }
 
+// A token's name as the JSON has it (null: the unnamed one).
+std::string token_name(const json& token) { return token.is_null() ? "-" : token.get<std::string>(); }
+
 std::string sessions(const json& status) {
   const json& list = status["sessions"];
   if (list.empty()) return "Sessions: none\n";
-  std::string text = fmt::format("Sessions: {}\n  {:<8} {:<22} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
-                                 list.size(), "PID", "PEER", "PROGRAM", "AGE", "DEVICE MEM",
+  std::string text = fmt::format("Sessions: {}\n  {:<8} {:<22} {:<16} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
+                                 list.size(), "PID", "PEER", "TOKEN", "PROGRAM", "AGE", "DEVICE MEM",
                                  "RECEIVED", "SENT", "REQUESTS", "ERRORS");
   for (const json& s : list)
-    text += fmt::format("  {:<8} {:<22} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
-                        s["pid"].get<int>(), s["peer"].get<std::string>(),
+    text += fmt::format("  {:<8} {:<22} {:<16} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
+                        s["pid"].get<int>(), s["peer"].get<std::string>(), token_name(s["token"]),
                         s["program"].get<std::string>(), duration(s["age_seconds"].get<double>()),
                         bytes(s["device_memory_bytes"].get<uint64_t>()),
                         bytes(s["bytes_received"].get<uint64_t>()),
                         bytes(s["bytes_sent"].get<uint64_t>()), s["requests"].get<uint64_t>(),
                         s["errors"].get<uint64_t>());
+  return text;
+}
+
+std::string queue(const json& status) {
+  if (!status.contains("queue") || status["queue"].empty()) return "Queue: empty\n";
+  const json& list = status["queue"];
+  std::string text = fmt::format("Queue: {} waiting\n  {:>4} {:<8} {:<16} {:<22} {:>8} {:>8}\n",
+                                 list.size(), "POS", "PID", "TOKEN", "PEER", "PRIORITY", "WAITED");
+  for (const json& q : list)
+    text += fmt::format("  {:>4} {:<8} {:<16} {:<22} {:>8} {:>8}\n", q["position"].get<uint32_t>(),
+                        q["pid"].get<int>(), token_name(q["token"]), q["peer"].get<std::string>(),
+                        q["priority"].get<int>(), duration(q["waited_seconds"].get<double>()));
   return text;
 }
 
@@ -73,7 +88,7 @@ std::string totals(const json& status) {
 std::string status_text(const std::string& address, const json& status) {
   return fmt::format("scuda server {}, up {}\n", address,
                      duration(status["uptime_seconds"].get<double>())) +
-         gpus(status) + sessions(status) + totals(status);
+         gpus(status) + sessions(status) + queue(status) + totals(status);
 }
 
 }  // namespace scuda::cli

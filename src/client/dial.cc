@@ -18,6 +18,7 @@ namespace scuda::client {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -113,11 +114,110 @@ Socket open_transport(const std::string& address, const std::string& route, std:
   return s;
 }
 
+// SCUDA_WAIT_TIMEOUT: for how many seconds a client waits for a server at
+// its limit of sessions to take it (0: it does not wait).
+seconds wait_timeout() {
+  static const unsigned s = env_number("SCUDA_WAIT_TIMEOUT", 0, 86400, 300);
+  return seconds(s);
+}
+
+// "1st", "2nd", "3rd", "4th", ... "11th", "12th", "13th", "21st".
+std::string ordinal(uint32_t n) {
+  const uint32_t tens = n % 100, ones = n % 10;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                       : ones == 1              ? "st"
+                       : ones == 2              ? "nd"
+                       : ones == 3              ? "rd"
+                                                : "th";
+  return std::to_string(n) + suffix;
+}
+
+// A wait in the server's admission queue: said when the place changes and
+// at least every half minute, and bounded by SCUDA_WAIT_TIMEOUT.
+class QueueWait {
+ public:
+  explicit QueueWait(Clock::time_point start) : start_(start) {}
+
+  bool waiting() const { return !last_.reason.empty(); }
+  bool over() const { return Clock::now() - start_ >= wait_timeout(); }
+  // How long the next read may wait: until the wait's end, within the
+  // handshake's limit.
+  milliseconds read_limit() const {
+    if (!waiting()) return kHandshakeLimit;
+    const auto left = std::chrono::duration_cast<milliseconds>(start_ + wait_timeout() - Clock::now());
+    return std::clamp(left, milliseconds(1), kHandshakeLimit);
+  }
+  void heard(const protocol::QueuePosition& q) {
+    const bool moved = q.position != last_.position;
+    last_ = q;
+    if (!moved && Clock::now() - said_ < seconds(30)) return;
+    said_ = Clock::now();
+    spdlog::warn("waiting for a GPU: {} in line ({}); waited {} s of up to {} s "
+                 "(SCUDA_WAIT_TIMEOUT)",
+                 ordinal(q.position), q.reason, waited().count(), wait_timeout().count());
+  }
+  std::string gave_up(const std::string& address) const {
+    return fmt::format("server {} did not take the client: it was {} in line ({}) and waited {} s "
+                       "(SCUDA_WAIT_TIMEOUT sets how long)",
+                       address, ordinal(last_.position), last_.reason, waited().count());
+  }
+
+ private:
+  seconds waited() const {
+    return std::chrono::duration_cast<seconds>(Clock::now() - start_);
+  }
+
+  Clock::time_point start_;
+  Clock::time_point said_{};
+  protocol::QueuePosition last_;
+};
+
+// A place in line, if `f` tells one.
+bool queue_position(const protocol::Frame& f, protocol::QueuePosition* q) {
+  if ((f.header.flags & protocol::kError) || f.header.op != protocol::kOpQueuePosition) return false;
+  protocol::Reader r(f.payload);
+  return protocol::decode(r, q);
+}
+
+// Why the handshake's read failed, in words for the user.
+std::string read_failure(const Socket& s, const std::string& address, std::string why) {
+  if (s.timed_out())
+    why = fmt::format("server {} accepted the connection but did not answer its handshake in "
+                      "{} s: it is frozen or overloaded", address,
+                      std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
+  if (why.empty()) why = fmt::format("server {} closed the connection during the handshake", address);
+  if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
+    return tls_why;
+  return why;
+}
+
+// Reads the HELLO's answer, past the places in line the server tells while
+// the client waits in its admission queue; false when it did not come.
+bool read_answer(Socket& s, const std::string& address, QueueWait& queue, protocol::Frame* reply,
+                 std::string* error) {
+  for (;;) {
+    std::string why;
+    s.set_idle_limit(queue.read_limit());
+    const bool read = protocol::read_frame(s, reply, &why) == protocol::ReadStatus::kOk;
+    if (queue.waiting() && queue.over()) {
+      *error = queue.gave_up(address);
+      return false;
+    }
+    if (!read) {
+      *error = read_failure(s, address, why);
+      return false;
+    }
+    protocol::QueuePosition q;
+    if (!queue_position(*reply, &q)) return true;
+    queue.heard(q);
+  }
+}
+
 // One attempt; *busy says the server turned the client away only because it
-// is at its limit of sessions.
+// is at its limit of connections.
 Socket dial_once(const std::string& address, const std::string& route,
-                 const protocol::Hello& hello, protocol::Frame* reply, std::string* error,
-                 bool* busy) {
+                 const protocol::Hello& hello, protocol::Frame* reply, QueueWait& queue,
+                 std::string* error, bool* busy) {
   *busy = false;
   Socket s = open_transport(address, route, error);
   if (!s.valid()) return s;
@@ -129,19 +229,7 @@ Socket dial_once(const std::string& address, const std::string& route,
     *error = fmt::format("connection to {} failed during the handshake", address);
     return Socket();
   }
-  std::string why;
-  s.set_idle_limit(kHandshakeLimit);
-  if (protocol::read_frame(s, reply, &why) != protocol::ReadStatus::kOk) {
-    if (s.timed_out())
-      why = fmt::format("server {} accepted the connection but did not answer its handshake in "
-                        "{} s: it is frozen or overloaded", address,
-                        std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
-    *error = why.empty() ? fmt::format("server {} closed the connection during the handshake", address)
-                         : why;
-    if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
-      *error = tls_why;
-    return Socket();
-  }
+  if (!read_answer(s, address, queue, reply, error)) return Socket();
   s.set_idle_limit(milliseconds(0));
   if (reply->header.flags & protocol::kError) {
     *busy = reply->header.op == protocol::kErrorBusy;
@@ -152,27 +240,22 @@ Socket dial_once(const std::string& address, const std::string& route,
   return s;
 }
 
-// SCUDA_WAIT_TIMEOUT: for how many seconds a client waits for a server at
-// its limit of sessions to take it (0: it does not wait).
-seconds wait_timeout() {
-  static const unsigned s = env_number("SCUDA_WAIT_TIMEOUT", 0, 86400, 300);
-  return seconds(s);
-}
-
 }  // namespace
 
-// A server at its limit of sessions is asked again, every few seconds,
-// until it takes the client or the wait's limit passes; the wait is said at
-// its start and every half minute.
+// A server at its limit of sessions keeps the client in its admission queue
+// (read_answer); one that holds as many connections as it can is asked
+// again, every few seconds, until it takes the client or the wait's limit
+// passes; that wait is said at its start and every half minute.
 Socket dial(const std::string& address, const protocol::Hello& hello, protocol::Frame* reply,
             std::string* error, const std::string& route) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
+  QueueWait queue(start);
   seconds next_word(0);
   bool busy = false;
   Socket s = with_retries(
       wait_timeout(), milliseconds(250), milliseconds(2000),
       [&](bool* again) {
-        Socket attempt = dial_once(address, route, hello, reply, error, &busy);
+        Socket attempt = dial_once(address, route, hello, reply, queue, error, &busy);
         *again = busy;
         return attempt;
       },

@@ -45,6 +45,19 @@ bool decode_device(Reader& r, DeviceInfo* d) {
 
 }  // namespace
 
+void encode(const QueuePosition& q, Writer& w) {
+  w.u32(q.position);
+  w.u32(q.waiting);
+  w.str(q.reason);
+}
+
+bool decode(Reader& r, QueuePosition* q) {
+  q->position = r.u32();
+  q->waiting = r.u32();
+  read_bounded_string(r, &q->reason);
+  return r.done();
+}
+
 void encode(const Hello& h, Writer& w) {
   w.u64(h.api_hash);
   w.put<int32_t>(h.cuda_version);

@@ -56,6 +56,16 @@ struct Welcome {
   std::vector<uint8_t> images_kept;  // 1 or 0 for each of the Hello's images
 };
 
+// The client's place in the server's admission queue (kOpQueuePosition),
+// sent while its HELLO waits there.
+struct QueuePosition {
+  uint32_t position = 0;  // 1: first in line
+  uint32_t waiting = 0;   // clients in line
+  std::string reason;     // why it waits, in words
+};
+
+void encode(const QueuePosition& q, Writer& w);
+bool decode(Reader& r, QueuePosition* q);
 void encode(const Hello& h, Writer& w);
 bool decode(Reader& r, Hello* h);
 void encode(const Welcome& w, Writer& out);

@@ -28,6 +28,7 @@ const char* op_name(uint32_t op) {
     case kOpHostCallback: return "host-callback";
     case kOpCallbackChannel: return "callback-channel";
     case kOpJoinRoute: return "join-route";
+    case kOpQueuePosition: return "queue-position";
     case kOpLanes: return "lanes";
     case kOpMemcpyHtoDLanes: return "memcpy-htod-lanes";
     case kOpMemcpyDtoHLanes: return "memcpy-dtoh-lanes";

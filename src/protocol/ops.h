@@ -40,6 +40,10 @@ enum Op : uint32_t {
   // A join's first frame, in the clear and ahead of any TLS: the join point
   // that the connection is for (docs/protocol.md, "TLS"; 450-469).
   kOpJoinRoute = 450,
+  // While a HELLO waits in the server's admission queue: the client's place
+  // in line, answering the HELLO ahead of its reply (docs/protocol.md,
+  // "Admission queue"; 470-489).
+  kOpQueuePosition = 470,
   // Graphs and stream capture (docs/protocol.md, "Graphs").
   kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
   kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets

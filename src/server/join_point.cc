@@ -48,8 +48,10 @@ void set_admission(Admission a) { g_admission = std::move(a); }
 
 const Admission& admission() { return g_admission; }
 
-std::string hello_refusal(const protocol::Hello& hello) {
-  if (!g_admission.token.empty() && !protocol::tokens_equal(hello.token, g_admission.token))
+std::string hello_refusal(const protocol::Hello& hello, const Token** token) {
+  const Token* found = g_admission.tokens.match(hello.token);
+  if (token) *token = found;
+  if (!g_admission.tokens.open() && !found)
     return "authentication failed: wrong or missing token (give the server's token with "
            "--token-file or SCUDA_TOKEN_FILE)";
   if (hello.api_hash != protocol::kApiHash)

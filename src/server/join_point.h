@@ -17,14 +17,15 @@
 #include "common/socket.h"
 #include "common/tls.h"
 #include "protocol/handshake.h"
+#include "server/tokens.h"
 
 namespace scuda::server {
 
 // What every connection's handshake must satisfy, the session's and its
-// joins' alike: the server's TLS (null: none) and token (empty: none).
+// joins' alike: the server's TLS (null: none) and tokens (none: open).
 struct Admission {
   std::shared_ptr<const tls::Context> tls;
-  std::string token;
+  Tokens tokens;
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
 };
 
@@ -32,8 +33,9 @@ struct Admission {
 void set_admission(Admission admission);
 const Admission& admission();
 
-// Why `hello` cannot be served (a wrong token, another build); "" if it can.
-std::string hello_refusal(const protocol::Hello& hello);
+// Why `hello` cannot be served (a wrong token, another build); "" if it
+// can, and then *token is the token it gave (null on a server without tokens).
+std::string hello_refusal(const protocol::Hello& hello, const Token** token = nullptr);
 
 class JoinPoint {
  public:

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -17,9 +18,11 @@
 #include <cstring>
 #include <unordered_set>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/frame_io.h"
+#include "server/admission_queue.h"
 #include "server/driver_probe.h"
 #include "server/status/gpu_monitor.h"
 #include "server/status/metrics_http.h"
@@ -50,6 +53,11 @@ volatile sig_atomic_t g_stop = 0;
 
 void on_stop(int sig) { g_stop = sig; }
 
+// Set by SIGHUP: the tokens file is read again.
+volatile sig_atomic_t g_reload = 0;
+
+void on_reload(int) { g_reload = 1; }
+
 void on_child(int) {}
 
 // The signals the listener waits for: a stop signal begins the drain, and
@@ -66,11 +74,14 @@ void catch_signals() {
   sigaction(SIGINT, &a, nullptr);
   a.sa_handler = on_child;
   sigaction(SIGCHLD, &a, nullptr);
+  a.sa_handler = on_reload;
+  sigaction(SIGHUP, &a, nullptr);
   sigset_t waited;
   sigemptyset(&waited);
   sigaddset(&waited, SIGTERM);
   sigaddset(&waited, SIGINT);
   sigaddset(&waited, SIGCHLD);
+  sigaddset(&waited, SIGHUP);
   sigprocmask(SIG_BLOCK, &waited, &g_unblocked);
 }
 
@@ -78,10 +89,34 @@ void catch_signals() {
 // forked session.
 void unblock_signals() { sigprocmask(SIG_SETMASK, &g_unblocked, nullptr); }
 
-// Waits until a client knocks or a signal comes; true when a client knocks.
+// Waits until a client knocks, a session queues or a signal comes; true
+// when a client knocks.
 bool wait_for_client(const Socket& listener) {
-  pollfd p{listener.fd(), POLLIN, 0};
-  return ppoll(&p, 1, nullptr, &g_unblocked) > 0 && (p.revents & POLLIN);
+  pollfd p[2] = {{listener.fd(), POLLIN, 0}, {g_table->queue_event, POLLIN, 0}};
+  if (ppoll(p, 2, nullptr, &g_unblocked) <= 0) return false;
+  uint64_t events;
+  if (p[1].revents & POLLIN)
+    [[maybe_unused]] const ssize_t n = read(g_table->queue_event, &events, sizeof events);
+  return p[0].revents & POLLIN;
+}
+
+// SIGHUP: the tokens file again. Sessions keep the token they came with; a
+// file that does not read keeps the tokens as they were.
+void reload_tokens(const std::string& path, Tokens* tokens) {
+  g_reload = 0;
+  if (path.empty()) {
+    spdlog::warn("SIGHUP: no tokens file to read again (the server was started without --tokens)");
+    return;
+  }
+  Tokens fresh;
+  std::string error;
+  if (!Tokens::load(path, &fresh, &error)) {
+    spdlog::error("SIGHUP: kept the tokens as they were: {}", error);
+    return;
+  }
+  *tokens = std::move(fresh);
+  spdlog::info("SIGHUP: read {} tokens from {}; running sessions go on", tokens->list().size(),
+               path);
 }
 
 // Waits until every session in `sessions` has ended, at most until
@@ -104,6 +139,7 @@ void signal_sessions(const std::unordered_set<pid_t>& sessions, int sig) {
 // finish, then SIGTERM, then SIGKILL.
 int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::seconds limit) {
   listener->close();
+  g_table->draining.store(1);
   unblock_signals();
   reap(sessions);
   spdlog::info("stopping: accepting no more clients; {} sessions running, given up to {} s to "
@@ -119,10 +155,6 @@ int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::se
   spdlog::info("scuda server stopped");
   return 0;
 }
-
-// Connections past the limit get a process only to join a session's
-// callback channel, and only this many at once.
-constexpr int kJoinsPastTheLimit = 4;
 
 // "ADDRESS:PORT" of the client at the other end of `fd`, for `scuda status`.
 std::string peer_name(int fd) {
@@ -165,6 +197,54 @@ bool start_metrics(const ListenerOptions& options, MetricsServer* metrics) {
   _exit(session.run());
 }
 
+// The next client, its socket set up for a session; invalid when it went away.
+Socket accept_client(const Socket& listener) {
+  Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+  if (!client.valid()) {
+    if (errno != EAGAIN && errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
+    return client;
+  }
+  // Accepted non-blocking only so that a client gone before accept()
+  // cannot block the listener; sessions use blocking sockets.
+  fcntl(client.fd(), F_SETFL, fcntl(client.fd(), F_GETFL) & ~O_NONBLOCK);
+  // Replies are small and latency-bound: never hold one back for Nagle.
+  int one = 1;
+  setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  keep_alive(client.fd());
+  return client;
+}
+
+// Forks the client's process (docs/architecture.md, "Tokens and the
+// admission queue"): it authenticates, and then waits in the queue if the
+// server or its token is at its limit. Every connection takes a slot of the
+// session table, which bounds the processes a server holds.
+void start_session(Socket client, SessionOptions session, Socket& listener,
+                   MetricsServer& metrics, std::unordered_set<pid_t>* sessions) {
+  session.slot = g_table->take(peer_name(client.fd()));
+  if (!session.slot) {
+    protocol::write_error(client, 0,
+                          fmt::format("the server holds {} connections, its most; try again later",
+                                      kSessionSlots),
+                          protocol::kErrorBusy);
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    listener.close();
+    metrics.forget();
+    unblock_signals();
+    run_session(std::move(client), session);
+  }
+  if (pid < 0) {
+    spdlog::error("fork failed: {}", std::strerror(errno));
+    g_table->release(session.slot);
+    return;
+  }
+  session.slot->pid.store(pid);
+  sessions->insert(pid);
+  spdlog::info("session {} started for {}", pid, session.slot->peer);
+}
+
 }  // namespace
 
 int serve(const ListenerOptions& options) {
@@ -184,6 +264,7 @@ int serve(const ListenerOptions& options) {
     spdlog::error("{}", error);
     return 1;
   }
+  g_table->queue_event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Before the sockets are open, so that the monitor holds none of them.
   if (start_gpu_monitor(options.nvml_path, options.session.driver_path, g_table) < 0)
     spdlog::warn("no GPU monitor (fork failed): status and metrics show no GPU figures");
@@ -206,49 +287,18 @@ int serve(const ListenerOptions& options) {
   if (!start_metrics(options, &metrics)) return 1;
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
+  SessionOptions session = options.session;
+  session.max_sessions = options.max_sessions;
+  session.table = g_table;
   for (;;) {
     const bool knocked = wait_for_client(listener);
     reap(&sessions);
+    if (g_reload) reload_tokens(options.tokens_file, &session.tokens);
+    admit_waiting(g_table, {options.max_sessions, &session.tokens});
     if (g_stop) return drain(&listener, &sessions, options.drain_timeout);
     if (!knocked) continue;
-    Socket client(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (!client.valid()) {
-      if (errno != EAGAIN && errno != EINTR) spdlog::warn("accept failed: {}", std::strerror(errno));
-      continue;
-    }
-    // Accepted non-blocking only so that a client gone before accept()
-    // cannot block the listener; sessions use blocking sockets.
-    fcntl(client.fd(), F_SETFL, fcntl(client.fd(), F_GETFL) & ~O_NONBLOCK);
-    // Replies are small and latency-bound: never hold one back for Nagle.
-    int one = 1;
-    setsockopt(client.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    keep_alive(client.fd());
-    const int live = static_cast<int>(sessions.size());
-    if (options.max_sessions > 0 && live >= options.max_sessions + kJoinsPastTheLimit) {
-      protocol::write_error(client, 0, at_limit_message(options.max_sessions),
-                            protocol::kErrorBusy);
-      continue;
-    }
-    SessionOptions session = options.session;
-    if (options.max_sessions > 0 && live >= options.max_sessions)
-      session.full_at = options.max_sessions;
-    session.table = g_table;
-    session.slot = g_table->take(peer_name(client.fd()));
-    pid_t pid = fork();
-    if (pid == 0) {
-      listener.close();
-      metrics.forget();
-      unblock_signals();
-      run_session(std::move(client), session);
-    }
-    if (pid < 0) {
-      spdlog::error("fork failed: {}", std::strerror(errno));
-      if (session.slot) g_table->release(session.slot);
-      continue;
-    }
-    if (session.slot) session.slot->pid.store(pid);
-    sessions.insert(pid);
-    spdlog::info("session {} started", pid);
+    Socket client = accept_client(listener);
+    if (client.valid()) start_session(std::move(client), session, listener, metrics, &sessions);
   }
 }
 

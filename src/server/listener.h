@@ -11,7 +11,10 @@ namespace scuda::server {
 
 struct ListenerOptions {
   std::string listen = "127.0.0.1:14833";
-  int max_sessions = 0;  // 0: no limit
+  int max_sessions = 0;  // 0: no limit; past it, clients wait in the admission queue
+  // The tokens file (`--tokens`), read again at SIGHUP; empty: the tokens in
+  // `session` stay as they are.
+  std::string tokens_file;
   // After SIGTERM or SIGINT: how long running sessions may go on before
   // they are ended (a second signal ends them at once).
   std::chrono::seconds drain_timeout{30};
@@ -24,7 +27,7 @@ struct ListenerOptions {
 
 // Serves until SIGTERM or SIGINT, then stops accepting, lets the running
 // sessions finish (drain_timeout) and returns 0; returns another exit code
-// if it cannot start.
+// if it cannot start. SIGHUP reads the tokens file again.
 int serve(const ListenerOptions& options);
 
 }  // namespace scuda::server

@@ -17,7 +17,9 @@
 #include "server/callback_channel.h"
 #include "server/join_point.h"
 #include "server/dispatch.h"
+#include "server/memory_quota.h"
 #include "server/module_cache.h"
+#include "server/queue_wait.h"
 #include "server/snapshot.h"
 #include "server/status/status_answer.h"
 
@@ -26,10 +28,6 @@ namespace scuda::server {
 using protocol::Frame;
 using protocol::FrameHeader;
 using protocol::ReadStatus;
-
-std::string at_limit_message(int max_sessions) {
-  return fmt::format("the server is at its limit of {} sessions; try again later", max_sessions);
-}
 
 Session::Session(Socket socket, SessionOptions options)
     : socket_(std::move(socket)), options_(std::move(options)) {}
@@ -65,12 +63,13 @@ int Session::run() {
   protocol::Hello hello;
   uint64_t hello_id = 0;
   uint32_t op = 0;
-  set_admission({options_.tls, options_.token, options_.handshake_timeout});
+  set_admission({options_.tls, options_.tokens, options_.handshake_timeout});
   arm_handshake_alarm(options_.handshake_timeout);
   const Opening opening = open_connection(&hello, &hello_id, &op);
   disarm_handshake_alarm();
   if (opening != Opening::kHello) return opening == Opening::kRouted ? 0 : 1;
   if (op == protocol::kOpStatus) return answer_status(socket_, hello_id, options_.table) ? 0 : 1;
+  if (!take_place(hello_id)) return 0;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
   heartbeat_.start(socket_);
@@ -96,8 +95,7 @@ int Session::run() {
 }
 
 void Session::refuse(uint64_t request_id, const std::string& message, protocol::ErrorKind kind) {
-  if (kind == protocol::kErrorBusy) spdlog::info("turning a client away: {}", message);
-  else spdlog::warn("refusing client: {}", message);
+  spdlog::warn("refusing client: {}", message);
   report_.error();
   protocol::write_error(socket_, request_id, message, kind);
 }
@@ -111,21 +109,35 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
     refuse(f.header.request_id, "malformed handshake");
     return false;
   }
-  if (const std::string why = hello_refusal(*hello); !why.empty()) {
+  const Token* token = nullptr;
+  if (const std::string why = hello_refusal(*hello, &token); !why.empty()) {
     refuse(f.header.request_id, why);
     return false;
   }
+  if (token) token_ = *token;
   if (!hello->join.empty()) {
     refuse(f.header.request_id, "a join must send its route first: run the same scuda release "
                                 "on both machines");
     return false;
   }
-  // A status request takes no place: it ends as soon as it is answered.
-  if (options_.full_at > 0 && f.header.op == protocol::kOpHello) {
-    refuse(f.header.request_id, at_limit_message(options_.full_at), protocol::kErrorBusy);
-    return false;
-  }
   return true;
+}
+
+// Authentication came first: a client with a wrong token never waits. A
+// status request takes no place and never comes here.
+bool Session::take_place(uint64_t request_id) {
+  report_.authenticated(token_.name, token_.priority);
+  const WaitTerms terms{token_.name, token_.max_sessions, options_.max_sessions};
+  switch (wait_for_place(socket_, request_id, options_.table, options_.slot, terms)) {
+    case Wait::kAdmitted:
+      return true;
+    case Wait::kServerStopping:
+      refuse(request_id, "the server is stopping; try another server or later");
+      return false;
+    case Wait::kClientLeft:
+      return false;
+  }
+  return false;
 }
 
 bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
@@ -134,6 +146,7 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
     refuse(request_id, "server: " + error);
     return false;
   }
+  enforce_memory_quota(&driver_, {token_.name, token_.memory, options_.table, options_.slot});
   protocol::Welcome welcome;
   if (!take_snapshot(driver_, &welcome, &error)) {
     refuse(request_id, "server: " + error);
@@ -150,7 +163,8 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   welcome.session_pid = static_cast<uint32_t>(getpid());
   for (const protocol::ImageRef& image : hello.images)
     welcome.images_kept.push_back(module_cache().keep(image.hash, image.size) ? 1 : 0);
-  spdlog::info("session for '{}' ready on driver {}", hello.program, driver_.path);
+  spdlog::info("session {} for '{}' (token '{}') ready on driver {}", getpid(), hello.program,
+               token_.name, driver_.path);
   report_.active(hello.program);
   protocol::Writer w;
   w.u32(CUDA_SUCCESS);

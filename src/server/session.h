@@ -24,19 +24,18 @@
 #include "server/session_output.h"
 #include "server/staging.h"
 #include "server/status/session_table.h"
+#include "server/tokens.h"
 #include "server/va_space.h"
 
 namespace scuda::server {
 
 struct SessionOptions {
-  std::string token;        // empty: no token required
+  Tokens tokens;            // none: no token required
   // The server's TLS (docs/protocol.md, "TLS"); null: connections are plain.
   std::shared_ptr<const tls::Context> tls;
   std::string driver_path;  // empty: search the usual places
-  // Set when the listener is at its limit of this many sessions: then only
-  // a callback channel's join is served (a brief process, for a session
-  // that already counts).
-  int full_at = 0;
+  // The listener's --max-sessions (0: none), for what a queued client is told.
+  int max_sessions = 0;
   // A connection that has not finished its handshake by then is closed, so
   // that silent connections do not hold processes.
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
@@ -45,9 +44,6 @@ struct SessionOptions {
   SessionTable* table = nullptr;
   SessionSlot* slot = nullptr;
 };
-
-// What a client is told when the server is at its limit of sessions.
-std::string at_limit_message(int max_sessions);
 
 class Session {
  public:
@@ -104,6 +100,8 @@ class Session {
   bool route(const protocol::Frame& f);
   // The handshake's first half: decodes and checks the Hello in `f`.
   bool check_hello(const protocol::Frame& f, protocol::Hello* hello);
+  // Waits in the admission queue for a place; false when the session ends there.
+  bool take_place(uint64_t request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
   // Reads the request's payload (its head, for a handler that reads the
@@ -120,6 +118,7 @@ class Session {
   protocol::FrameReader reader_{socket_};
   SessionOptions options_;
   SessionReport report_{options_.table, options_.slot};
+  Token token_;  // the token the client gave (unnamed and unlimited when none is needed)
   DriverTable driver_;
   HandleTable handles_;
   // The first error of a one-way request, returned by the next

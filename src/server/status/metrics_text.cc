@@ -1,5 +1,7 @@
 #include "server/status/metrics_text.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace scuda::server {
@@ -42,6 +44,21 @@ void counters(std::string* out, const ServerState& s) {
   sample(out, "scuda_errors_total", s.errors);
 }
 
+// Sessions and waiting clients per token (token="" for an unnamed one).
+void admission(std::string* out, const ServerState& s) {
+  family(out, "scuda_queue_length", "gauge", "Clients waiting in the admission queue.");
+  sample(out, "scuda_queue_length", s.queue.size());
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_token;  // sessions, waiting
+  for (const SessionState& session : s.sessions) ++by_token[session.token].first;
+  for (const QueuedState& q : s.queue) ++by_token[q.token].second;
+  family(out, "scuda_token_sessions", "gauge", "Client sessions running now, per token.");
+  for (const auto& [token, n] : by_token)
+    *out += fmt::format("scuda_token_sessions{{token=\"{}\"}} {}\n", escaped(token), n.first);
+  family(out, "scuda_token_queue_length", "gauge", "Clients waiting in the admission queue, per token.");
+  for (const auto& [token, n] : by_token)
+    *out += fmt::format("scuda_token_queue_length{{token=\"{}\"}} {}\n", escaped(token), n.second);
+}
+
 // One family per GPU figure, one sample per GPU that has it.
 template <typename Has, typename Value>
 void per_gpu(std::string* out, const ServerState& s, const char* name, const char* help, Has has,
@@ -70,6 +87,7 @@ void gpus(std::string* out, const ServerState& s) {
 std::string metrics_text(const ServerState& state) {
   std::string out;
   counters(&out, state);
+  admission(&out, state);
   gpus(&out, state);
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace scuda::server {
@@ -18,14 +19,19 @@ bool settled(const std::atomic<uint32_t>& now, uint32_t sequence, int attempt) {
   return false;
 }
 
+std::string text_of(const char* field, size_t room) {
+  return std::string(field, strnlen(field, room));
+}
+
 // A slot's copy; false when it is not an active session's or changed hands
 // while it was copied.
 bool copy_slot(const SessionSlot& slot, SessionState* s) {
   const uint32_t generation = slot.generation.load(std::memory_order_acquire);
   if (slot.state.load(std::memory_order_acquire) != kSlotActive) return false;
   s->pid = slot.pid.load();
-  s->peer = std::string(slot.peer, strnlen(slot.peer, sizeof slot.peer));
-  s->program = std::string(slot.program, strnlen(slot.program, sizeof slot.program));
+  s->peer = text_of(slot.peer, sizeof slot.peer);
+  s->program = text_of(slot.program, sizeof slot.program);
+  s->token = text_of(slot.token, sizeof slot.token);
   s->age_ms = unix_now_ms() - slot.started_ms;
   s->bytes_in = slot.bytes_in.load();
   s->bytes_out = slot.bytes_out.load();
@@ -58,6 +64,21 @@ void read_sessions(const SessionTable& table, ServerState* state) {
   }
 }
 
+// The queue as it stands; a slot that leaves it while copied may still be
+// listed, which a moment's copy cannot avoid.
+void read_queue(const SessionTable& table, ServerState* state) {
+  for (const SessionSlot& slot : table.slots) {
+    if (slot.state.load(std::memory_order_acquire) != kSlotQueued) continue;
+    state->queue.push_back({slot.pid.load(), text_of(slot.peer, sizeof slot.peer),
+                            text_of(slot.token, sizeof slot.token), slot.priority,
+                            slot.position.load(), unix_now_ms() - slot.queued_ms});
+  }
+  std::sort(state->queue.begin(), state->queue.end(),
+            [](const QueuedState& a, const QueuedState& b) {
+              return (a.position - 1u) < (b.position - 1u);  // unplaced (0) last
+            });
+}
+
 void read_gpus(const SessionTable& table, ServerState* state) {
   for (int attempt = 0;; ++attempt) {
     const uint32_t sequence = table.gpu_sequence.load(std::memory_order_acquire);
@@ -79,6 +100,7 @@ ServerState read_state(const SessionTable& table) {
   state.uptime_ms = unix_now_ms() - table.started_ms;
   state.sessions_started = table.sessions_started.load();
   read_sessions(table, &state);
+  read_queue(table, &state);
   read_gpus(table, &state);
   return state;
 }

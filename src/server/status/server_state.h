@@ -13,8 +13,19 @@ struct SessionState {
   int32_t pid = 0;
   std::string peer;
   std::string program;
+  std::string token;  // "" for an unnamed token
   int64_t age_ms = 0;
   uint64_t bytes_in = 0, bytes_out = 0, requests = 0, errors = 0, device_memory = 0;
+};
+
+// A client waiting in the admission queue.
+struct QueuedState {
+  int32_t pid = 0;
+  std::string peer;
+  std::string token;
+  int32_t priority = 0;
+  uint32_t position = 0;  // 1: first in line; 0: not yet placed
+  int64_t waited_ms = 0;
 };
 
 struct GpuState {
@@ -28,6 +39,7 @@ struct GpuState {
 struct ServerState {
   int64_t uptime_ms = 0;
   std::vector<SessionState> sessions;  // the active ones
+  std::vector<QueuedState> queue;      // first in line first
   std::vector<GpuState> gpus;
   std::string gpu_source;  // "NVML", "driver", or "" before the monitor's first report
   uint64_t sessions_started = 0;

@@ -1,6 +1,8 @@
 #include "server/status/session_table.h"
 
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,8 +50,12 @@ SessionSlot* SessionTable::take(const std::string& peer) {
     slot.started_ms = unix_now_ms();
     copy_text(slot.peer, sizeof slot.peer, peer);
     slot.program[0] = '\0';
+    slot.token[0] = '\0';
+    slot.priority = 0;
+    slot.position.store(0, std::memory_order_relaxed);
+    slot.wait_reason.store(kWaitUnknown, std::memory_order_relaxed);
     for (auto* n : {&slot.bytes_in, &slot.bytes_out, &slot.requests, &slot.errors,
-                    &slot.device_memory})
+                    &slot.device_memory, &slot.charged})
       n->store(0, std::memory_order_relaxed);
     slot.state.store(kSlotOpening, std::memory_order_release);
     return &slot;
@@ -72,6 +78,32 @@ void SessionTable::release(SessionSlot* slot) {
 void SessionTable::release(pid_t pid) {
   for (SessionSlot& slot : slots)
     if (slot.state.load() != kSlotFree && slot.pid.load() == pid) return release(&slot);
+}
+
+uint64_t SessionTable::charged_to(const char* name) const {
+  uint64_t sum = 0;
+  for (const SessionSlot& slot : slots)
+    if (holds_place(slot.state.load(std::memory_order_acquire)) &&
+        strncmp(slot.token, name, sizeof slot.token) == 0)
+      sum += slot.charged.load();
+  return sum;
+}
+
+// A shared (not process-private) futex: the table is mapped into every
+// process of the server.
+void wait_on_slot(SessionSlot* slot, uint32_t state, int ms) {
+  timespec t{ms / 1000, (ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot->state), FUTEX_WAIT, state, &t, nullptr, 0);
+}
+
+void wake_slot(SessionSlot* slot) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot->state), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+void SessionReport::authenticated(const std::string& name, int priority) {
+  if (!slot_) return;
+  copy_text(slot_->token, sizeof slot_->token, name);
+  slot_->priority = priority;
 }
 
 void SessionReport::active(const std::string& program) {

@@ -1,0 +1,232 @@
+#include "server/memory_quota.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+namespace scuda::server {
+
+namespace {
+
+// Physical memory made with cuMemCreate: freed once released and unmapped
+// everywhere, as the driver frees it.
+struct Physical {
+  uint64_t size = 0;
+  int mappings = 0;
+  bool released = false;
+};
+
+struct Counted {
+  MemoryQuota quota;
+  DriverTable real;  // the driver's own entry points
+  std::atomic<uint64_t> alone{0};  // this session's count, when it has no slot
+  std::mutex mu;  // over the maps below
+  std::map<CUdeviceptr, uint64_t> allocations;  // cuMemAlloc and its kin: address -> size
+  std::map<CUmemGenericAllocationHandle, Physical> physical;
+  std::map<CUdeviceptr, CUmemGenericAllocationHandle> mapped;  // cuMemMap's address -> memory
+};
+
+// One session per process: set once, before the first request.
+Counted* g = nullptr;
+
+std::atomic<uint64_t>& own() { return g->quota.slot ? g->quota.slot->charged : g->alone; }
+
+// What the token's sessions hold now, this one's included.
+uint64_t token_total() {
+  const MemoryQuota& q = g->quota;
+  return q.table && q.slot ? q.table->charged_to(q.slot->token) : own().load();
+}
+
+// Counted first and checked after, so that two sessions of one token that
+// allocate at once cannot both pass the cap.
+bool charge(uint64_t size) {
+  own().fetch_add(size);
+  const uint64_t total = token_total();
+  if (total <= g->quota.cap) return true;
+  own().fetch_sub(size);
+  spdlog::warn("token '{}' is at its device memory cap of {} bytes: an allocation of {} bytes "
+               "would bring its sessions to {} bytes; it fails with CUDA_ERROR_OUT_OF_MEMORY",
+               g->quota.token, g->quota.cap, size, total);
+  return false;
+}
+
+void credit(uint64_t size) { own().fetch_sub(size); }
+
+template <class Call>
+CUresult counted_alloc(CUdeviceptr* p, uint64_t size, Call call) {
+  if (!charge(size)) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult rc = call();
+  if (rc != CUDA_SUCCESS || !p) {
+    credit(size);
+    return rc;
+  }
+  std::lock_guard lock(g->mu);
+  g->allocations[*p] = size;
+  return rc;
+}
+
+template <class Call>
+CUresult counted_free(CUdeviceptr p, Call call) {
+  const CUresult rc = call();
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(g->mu);
+  if (auto it = g->allocations.find(p); it != g->allocations.end()) {
+    credit(it->second);
+    g->allocations.erase(it);
+  }
+  return rc;
+}
+
+CUresult CUDAAPI mem_alloc(CUdeviceptr* p, size_t n) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAlloc_v2(p, n); });
+}
+
+CUresult CUDAAPI mem_alloc_managed(CUdeviceptr* p, size_t n, unsigned int flags) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAllocManaged(p, n, flags); });
+}
+
+// Charged for the rows as asked, then for the pitch the driver chose.
+CUresult CUDAAPI mem_alloc_pitch(CUdeviceptr* p, size_t* pitch, size_t width, size_t height,
+                                 unsigned int element) {
+  const uint64_t asked = uint64_t{width} * height;
+  const CUresult rc = counted_alloc(
+      p, asked, [&] { return g->real.cuMemAllocPitch_v2(p, pitch, width, height, element); });
+  if (rc != CUDA_SUCCESS || !pitch || *pitch * height <= asked) return rc;
+  own().fetch_add(*pitch * height - asked);
+  std::lock_guard lock(g->mu);
+  g->allocations[*p] = *pitch * height;
+  return rc;
+}
+
+CUresult CUDAAPI mem_alloc_async(CUdeviceptr* p, size_t n, CUstream s) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAllocAsync(p, n, s); });
+}
+
+CUresult CUDAAPI mem_alloc_async_ptsz(CUdeviceptr* p, size_t n, CUstream s) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAllocAsync_ptsz(p, n, s); });
+}
+
+CUresult CUDAAPI mem_alloc_pool(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAllocFromPoolAsync(p, n, pool, s); });
+}
+
+CUresult CUDAAPI mem_alloc_pool_ptsz(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s) {
+  return counted_alloc(p, n, [&] { return g->real.cuMemAllocFromPoolAsync_ptsz(p, n, pool, s); });
+}
+
+CUresult CUDAAPI mem_free(CUdeviceptr p) {
+  return counted_free(p, [&] { return g->real.cuMemFree_v2(p); });
+}
+
+CUresult CUDAAPI mem_free_async(CUdeviceptr p, CUstream s) {
+  return counted_free(p, [&] { return g->real.cuMemFreeAsync(p, s); });
+}
+
+CUresult CUDAAPI mem_free_async_ptsz(CUdeviceptr p, CUstream s) {
+  return counted_free(p, [&] { return g->real.cuMemFreeAsync_ptsz(p, s); });
+}
+
+CUresult CUDAAPI mem_create(CUmemGenericAllocationHandle* h, size_t n,
+                            const CUmemAllocationProp* prop, unsigned long long flags) {
+  if (!charge(n)) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult rc = g->real.cuMemCreate(h, n, prop, flags);
+  if (rc != CUDA_SUCCESS || !h) {
+    credit(n);
+    return rc;
+  }
+  std::lock_guard lock(g->mu);
+  g->physical[*h] = Physical{n, 0, false};
+  return rc;
+}
+
+// Physical memory that is released and mapped nowhere is gone. Under g->mu.
+void forget_if_freed(std::map<CUmemGenericAllocationHandle, Physical>::iterator it) {
+  if (!it->second.released || it->second.mappings > 0) return;
+  credit(it->second.size);
+  g->physical.erase(it);
+}
+
+CUresult CUDAAPI mem_release(CUmemGenericAllocationHandle h) {
+  const CUresult rc = g->real.cuMemRelease(h);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(g->mu);
+  if (auto it = g->physical.find(h); it != g->physical.end()) {
+    it->second.released = true;
+    forget_if_freed(it);
+  }
+  return rc;
+}
+
+CUresult CUDAAPI mem_map(CUdeviceptr p, size_t n, size_t offset, CUmemGenericAllocationHandle h,
+                         unsigned long long flags) {
+  const CUresult rc = g->real.cuMemMap(p, n, offset, h, flags);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(g->mu);
+  if (auto it = g->physical.find(h); it != g->physical.end()) {
+    ++it->second.mappings;
+    g->mapped[p] = h;
+  }
+  return rc;
+}
+
+CUresult CUDAAPI mem_unmap(CUdeviceptr p, size_t n) {
+  const CUresult rc = g->real.cuMemUnmap(p, n);
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(g->mu);
+  auto m = g->mapped.lower_bound(p);
+  while (m != g->mapped.end() && m->first < p + n) {
+    if (auto it = g->physical.find(m->second); it != g->physical.end()) {
+      --it->second.mappings;
+      forget_if_freed(it);
+    }
+    m = g->mapped.erase(m);
+  }
+  return rc;
+}
+
+// A program that asks how much memory there is sees its token's cap.
+CUresult CUDAAPI mem_get_info(size_t* free, size_t* total) {
+  const CUresult rc = g->real.cuMemGetInfo_v2(free, total);
+  if (rc != CUDA_SUCCESS) return rc;
+  const uint64_t used = token_total(), cap = g->quota.cap;
+  if (free) *free = std::min<uint64_t>(*free, cap > used ? cap - used : 0);
+  if (total) *total = std::min<uint64_t>(*total, cap);
+  return rc;
+}
+
+// Replaces `slot` with `ours` where the driver has the entry point.
+template <class Fn>
+void replace(Fn* slot, Fn ours) {
+  if (*slot) *slot = ours;
+}
+
+}  // namespace
+
+void enforce_memory_quota(DriverTable* d, MemoryQuota quota) {
+  if (quota.cap == 0 || g) return;
+  g = new Counted;  // never freed: the session's process uses it until it exits
+  g->quota = std::move(quota);
+  g->real = *d;
+  replace(&d->cuMemAlloc_v2, mem_alloc);
+  replace(&d->cuMemAllocManaged, mem_alloc_managed);
+  replace(&d->cuMemAllocPitch_v2, mem_alloc_pitch);
+  replace(&d->cuMemAllocAsync, mem_alloc_async);
+  replace(&d->cuMemAllocAsync_ptsz, mem_alloc_async_ptsz);
+  replace(&d->cuMemAllocFromPoolAsync, mem_alloc_pool);
+  replace(&d->cuMemAllocFromPoolAsync_ptsz, mem_alloc_pool_ptsz);
+  replace(&d->cuMemFree_v2, mem_free);
+  replace(&d->cuMemFreeAsync, mem_free_async);
+  replace(&d->cuMemFreeAsync_ptsz, mem_free_async_ptsz);
+  replace(&d->cuMemCreate, mem_create);
+  replace(&d->cuMemRelease, mem_release);
+  replace(&d->cuMemMap, mem_map);
+  replace(&d->cuMemUnmap, mem_unmap);
+  replace(&d->cuMemGetInfo_v2, mem_get_info);
+  spdlog::info("token '{}': device memory capped at {} bytes across its sessions", g->quota.token,
+               g->quota.cap);
+}
+
+}  // namespace scuda::server
