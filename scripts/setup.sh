@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
           libgtest-dev libssl-dev liblz4-dev clang shellcheck nlohmann-json3-dev prometheus
-          libtomlplusplus-dev)
+          libtomlplusplus-dev python3-venv dpkg-dev systemd file)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -24,10 +24,14 @@ fi
 python3 -c "import clang.cindex, pytest" 2>/dev/null ||
   python3 -m pip install -q libclang pytest ||
   python3 -m pip install -q --break-system-packages libclang pytest
-# nvml.h, for the NVML stand-in (CMake finds it through the package).
-python3 -c "import importlib.metadata as m; m.version('nvidia-nvml-dev')" 2>/dev/null ||
-  python3 -m pip install -q nvidia-nvml-dev ||
-  python3 -m pip install -q --break-system-packages nvidia-nvml-dev
+# nvml.h, for the NVML stand-in (CMake finds it through the package), of the
+# version the wheel's build pins in pyproject.toml: client and server must be
+# generated from the same header.
+nvml=$(grep -o 'nvidia-nvml-dev==[0-9.]*' "$(dirname "$0")/../pyproject.toml")
+python3 -c "import importlib.metadata as m; assert m.version('nvidia-nvml-dev') == '${nvml#*==}'" \
+    2>/dev/null ||
+  python3 -m pip install -q "$nvml" ||
+  python3 -m pip install -q --break-system-packages "$nvml"
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda_home/include/cuda.h" ]; then
   echo "setup: no cuda.h under $cuda_home/include; install the CUDA 13 toolkit headers or set CUDA_HOME" >&2

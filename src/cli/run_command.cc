@@ -64,7 +64,11 @@ int run_program(const RunArgs& args) {
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);
-  prepend_env("LD_PRELOAD", (lib / "libscuda.so").string(), ':');
+  // libscuda.so is a link to libcuda.so.1, absent where the libraries come
+  // without links (a wheel); then the library itself is preloaded.
+  const std::filesystem::path preload =
+      std::filesystem::exists(lib / "libscuda.so") ? lib / "libscuda.so" : lib / "libcuda.so.1";
+  prepend_env("LD_PRELOAD", preload.string(), ':');
 
   std::vector<char*> argv;
   for (const std::string& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -1,0 +1,5 @@
+"""`python -m scuda ...` is the `scuda` command."""
+
+from scuda import main
+
+main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds what users install: the wheel and the scuda-client and scuda-server
+# .deb packages, from one release build (SCUDA_RELEASE: LTO, stripped, debug
+# info split into .debug files). The wheel's build folder is kept, so a
+# second run rebuilds only what changed, and cpack packages the same binaries.
+# Usage: scripts/package.sh [BUILD_DIR [OUT_DIR]]
+#   (defaults: build/release and build/packages; the Dockerfiles copy from
+#   build/packages)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=$(realpath -m "${1:-$root/build/release}")
+out_dir=$(realpath -m "${2:-$root/build/packages}")
+mkdir -p "$out_dir"
+rm -f "$out_dir"/*.whl "$out_dir"/*.deb
+
+# The wheel, built in a kept virtual environment holding the build
+# requirements pyproject.toml names (scikit-build-core, the NVIDIA header
+# packages, libclang): pip's usual throwaway one would move the headers, and
+# so rebuild everything, at every run.
+venv=$build_dir-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+mapfile -t requires < <(python3 -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
+  "$root/pyproject.toml")
+"$venv/bin/python" -m pip install -q "${requires[@]}"
+"$venv/bin/python" -m pip wheel "$root" --no-deps --no-build-isolation -q \
+  --wheel-dir "$out_dir" --config-settings=build-dir="$build_dir"
+
+# The .deb packages, from the binaries that build left.
+(cd "$build_dir" && cpack -G DEB -B "$build_dir/cpack")
+cp "$build_dir"/cpack/*.deb "$out_dir"/
+ls -l "$out_dir"
