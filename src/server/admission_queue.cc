@@ -40,12 +40,15 @@ int token_limit(const AdmissionLimits& limits, const std::string& name) {
   return t ? t->max_sessions : 0;
 }
 
-// Gives the slot its place; false when its session left the queue meanwhile.
+// Gives the slot its place, and logs it when it waited in line; false when
+// its session left the queue meanwhile.
 bool admit(SessionSlot* slot) {
   uint32_t queued = kSlotQueued;
   if (!slot->state.compare_exchange_strong(queued, kSlotAdmitted, std::memory_order_acq_rel))
     return false;
   wake_slot(slot);
+  // A session that never had to wait is no news.
+  if (slot->position.load() == 0) return true;
   spdlog::info("admission queue: session {} (token '{}', priority {}) admitted after {:.1f} s",
                slot->pid.load(), token_of(*slot), slot->priority,
                static_cast<double>(unix_now_ms() - slot->queued_ms) / 1000);

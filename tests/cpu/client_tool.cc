@@ -16,6 +16,9 @@
 //                             calling thread writes itself
 //   client_tool nap MS        a kernel that keeps the session busy MS
 //                             milliseconds, then a synchronize
+//   client_tool quota A B     allocates A MiB, then B MiB, frees the first,
+//                             then B MiB again, printing each result (a
+//                             token's memory cap)
 //   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
 //                             requests on the main connection), then a
 //                             synchronize
@@ -141,6 +144,17 @@ int upload(size_t mib) {
   if (CUresult rc = device_buffer(&d, data.size())) return report("cuMemAlloc", rc);
   if (CUresult rc = cuMemcpyHtoDAsync(d, data.data(), data.size(), nullptr))
     return report("cuMemcpyHtoDAsync", rc);
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+int quota(size_t a, size_t b) {
+  CUdeviceptr first = 0, second = 0;
+  CUresult rc = device_buffer(&first, a << 20);
+  std::printf("cuMemAlloc %zu MiB: %d\n", a, static_cast<int>(rc));
+  std::printf("cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(cuMemAlloc(&second, b << 20)));
+  if (rc == CUDA_SUCCESS) cuMemFree(first);
+  rc = cuMemAlloc(&second, b << 20);
+  std::printf("after a free, cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
@@ -293,5 +307,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "cudart-primary") == 0) return cudart_primary();
   if (std::strcmp(argv[1], "nap") == 0 && argc > 2) return nap(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
+  if (std::strcmp(argv[1], "quota") == 0 && argc > 3)
+    return quota(std::atoi(argv[2]), std::atoi(argv[3]));
   return 2;
 }
