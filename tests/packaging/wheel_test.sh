@@ -30,6 +30,17 @@ if ((size >= 10 * 1024 * 1024)); then
   exit 1
 fi
 
+# Nothing but glibc (and the wheel's own libcuda.so.1) at run time, so the
+# wheel runs on machines without the build's libraries.
+for binary in "$package_dir"/bin/scuda "$package_dir"/lib/*.so.1; do
+  extra=$(readelf -d "$binary" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
+    grep -vxE 'libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|libcuda\.so\.1' || true)
+  if [ -n "$extra" ]; then
+    echo "${binary##*/} needs libraries a wheel cannot count on: $extra" >&2
+    exit 1
+  fi
+done
+
 "$work/venv/bin/scuda" --version
 start_server "$scuda_bin" "$driver_double" "$nvml_double"
 # PATH without the build tree or a toolkit: only the venv's command.
