@@ -164,7 +164,7 @@ class QueueWait {
 
  private:
   seconds waited() const {
-    return std::chrono::duration_cast<seconds>(Clock::now() - start_);
+    return std::chrono::round<seconds>(Clock::now() - start_);
   }
 
   Clock::time_point start_;
@@ -197,9 +197,13 @@ bool read_answer(Socket& s, const std::string& address, QueueWait& queue, protoc
                  std::string* error) {
   for (;;) {
     std::string why;
-    s.set_idle_limit(queue.read_limit());
+    const milliseconds limit = queue.read_limit();
+    s.set_idle_limit(limit);
     const bool read = protocol::read_frame(s, reply, &why) == protocol::ReadStatus::kOk;
-    if (queue.waiting() && queue.over()) {
+    // A read bounded by the wait's end times out at that end, give or take
+    // the clock's rounding.
+    const bool wait_ended = !read && s.timed_out() && limit < kHandshakeLimit;
+    if (queue.waiting() && (queue.over() || wait_ended)) {
       *error = queue.gave_up(address);
       return false;
     }

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "http_get.h"
 #include "server/tokens.h"
 #include "server_process.h"
 
@@ -174,8 +175,8 @@ TEST(Tokens, ReadsSizesAndHashedSecrets) {
 
 TEST(Admission, TwoTokensAreNamedInStatus) {
   TokenDir dir;
-  ServerProcess server(
-      {"--tokens", dir.tokens(token_entry("alice") + token_entry("bob")), "--metrics", "127.0.0.1:0"});
+  ServerProcess server({"-v", "--tokens", dir.tokens(token_entry("alice") + token_entry("bob")),
+                        "--metrics", "127.0.0.1:0"});
   auto a = holder(server, dir, "alice");
   auto b = holder(server, dir, "bob");
   const nlohmann::json j = status(server, dir, "alice");
@@ -217,7 +218,7 @@ TEST(Admission, AWrongTokenIsRefusedAtOnce) {
 
 TEST(Admission, AHashedSecretIsAccepted) {
   TokenDir dir;
-  ServerProcess server({"--tokens", dir.tokens("[tokens.hashed]\nsha256 = "
+  ServerProcess server({"-v", "--tokens", dir.tokens("[tokens.hashed]\nsha256 = "
                                                 "\"4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5"
                                                 "a7c9f47da4d787\"\n")});
   Output o = test::run_program({CLIENT_TOOL, "init"},
@@ -258,7 +259,7 @@ TEST(Admission, ATokenAtItsLimitQueuesItsNextClientWhileAnotherTokenGetsIn) {
 TEST(Admission, TheQueueGoesByPriorityThenArrival) {
   TokenDir dir;
   ServerProcess server(
-      {"--max-sessions", "1", "--metrics", "127.0.0.1:0", "--tokens",
+      {"-v", "--max-sessions", "1", "--metrics", "127.0.0.1:0", "--tokens",
        dir.tokens(token_entry("holder") + token_entry("low", "priority = 1") +
                   token_entry("mid", "priority = 5") + token_entry("high", "priority = 9"))});
   auto running = holder(server, dir, "holder");
@@ -320,7 +321,7 @@ INSTANTIATE_TEST_SUITE_P(Admission, MemoryCap, ::testing::Values("SCUDA_VMM=1", 
 // on, and a file that does not read leaves the tokens as they were.
 TEST(Admission, SighupReloadsTheTokensFile) {
   TokenDir dir;
-  ServerProcess server({"--tokens", dir.tokens(token_entry("alice"))});
+  ServerProcess server({"-v", "--tokens", dir.tokens(token_entry("alice"))});
   auto a = holder(server, dir, "alice");
   EXPECT_NE(run_client(server, dir, "carol", {"init"}).exit_code, 0);
   dir.tokens(token_entry("alice") + token_entry("carol"));
