@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <functional>
+#include <random>
 #include <stdexcept>
 
 namespace scuda::bench {
@@ -40,6 +41,19 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
 };
 
+class ManagedBuffer {
+ public:
+  explicit ManagedBuffer(size_t bytes) {
+    check(cuMemAllocManaged(&ptr_, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  }
+  ~ManagedBuffer() { cuMemFree(ptr_); }
+  CUdeviceptr device() const { return ptr_; }
+  uint64_t* host() const { return reinterpret_cast<uint64_t*>(ptr_); }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+};
+
 // Three quarters zeros, then floats repeating every 64: what lz4 shrinks
 // well, as sparse activations or padded batches are shrunk.
 void fill_compressible(void* p, size_t bytes) {
@@ -49,6 +63,16 @@ void fill_compressible(void* p, size_t bytes) {
        i += sizeof(float)) {
     const float f = 0.25f * static_cast<float>(i / sizeof(float) % 64);
     std::memcpy(out + i, &f, sizeof f);
+  }
+}
+
+// Bytes no compressor shrinks, as trained weights or activations are.
+void fill_random(void* p, size_t bytes) {
+  std::mt19937_64 gen(42);
+  auto* out = static_cast<char*>(p);
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    const uint64_t v = gen();
+    std::memcpy(out + i, &v, 8);
   }
 }
 
@@ -64,6 +88,7 @@ class HostBuffer {
     // Written: untouched pages would all be one zero page, which copies
     // faster than real data.
     if (content == Content::kOnes) std::memset(get(), 1, bytes);
+    else if (content == Content::kRandom) fill_random(get(), bytes);
     else fill_compressible(get(), bytes);
   }
   ~HostBuffer() {
@@ -128,6 +153,34 @@ std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan,
   // the host buffer with the same bytes.
   check(cuMemcpyHtoD(device.get(), host.get(), bytes), "cuMemcpyHtoD");
   return timed(plan, [&] { check(cuMemcpyDtoH(host.get(), device.get(), bytes), "cuMemcpyDtoH"); });
+}
+
+std::vector<double> CudaBench::managed_pull(size_t bytes, const Plan& plan) {
+  ManagedBuffer managed(bytes);
+  HostBuffer source(bytes, false, Content::kRandom);
+  uint64_t sum = 0;
+  const std::vector<double> seconds = collect(plan, [&] {
+    check(cuMemcpyHtoD(managed.device(), source.get(), bytes), "cuMemcpyHtoD");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    const Clock::time_point start = Clock::now();
+    const uint64_t* words = managed.host();
+    for (size_t i = 0; i < bytes / sizeof *words; ++i) sum += words[i];
+    return seconds_since(start);
+  });
+  // The sum is used, so the reads cannot be left out.
+  if (sum == 0) throw std::runtime_error("managed_pull: the device's writes were not seen");
+  return seconds;
+}
+
+std::vector<double> CudaBench::managed_push(size_t bytes, const Plan& plan) {
+  ManagedBuffer managed(bytes);
+  DeviceBuffer device(bytes);
+  int round = 0;
+  return timed(plan, [&] {
+    std::memset(managed.host(), ++round & 0xff, bytes);
+    check(cuMemcpyDtoD(device.get(), managed.device(), bytes), "cuMemcpyDtoD");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+  });
 }
 
 std::vector<double> CudaBench::alloc_free(const Plan& plan) {

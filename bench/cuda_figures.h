@@ -12,9 +12,9 @@
 
 namespace scuda::bench {
 
-// What a copy's host buffer holds: ones, or mostly zeros with a repeating
-// float pattern (lz4 shrinks it to a few percent).
-enum class Content { kOnes, kCompressible };
+// What a copy's host buffer holds: ones, mostly zeros with a repeating
+// float pattern (lz4 shrinks it to a few percent), or random bytes.
+enum class Content { kOnes, kCompressible, kRandom };
 
 // Which empty-kernel image to load: the test double's text format or PTX.
 enum class ModuleKind { kAuto, kDouble, kPtx };
@@ -35,6 +35,13 @@ class CudaBench {
                            Content content = Content::kOnes);
   std::vector<double> dtoh(size_t bytes, bool pinned, const Plan& plan,
                            Content content = Content::kOnes);
+  // Seconds for the host to read a whole managed buffer of `bytes` the device
+  // has just written (random bytes copied in, untimed): what the host's
+  // faults pull.
+  std::vector<double> managed_pull(size_t bytes, const Plan& plan);
+  // Seconds for the host to write a whole managed buffer and the device to
+  // read it back (a device-to-device copy out of it, synchronized).
+  std::vector<double> managed_push(size_t bytes, const Plan& plan);
   // Seconds per cuMemAlloc/cuMemFree pair.
   std::vector<double> alloc_free(const Plan& plan);
 

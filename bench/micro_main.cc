@@ -125,6 +125,8 @@ void measure_transfers(CudaBench& cuda, RawLink& raw, const std::string& peer, u
     take("raw_tcp_down_gbps", raw.download(n, round));
     take("h2d_pinned_gbps", cuda.htod(n, true, round));
     take("d2h_pinned_gbps", cuda.dtoh(n, true, round));
+    take("managed_pull_gbps", cuda.managed_pull(n, round));
+    take("managed_push_gbps", cuda.managed_push(n, round));
     if (lanes < 2) return;
     take("raw_tcp_lanes_gbps", parallel.upload(n, round));
     take("raw_tcp_lanes_down_gbps", parallel.download(n, round));
@@ -135,6 +137,8 @@ void measure_transfers(CudaBench& cuda, RawLink& raw, const std::string& peer, u
   r.add_ratio("h2d_pinned_ratio", "h2d_pinned_gbps", "raw_tcp_gbps");
   r.add_ratio("d2h_ratio", "d2h_gbps", "raw_tcp_down_gbps");
   r.add_ratio("d2h_pinned_ratio", "d2h_pinned_gbps", "raw_tcp_down_gbps");
+  r.add_ratio("managed_pull_ratio", "managed_pull_gbps", "raw_tcp_down_gbps");
+  r.add_ratio("managed_push_ratio", "managed_push_gbps", "raw_tcp_gbps");
   if (lanes < 2) return;
   r.add_ratio("h2d_lanes_ratio", "h2d_gbps", "raw_tcp_lanes_gbps");
   r.add_ratio("h2d_pinned_lanes_ratio", "h2d_pinned_gbps", "raw_tcp_lanes_gbps");
@@ -207,6 +211,10 @@ const std::vector<Row> kRows = {
     {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_gbps", "h2d_pinned_ratio"},
     {"D2H pageable, Gbit/s", "d2h_gbps", "raw_tcp_down_gbps", "d2h_ratio"},
     {"D2H cuMemHostAlloc, Gbit/s", "d2h_pinned_gbps", "raw_tcp_down_gbps", "d2h_pinned_ratio"},
+    {"host reads managed memory after device work, Gbit/s", "managed_pull_gbps",
+     "raw_tcp_down_gbps", "managed_pull_ratio"},
+    {"host writes managed memory, device reads it, Gbit/s", "managed_push_gbps", "raw_tcp_gbps",
+     "managed_push_ratio"},
     {"empty-kernel launches per second", "launch_rate_per_s", "", ""},
     {"client CPU per launch, µs", "launch_client_cpu_us", "", ""},
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
