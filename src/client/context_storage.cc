@@ -69,7 +69,7 @@ CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
 }
 
 // Does not run the destructor: callers free the value themselves after an
-// explicit delete (LUPINE, SveSop's relay; EXPORT-TABLES.md).
+// explicit delete (LUPINE, SveSop's relay; docs/export-tables.md).
 CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("context-local storage delete ({}, {})", static_cast<void*>(ctx), key);

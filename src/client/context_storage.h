@@ -2,8 +2,8 @@
 // CONTEXT_LOCAL_STORAGE export table (c693336e-...). cudart keeps its
 // per-context runtime state here (Cricket). Entries are keyed by
 // (context, key); key and value are the caller's opaque pointers and never
-// leave this process. Semantics: shared/reference/EXPORT-TABLES.md,
-// "Context-local storage".
+// leave this process. Semantics: docs/export-tables.md, "Context-local
+// storage".
 #pragma once
 
 #include <cuda.h>

@@ -43,7 +43,7 @@ uintptr_t CUDAAPI returns_zero() { return 0; }
 
 // ---- CUDART_INTERFACE (6bd5fb6c) ----------------------------------------
 
-// cudart's __fatBinC_Wrapper_t (ZLUDA cuda_types/src/dark_api.rs).
+// cudart's __fatBinC_Wrapper_t (as ZLUDA declares it).
 struct FatbincWrapper {
   uint32_t magic;
   uint32_t version;  // 1: a file name follows; 2: an array of pre-link fatbins
@@ -219,7 +219,7 @@ CUresult integrity_devices(std::vector<IntegrityDevice>* devices) {
 }
 
 // The hashed addresses and ids must be this process's own: the answer cannot
-// be forwarded to the server (EXPORT-TABLES.md, "Integrity check").
+// be forwarded to the server (docs/export-tables.md, "Integrity check").
 CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, uint8_t* out) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -234,7 +234,7 @@ CUresult CUDAAPI integrity_check_slot(uint32_t version, uint64_t unix_seconds, u
     if (CUresult rc = integrity_devices(&in.devices); rc != CUDA_SUCCESS) return rc;
     in.driver_version = static_cast<uint32_t>(driver_version);
     in.pid = static_cast<uint32_t>(getpid());
-    in.tid = static_cast<uint32_t>(pthread_self());  // as ZLUDA os_unix.rs and LUPINE
+    in.tid = static_cast<uint32_t>(pthread_self());  // as ZLUDA and LUPINE
     in.cudart_table = cudart_interface_table().data();
     in.integrity_table = integrity_check_table().data();
     in.check_fn = integrity_check_table()[1];
@@ -407,7 +407,7 @@ const void* export_table_for(const CUuuid& id) {
 // NVIDIA's Linux driver answers for an id it lacks (ZLUDA and LUPINE say
 // INVALID_VALUE). NOT_FOUND tells a probing caller "this driver has no such
 // table", which is true here, and keeps it off the path that would call into
-// a table of failing stubs (REMOTING-NOTES.md proposes it for f8cff951).
+// a table of failing stubs (docs/export-tables.md, "Ids not served").
 CUresult get_local_export_table(const void** table, const CUuuid* id) {
   if (table == nullptr || id == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *table = export_table_for(*id);

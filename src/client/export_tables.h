@@ -1,7 +1,7 @@
 // cuGetExportTable: the driver's undocumented function tables, keyed by
 // UUID, that cudart, cuBLAS and others ask for. Outside pass-through mode the
-// client serves its own static tables; see shared/reference/EXPORT-TABLES.md
-// for every fact about their layouts and slots.
+// client serves its own static tables; docs/export-tables.md describes
+// every table, its layout and the reason for each slot's answer.
 #pragma once
 
 #include <cuda.h>
@@ -27,7 +27,7 @@ inline constexpr size_t kCublasPrivateWords = 96;
 inline constexpr size_t kTable1734dc26Words = 17;
 inline constexpr size_t kTable6e163fbeWords = 99;
 
-// "xxxxxxxx-xxxx-…" as in EXPORT-TABLES.md.
+// "xxxxxxxx-xxxx-…", bytes in written order (docs/export-tables.md, "UUIDs").
 std::string uuid_text(const CUuuid& id);
 
 // The table this client serves for `id`, at one address for the life of the

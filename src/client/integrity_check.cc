@@ -26,7 +26,7 @@ constexpr uint8_t kPiSubst[256] = {
 };
 
 // What slot 1 answers, without hashing, when version % 10 is 0 or 1; the
-// driver writes them as two native 64-bit words (ZLUDA dark_api/src/lib.rs).
+// driver writes them as two native 64-bit words (ZLUDA's integrity check).
 constexpr uint64_t kFixedAnswer0[2] = {0x3341181C03CB675Cull, 0x8ED383AA1F4CD1E8ull};
 constexpr uint64_t kFixedAnswer1[2] = {0x1841181C03CB675Cull, 0x8ED383AA1F4CD1E8ull};
 
@@ -49,7 +49,7 @@ void put_native(uint8_t* at, T value) {
 
 }  // namespace
 
-// Key bytes: ZLUDA dark_api/src/lib.rs, "pass1_result" in integrity_check.
+// Key bytes: ZLUDA's integrity check, where they are "pass1_result".
 const Digest16 kIntegrityKey = {0x14, 0x6A, 0xDD, 0xAE, 0x53, 0xA9, 0xA7, 0x52,
                                 0xAA, 0x08, 0x41, 0x36, 0x0B, 0xF5, 0x5A, 0x9F};
 

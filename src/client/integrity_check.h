@@ -5,8 +5,8 @@
 // a 48-byte record of the caller's and process's identity followed by one
 // 28-byte record per device. Everything here is pure, so it can be tested
 // against published vectors; gathering the inputs is export_tables.cc's job.
-// Sources: ZLUDA dark_api/src/lib.rs (integrity_check and its tests),
-// zluda/src/impl/driver.rs; see shared/reference/EXPORT-TABLES.md.
+// Source: ZLUDA's integrity check and its tests; docs/export-tables.md,
+// "Integrity check".
 #pragma once
 
 #include <cuda.h>

@@ -33,7 +33,7 @@ const char* DECLDIR nvmlErrorString(nvmlReturn_t result) {
   return "Unknown Error";
 }
 
-// The LUPINE-style answer (REMOTING-NOTES, EXPORT-TABLES.md): an empty table
+// LUPINE's answer (docs/export-tables.md, "NVML's export table"): an empty table
 // for the id nvidia-smi asks for, which nvidia-smi 535 is known to run with,
 // rather than NVML_ERROR_NOT_SUPPORTED, whose effect on nvidia-smi no source
 // records. Other ids get NVML_ERROR_INVALID_ARGUMENT, as in LUPINE.

@@ -44,8 +44,8 @@ TEST(Md2, StreamingMatchesOneShot) {
   EXPECT_EQ(hex(m.finish()), md2_hex(text));
 }
 
-// The vectors below are from ZLUDA's unit tests (github vosen/ZLUDA,
-// dark_api/src/lib.rs, mod tests). They pin the 66-byte MD2 state that the
+// The vectors below are from ZLUDA's unit tests of its integrity check
+// (github vosen/ZLUDA). They pin the 66-byte MD2 state that the
 // driver's routine keeps: X[48], checksum[16], byte count, last checksum byte.
 
 TEST(IntegrityCheck, ZludaSinglePassVector) {
