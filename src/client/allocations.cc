@@ -113,7 +113,7 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t wid
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
   // cudart's cudaFree(nullptr) comes here: the driver does nothing and
-  // answers CUDA_SUCCESS (asked on the H100, tests/gpu/diagnostics/free_null.c).
+  // answers CUDA_SUCCESS (tests/gpu/diagnostics/free_null.c asks NVIDIA's).
   if (dptr == 0 && scuda::client::current_context_id() != 0) return CUDA_SUCCESS;
   CUresult rc = CUDA_SUCCESS;
   if (scuda::client::free_mapped(dptr, &rc)) return rc;

@@ -1,9 +1,10 @@
 // Answers that the server's driver gives alike every time the same question
 // is asked: a kernel's parameter layout and attributes, occupancy results.
 // They are kept on disk per server (its driver, devices and protocol), so
-// that a program's next run waits for none of them: at 150 ms RTT, ResNet-18's
-// first training step waited for about 230 such answers (device run,
-// 2026-11-22). The file is the user's own, like the driver's JIT cache; it is
+// that a program's next run waits for none of them: behind a long link, a
+// training program's first step would otherwise wait a round trip for each
+// (docs/bench/training.md, "Figures cited by the code"). The file is the
+// user's own, like the driver's JIT cache; it is
 // still read with bounds checks, and what it gives is only ever an answer the
 // same server gave before.
 //

@@ -1,12 +1,12 @@
 // Function and kernel attributes, and the occupancy results that follow
-// from them, cached on the client: PyTorch asks for attributes ~1,600 times
-// per training step (shared/reference trace) and for occupancy twice, and
-// they only change when the program sets an attribute or a cache preference.
+// from them, cached on the client: PyTorch asks for attributes many times per
+// step and for occupancy twice (docs/bench/training.md, "Figures cited by the
+// code"); they only change when the program sets an attribute or a cache preference.
 // A kernel and the functions made from it share attributes, so a set forgets
 // what the cache holds for that whole family, unless it repeats the value
-// last set: cuDNN and cuBLAS set limits before launches, and emptying the
-// whole cache on each cost 800 round trips per ResNet-18 step (device run,
-// 2026-11-22). Occupancy answers are also kept across runs
+// last set: cuDNN and cuBLAS set limits before launches, so emptying the
+// whole cache on each would send most of a step's questions again.
+// Occupancy answers are also kept across runs
 // (answer_cache.h), under the function's lasting name and the attributes its
 // family was set to: nothing else this side changes them, but for
 // cuCtxSetCacheConfig, after which none is kept.

@@ -243,8 +243,9 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 
 // The session's process holds the server's only references to its primary
 // contexts, so the server need hold one while the program holds any: only
-// the first retain and the last release are sent (ResNet-18's first step
-// waited for five retains).
+// the first retain and the last release are sent: a training program
+// retains a primary context several times before its first step, and each
+// retain sent would be a round trip it waits for.
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRetain, pctx, dev);
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;

@@ -311,8 +311,8 @@ const Table<kCublasPrivateWords>& cublas_private_table() {
 // NVIDIA's 580 driver serves size + 16 slots; cuBLASLt calls slot 4 (two
 // outputs, the table itself, 7) and slot 13 on what slot 4 gave. Nothing
 // describes them, and answering CUDA_ERROR_NOT_FOUND for the table makes
-// cuBLASLt crash (device run of 2026-11-22), so every slot says "not
-// supported" and the caller sees an error it checks.
+// cuBLASLt crash, so every slot says "not supported" and the caller sees an
+// error it checks (docs/export-tables.md, "cuBLASLt table").
 
 const Table<kTable1734dc26Words>& table_1734dc26() {
   static const Table<kTable1734dc26Words> t = unknown_slots<0x1734dc26, kTable1734dc26Words>(
@@ -326,9 +326,9 @@ const Table<kTable1734dc26Words>& table_1734dc26() {
 // Slot 7 is how it finds its kernels after loading a module: (context,
 // module, visitor, opaque) calls visitor(opaque, function, name, 0, 0,
 // module) for each of the module's functions, and cuFFT launches the
-// functions it was given; the driver answered 1 for a module of one
-// function (device run with SCUDA_SPY_EXPORT_TABLES=1), which this slot
-// takes for the number visited. Every other slot says "not supported".
+// functions it was given; the driver answers 1 for a module of one
+// function (as SCUDA_SPY_EXPORT_TABLES=1 shows), which this slot takes for
+// the number visited. Every other slot says "not supported".
 
 using FunctionVisitor = uint64_t (*)(void* opaque, CUfunction fn, const char* name, uint64_t,
                                      uint64_t, CUmodule mod);

@@ -1,8 +1,9 @@
 // Images a server's module cache held on this client's earlier runs, kept
 // per server host in the cache directory (record_file.h). The Hello
 // names them and the session keeps those it still has, so that loading one
-// needs no probe: at 150 ms RTT, ResNet-18's first training step waited 28
-// times for probes of images the server held (device run 11, 2026-11-22).
+// needs no probe: behind a long link, a program's first step would
+// otherwise wait a round trip for each probe of an image the server already
+// holds (docs/bench/training.md, "Figures cited by the code").
 #pragma once
 
 #include <cstdint>

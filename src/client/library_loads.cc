@@ -1,7 +1,7 @@
 // Library loads, sent without waiting for their replies. cudart loads every
-// fatbin a program carries when it starts (17 in the MLP run, 44 in the
-// ResNet-18 one) and looks kernels up later: waiting for each load cost a
-// round trip apiece. A small image goes whole. A large one is first named by
+// fatbin a program carries when it starts (tens of them for a PyTorch
+// program; docs/bench/training.md, "Figures cited by the code") and looks
+// kernels up later: waiting for each load would cost a round trip apiece. A small image goes whole. A large one is first named by
 // its hash (a probe), and the probes' replies are read together before the
 // first request that names one of those libraries (library_ready), which is
 // when the images the server lacked are sent. A load the server's driver

@@ -1,8 +1,8 @@
 // One-way requests, held and written by the outbox's own thread, so that the
 // program's threads make no system call for them (docs/protocol.md,
-// "Batching"). An eager PyTorch step issues an operation every 20 to 30 µs;
-// written by the issuing thread, each cost it a loopback write of several
-// µs, up to a tenth of a ResNet-18 step. The thread sends what is held
+// "Batching"). An eager PyTorch step issues operations so close together that
+// a write by the issuing thread for each costs a share of the step (figures:
+// docs/bench/training.md, "Figures cited by the code"). The thread sends what is held
 // kHoldFor after the first frame of it, so that a burst leaves in few
 // writes, and writes outside the connection's lock, so that the program
 // goes on holding frames meanwhile. It polls for kPollFor after each write

@@ -3,7 +3,7 @@
 // first init and the last shutdown reach the server. And some answers cannot
 // change while NVML stays initialised (handling "cached" in
 // codegen/nvml_annotations.toml): PyTorch's device_count() calls nvmlInit
-// and nvmlDeviceGetCount_v2 each time, 12 round trips in one MLP run.
+// and nvmlDeviceGetCount_v2 each time (docs/bench/training.md, "Figures cited by the code").
 #include <map>
 #include <mutex>
 #include <string>

@@ -1010,8 +1010,8 @@ TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {
   EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 }
 
-// cuBLAS 13 finds these with dlsym under the driver's old names (device run
-// of 2026-11-22: one missing name made cublasCreate fail).
+// cuBLAS 13 finds these with dlsym under the driver's old names: one
+// missing name makes cublasCreate fail.
 TEST_F(DriverTest, OldDriverSymbolsAreExportedAndWork) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(lib, nullptr);
