@@ -3,8 +3,8 @@
 // thread (receivers into a 16 MiB ring each, as scuda's staging). Prints the
 // median aggregate rate of interleaved rounds per N.
 //   g++ -O2 -std=c++20 -pthread parallel_streams.cc -o parallel_streams && ./parallel_streams
-// On the H100 host (session 7, two runs of 7 rounds): 1 stream 24.3 and 20.8
-// Gbit/s, 2 streams 44.6 and 34.0, 4 streams 75.3 and 50.3.
+// More streams raise the aggregate rate well beyond one stream's, which is
+// why large copies use lanes (figures: docs/bench/micro.md, "What the diagnostics found").
 #include <sys/mman.h>
 
 #include <algorithm>

@@ -3,11 +3,10 @@
 // (host-to-device), and a sender that copies pieces off the GPU before
 // sending them (device-to-host), beside the same streams with no GPU work.
 //   nvcc -O2 -std=c++20 staged_tcp.cc -lcuda -o staged_tcp && ./staged_tcp
-// On the H100 host (session 7, two runs of 5 rounds) every case read 20 to 26
-// Gbit/s, within a run's spread of each other, except a receiver whose
-// staging was not registered (16 to 20): neither the copies beside the
-// stream nor 8 MiB requests against a ring of pieces kept ahead cost the
-// stream anything measurable.
+// Neither the copies beside the stream nor 8 MiB requests against a ring of
+// pieces kept ahead cost the stream anything measurable, but a receiver
+// whose staging is not page-locked is slower (figures: docs/bench/micro.md,
+// "What the diagnostics found").
 #include <cuda.h>
 #include <sys/mman.h>
 

@@ -5,12 +5,10 @@
 // server may make it.
 //   g++ -O2 -std=c++20 tests/gpu/diagnostics/sync_latency.cc -I/usr/local/cuda/include \
 //       -lcuda -lpthread -o /tmp/sync_latency && /tmp/sync_latency
-// On the H100 host (session 9, medians of 20000): the ping-pong took 20.7 µs
-// with both ends blocking, 14.2 with the client spinning, 15.8 with the
-// peer spinning, 8.5 with both; the 4-byte copy 8.1 µs into pageable
-// memory, 7.2 into page-locked memory, synchronous or async and
-// synchronized, on either stream. scuda's 28.1 µs then (no spinning) was
-// the blocking ping plus the GPU's copy: its waits now spin (README).
+// A synchronous copy's round trip is the ping-pong plus the GPU's own copy,
+// and spinning instead of blocking in recv shortens the ping-pong on each end
+// that does it; that is why the client's and the session's waits spin a while
+// (README). Figures: docs/bench/micro.md, "4-byte synchronous copy".
 #include <cuda.h>
 #include <errno.h>
 

@@ -2,9 +2,9 @@
 // alignment, the bytes framed before each chunk, and where the receiver
 // puts the bytes. Prints one line per case, the median of interleaved rounds.
 //   g++ -O2 -std=c++20 -pthread tcp_alignment.cc -o tcp_alignment && ./tcp_alignment
-// On the H100 host (session 7) every case's median fell within 28 to 35
-// Gbit/s, with each case's own spread as wide: neither alignment, nor the
-// framing, nor a cache-sized receive buffer moves a loopback stream.
+// Neither alignment, nor the framing, nor a cache-sized receive buffer moves
+// a loopback stream beyond its own spread (figures: docs/bench/micro.md,
+// "What the diagnostics found").
 #include <sched.h>
 #include <sys/mman.h>
 
