@@ -1,6 +1,6 @@
-// The handshake's two payloads, decoded from untrusted bytes: the Hello a
-// server reads from any client, and the Welcome a client reads from a
-// server.
+// The handshake's payloads, decoded from untrusted bytes: the Hello a
+// server reads from any client, and the Welcome and admission-queue
+// position a client reads from a server.
 #include <cstddef>
 #include <cstdint>
 
@@ -17,6 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     scuda::protocol::Reader r(data, size);
     scuda::protocol::Welcome welcome;
     scuda::protocol::decode(r, &welcome);
+  }
+  {
+    scuda::protocol::Reader r(data, size);
+    scuda::protocol::QueuePosition position;
+    scuda::protocol::decode(r, &position);
   }
   return 0;
 }
