@@ -15,7 +15,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/context.h"
 #include "client/fault_handler.h"
+#include "client/page_transfers.h"
 #include "client/registered_memory.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
@@ -36,8 +38,10 @@ namespace {
 // is pushed whole, with no twin.
 enum State : uint8_t { kFresh, kInvalid, kZeroed, kClean, kDirty };
 
-// Readahead for faults in sequence, in pages.
-constexpr size_t kMaxWindow = 512;
+// Readahead for faults in sequence, in pages: a walk's window doubles up to
+// this, so that a long sequential read or write moves in runs the lanes
+// carry, while a walk that stops soon moves at most about what it touched.
+constexpr size_t kMaxWindow = 8192;
 
 // Pages mapped together; several allocations may hold one page.
 struct Span {
@@ -51,10 +55,7 @@ struct Span {
   size_t valid = 0;  // clean or dirty
 };
 
-struct Run {
-  uintptr_t address;
-  size_t size;
-};
+using Run = page_transfers::Range;
 
 // One sequential walk: where its next fault is expected and how many pages
 // its fetches read ahead.
@@ -82,6 +83,19 @@ struct Pages {
 };
 
 std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
+// Set on a thread while it sends a request whose device work writes no
+// managed memory (NoManagedWrites).
+thread_local bool t_no_managed_writes = false;
+// The context of the program's last request that may start device work:
+// transfers from the fault service, which has none of its own, run in it,
+// whatever another thread (one opening the lanes) left current on the server.
+std::atomic<uint64_t> g_context{0};
+
+// With the connection's lock held: the server's current context is one of
+// the program's.
+void in_program_context(Connection& conn) {
+  if (const uint64_t id = g_context.load(std::memory_order_relaxed)) conn.sync_context(id);
+}
 // Page data moved so far (scuda_page_traffic).
 std::atomic<uint64_t> g_pushed{0};
 std::atomic<uint64_t> g_pulled{0};
@@ -152,74 +166,72 @@ void diff(uintptr_t page, const uint8_t* twin, std::vector<Run>& runs) {
                        [&](size_t at, size_t n) { add_run(runs, page + at, n); });
 }
 
-void push(Connection& conn, const Run& run) {
-  for (size_t off = 0; off < run.size; off += protocol::kChunkSize) {
-    const size_t n = std::min(protocol::kChunkSize, run.size - off);
-    g_pushed += n;
-    protocol::Writer w;
-    w.u64(run.address + off);
-    w.u64(n);
-    conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
-              reinterpret_cast<const void*>(run.address + off), n);
+// With the lock held: the pieces of `runs` inside live allocations.
+std::vector<Run> allocated(const std::vector<Run>& runs) {
+  std::vector<Run> out;
+  for (const Run& run : runs)
+    for (const Run& piece : allocated(run.address, run.size)) out.push_back(piece);
+  return out;
+}
+
+// With both locks held: the dirty pages [i, j) of `s` become clean; their
+// bytes that differ from their twins, or all of them where there is no
+// twin, are added to `runs`. The run turns read-only before it is read, so
+// that a write racing the push faults and dirties its page again.
+void clean_run(uintptr_t base, Span& s, size_t i, size_t j, std::vector<Run>& runs) {
+  protect(base + i * page_size(), j - i, PROT_READ);
+  for (size_t k = i; k < j; ++k) {
+    const uintptr_t page = base + k * page_size();
+    if (auto twin = s.twins.find(k); twin != s.twins.end()) diff(page, twin->second.get(), runs);
+    else add_run(runs, page, page_size());
+    set_state(s, k, kClean);
   }
 }
 
-// With both locks held. Pages turn read-only before they are read, so that a
-// write racing the push faults and dirties the page again.
+// With both locks held: pushes every dirty page, in runs.
 void flush(Connection& conn) {
   Pages& p = pages();
   if (p.dirty == 0) return;
   std::vector<Run> runs;
   for (auto& [base, s] : p.spans) {
-    for (size_t i = 0; i < s.pages && s.dirty; ++i) {
-      if (s.state[i] != kDirty) continue;
-      const uintptr_t page = base + i * page_size();
-      protect(page, 1, PROT_READ);
-      if (auto twin = s.twins.find(i); twin != s.twins.end()) diff(page, twin->second.get(), runs);
-      else add_run(runs, page, page_size());
-      set_state(s, i, kClean);
+    for (size_t i = 0; i < s.pages && s.dirty;) {
+      if (s.state[i] != kDirty) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < s.pages && s.state[j] == kDirty) ++j;
+      clean_run(base, s, i, j, runs);
+      i = j;
     }
   }
-  for (const Run& run : runs)
-    for (const Run& piece : allocated(run.address, run.size)) push(conn, piece);
+  in_program_context(conn);
+  page_transfers::push(conn, allocated(runs));
 }
 
 // --- fetching ----------------------------------------------------------------
 
-// With the connection's lock held: reads the device's copy of `pages` pages at
-// `address` into them, pipelined in chunks.
+// With the connection's lock held: reads the device's copy of the pages of
+// `runs` into them, all pieces asked before the first is read.
+bool pull(Connection& conn, const std::vector<Run>& runs) {
+  for (const Run& r : runs) protect(r.address, r.size / page_size(), PROT_READ | PROT_WRITE);
+  in_program_context(conn);
+  const bool ok = page_transfers::pull(conn, allocated(runs));
+  for (const Run& r : runs) protect(r.address, r.size / page_size(), PROT_READ);
+  if (!ok)
+    spdlog::error("managed memory: fetching {} runs from {:#x} failed; the host sees stale data",
+                  runs.size(), runs.empty() ? 0 : runs.front().address);
+  return ok;
+}
+
 bool pull(Connection& conn, uintptr_t address, size_t count) {
-  const size_t size = count * page_size();
-  protect(address, count, PROT_READ | PROT_WRITE);
-  std::vector<std::pair<uint64_t, Run>> asked;
-  for (const Run& run : allocated(address, size)) {
-    for (size_t off = 0; off < run.size; off += protocol::kChunkSize) {
-      const Run piece{run.address + off, std::min(protocol::kChunkSize, run.size - off)};
-      protocol::Writer w;
-      w.u64(piece.address);
-      w.u64(piece.size);
-      uint64_t id = 0;
-      if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
-        return false;
-      asked.push_back({id, piece});
-      g_pulled += piece.size;
-    }
-  }
-  CUresult first = CUDA_SUCCESS;
-  for (const auto& [id, piece] : asked) {
-    CUresult rc = conn.receive_into(id, reinterpret_cast<void*>(piece.address), piece.size);
-    if (first == CUDA_SUCCESS) first = rc;
-  }
-  protect(address, count, PROT_READ);
-  if (first != CUDA_SUCCESS)
-    spdlog::error("managed memory: fetching {} bytes at {:#x} failed ({}); the host sees stale data",
-                  size, address, static_cast<int>(first));
-  return first == CUDA_SUCCESS;
+  return pull(conn, std::vector<Run>{{address, count * page_size()}});
 }
 
 // With both locks held: makes pages [i, i + count) of `s` clean, fetching
-// those that need it in runs.
+// those that need it, every run in one pipelined pull.
 void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count) {
+  std::vector<Run> fetched;
   for (size_t end = i + count; i < end;) {
     if (!s.holds[i] || s.state[i] >= kZeroed) {
       ++i;
@@ -229,11 +241,12 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
     size_t j = i + 1;
     while (j < end && s.holds[j] && s.state[j] <= kInvalid && needs_fetch(s, j) == fetch) ++j;
     const uintptr_t address = base + i * page_size();
-    if (fetch) pull(conn, address, j - i);
+    if (fetch) fetched.push_back({address, (j - i) * page_size()});
     else protect(address, j - i, PROT_READ);
     for (size_t k = i; k < j; ++k) set_state(s, k, fetch ? kClean : kZeroed);
     i = j;
   }
+  if (!fetched.empty()) pull(conn, fetched);
 }
 
 // With the lock held: the walk a fault at `page` continues, its window
@@ -264,9 +277,52 @@ bool stale(const Span& s, size_t i) {
   return pages().outstanding && s.clean_at[i] != pages().epoch;
 }
 
-// The fault service (fault_handler.h): brings the page in, read-only; a
-// write then faults again and dirties it.
-bool resolve(uintptr_t address) {
+// A page made writable needs a twin while device work may be changing the
+// device's copy: only the bytes the host changed may be pushed then. With
+// every stream idle since the page last matched, the device's copy equals
+// the page's clean contents, so the whole page is pushed and no twin is
+// taken.
+bool needs_twin(const Span& s, size_t i) { return s.state[i] == kClean && pages().outstanding; }
+
+// With the lock held: page k of `s` (writable now) becomes dirty, with a
+// twin of its clean contents when it needs one.
+void take_twin(Span& s, uintptr_t base, size_t k) {
+  const bool twin = needs_twin(s, k);
+  set_state(s, k, kDirty);
+  if (!twin) return;
+  auto copy = std::make_unique<uint8_t[]>(page_size());
+  std::memcpy(copy.get(), reinterpret_cast<const void*>(base + k * page_size()), page_size());
+  s.twins[k] = std::move(copy);
+}
+
+// With both locks held: the clean or zeroed pages among [i, i + count)
+// become dirty, writable in runs. Stale ones are pulled again first.
+void make_writable(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count) {
+  auto writable = [&](size_t k) {
+    return s.holds[k] && (s.state[k] == kClean || s.state[k] == kZeroed);
+  };
+  std::vector<Run> refetch;
+  for (size_t k = i; k < i + count; ++k)
+    if (writable(k) && s.state[k] == kClean && stale(s, k))
+      add_run(refetch, base + k * page_size(), page_size());
+  if (!refetch.empty()) pull(conn, refetch);
+  for (size_t end = i + count; i < end;) {
+    if (!writable(i)) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < end && writable(j)) ++j;
+    protect(base + i * page_size(), j - i, PROT_READ | PROT_WRITE);
+    for (size_t k = i; k < j; ++k) take_twin(s, base, k);
+    i = j;
+  }
+}
+
+// The fault service (fault_handler.h): a read brings in the page and the
+// pages its walk reads ahead, read-only; a write makes them writable as
+// well, so that a sequential store faults once per window, not per page.
+bool resolve(uintptr_t address, bool write) {
   Connection* conn = connection();
   if (!conn) return false;
   std::lock_guard conn_lock(conn->mutex());
@@ -278,25 +334,17 @@ bool resolve(uintptr_t address) {
   Span& s = it->second;
   const size_t i = (page - it->first) / page_size();
   if (!s.holds[i]) return false;
-  if (s.state[i] == kClean || s.state[i] == kZeroed) {
-    const bool zeroed = s.state[i] == kZeroed;
-    if (!zeroed && stale(s, i)) pull(*conn, page, 1);
-    protect(page, 1, PROT_READ | PROT_WRITE);
-    set_state(s, i, kDirty);
-    if (!zeroed) {
-      auto twin = std::make_unique<uint8_t[]>(page_size());
-      std::memcpy(twin.get(), reinterpret_cast<const void*>(page), page_size());
-      s.twins[i] = std::move(twin);
-    }
-    return true;
-  }
   if (s.state[i] == kDirty) return true;
+  const bool valid = s.state[i] == kClean || s.state[i] == kZeroed;
+  if (valid && !write) return true;  // another thread's fault served it
   Walk& walk = walk_for(page);
   size_t count = 1;
   while (count < walk.window && i + count < s.pages && s.holds[i + count] &&
-         s.state[i + count] <= kInvalid)
+         (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
+                : s.state[i + count] <= kInvalid))
     ++count;
-  bring_in(*conn, it->first, s, i, count);
+  if (!valid) bring_in(*conn, it->first, s, i, count);
+  if (write) make_writable(*conn, it->first, s, i, count);
   walk.sequel = page + count * page_size();
   return true;
 }
@@ -411,11 +459,15 @@ void unmap(uintptr_t base, size_t size) {
 
 void before_request(Connection& conn, bool device_work) {
   if (device_work) registered::before_device_work(conn);
+  if (const uint64_t id = device_work ? current_context_id() : 0) g_context.store(id);
   if (!g_any.load(std::memory_order_acquire)) return;
+  // A request that starts no device work (allocation, module setup, the
+  // lanes' opening) cannot read managed memory: the host goes on writing.
+  if (!device_work) return;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   flush(conn);
-  if (!device_work) return;
+  if (t_no_managed_writes) return;
   ++p.epoch;
   p.outstanding = true;
 }
@@ -444,6 +496,15 @@ void device_wrote(uintptr_t address, size_t size) {
   for_pages(address, size, [](uintptr_t first, Span& s, size_t i, size_t count) {
     invalidate(s, first, i, count);
   });
+}
+
+NoManagedWrites::NoManagedWrites() : outer_(t_no_managed_writes) { t_no_managed_writes = true; }
+NoManagedWrites::~NoManagedWrites() { t_no_managed_writes = outer_; }
+
+bool is_managed(uintptr_t address, size_t size) {
+  if (!g_any.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(pages().mu);
+  return !allocated(address, size).empty();
 }
 
 void count_traffic(uint64_t pushed, uint64_t pulled) {

@@ -21,15 +21,33 @@ bool map(uintptr_t base, size_t size);
 // Drops the allocation's hold on its pages; pages nothing holds are unmapped.
 void unmap(uintptr_t base, size_t size);
 
-// With the connection's lock held, before any request: pushes dirty bytes
-// (one-way frames, ahead of the request) and, for a request that may start
-// device work, notes that the device may change managed memory. Registered
+// With the connection's lock held, before any request: for a request that
+// may start device work, pushes dirty bytes (ahead of the request) and,
+// unless NoManagedWrites says otherwise, notes that the device may change
+// managed memory. Registered
 // host memory (registered_memory.h) is pushed and pulled from here too.
 void before_request(Connection& conn, bool device_work);
 // With the connection's lock held, after a synchronizing call returned:
 // invalidates what the device may have changed and pulls the ranges
 // prefetched to the host. `whole_context`: every stream is idle now.
 void after_sync(Connection& conn, bool whole_context);
+
+// For the requests this thread sends while one lives: their device work
+// writes no managed memory (a copy into other memory), so the host's pages
+// stay valid across them and no later write re-reads them.
+class NoManagedWrites {
+ public:
+  NoManagedWrites();
+  ~NoManagedWrites();
+  NoManagedWrites(const NoManagedWrites&) = delete;
+  NoManagedWrites& operator=(const NoManagedWrites&) = delete;
+
+ private:
+  bool outer_;
+};
+// Without the connection's lock: whether [address, address + size) meets
+// managed memory.
+bool is_managed(uintptr_t address, size_t size);
 
 // Without the connection's lock: the device wrote [address, address + size)
 // (a copy into managed memory), so the host's pages there are stale now.

@@ -12,6 +12,7 @@
 #include "client/copy_compression.h"
 #include "client/host_callbacks.h"
 #include "client/host_memory.h"
+#include "client/lane_copies.h"
 #include "client/lanes.h"
 #include "client/memory.h"
 #include "client/registered_memory.h"
@@ -118,6 +119,8 @@ uint32_t lanes_for(size_t size, CUstream stream, uint8_t mode, bool to_device) {
   return lanes::usable(size);
 }
 
+}  // namespace
+
 // A copy whose bytes cross the lanes, while its request keeps its place on
 // the connection. The replies owed are read first: the session sends them
 // before it comes to this copy, and must not wait on a client that is busy
@@ -146,6 +149,8 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
   const CUresult rc = wait ? conn.receive(id, &reply) : CUDA_SUCCESS;
   return moved || rc != CUDA_SUCCESS ? rc : CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
+
+namespace {
 
 // The bytes are captured into the frames (or the lanes) at the call, which
 // is all the driver promises for pageable sources, so a copy into memory
@@ -255,6 +260,8 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult first;
   {
+    // The copy writes host memory only: the host's managed pages stay valid.
+    coherence::NoManagedWrites confined;
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
     work_sent();

@@ -38,6 +38,7 @@ std::atomic<pid_t> g_service_tid{0};
 enum : uint32_t { kPending = 0, kServed = 1, kNotOurs = 2 };
 struct Fault {
   uintptr_t address;
+  bool write;
   uint32_t state;
 };
 
@@ -56,8 +57,8 @@ long futex(uint32_t* word, int op, uint32_t value) {
 }
 
 // Hands the fault to the service thread and waits; true once it is served.
-bool hand_over(uintptr_t address) {
-  Fault fault{address, kPending};
+bool hand_over(uintptr_t address, bool store) {
+  Fault fault{address, store, kPending};
   Fault* p = &fault;
   if (write(g_pipe[1], &p, sizeof p) != sizeof p) return false;
   while (__atomic_load_n(&fault.state, __ATOMIC_ACQUIRE) == kPending)
@@ -116,13 +117,22 @@ void explain(bool in_managed, uintptr_t address, const void* context) {
   if (in_managed || fatal) print_stack(context);
 }
 
+// Whether the faulting access was a store: the page-fault error code's
+// write bit, so that a store is made writable in one round instead of
+// being served read-only and faulting again.
+bool is_write(const void* context) {
+  constexpr greg_t kWriteBit = 2;
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  return uc != nullptr && (uc->uc_mcontext.gregs[REG_ERR] & kWriteBit);
+}
+
 void on_fault(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
   const bool in_managed = claimed(address);
   const bool ours = info->si_code == SEGV_ACCERR && in_managed &&
                     syscall(SYS_gettid) != g_service_tid.load(std::memory_order_relaxed);
-  const bool served = ours && hand_over(address);
+  const bool served = ours && hand_over(address, is_write(context));
   errno = saved_errno;
   if (served) return;
   explain(in_managed, address, context);
@@ -139,7 +149,7 @@ void* serve(void*) {
       spdlog::error("the managed-memory fault service stopped: {}", std::strerror(errno));
       return nullptr;
     }
-    const uint32_t state = g_resolve(fault->address) ? kServed : kNotOurs;
+    const uint32_t state = g_resolve(fault->address, fault->write) ? kServed : kNotOurs;
     __atomic_store_n(&fault->state, state, __ATOMIC_RELEASE);
     futex(&fault->state, FUTEX_WAKE_PRIVATE, 1);
   }

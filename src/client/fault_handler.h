@@ -9,9 +9,10 @@
 
 namespace scuda::client::faults {
 
-// Runs on the service thread: makes `address` accessible and returns true, or
-// returns false when the address is not (or no longer) one of ours.
-using Resolver = bool (*)(uintptr_t address);
+// Runs on the service thread: makes `address` accessible (writable when
+// `write`: the faulting access stores) and returns true, or returns false
+// when the address is not (or no longer) one of ours.
+using Resolver = bool (*)(uintptr_t address, bool write);
 
 // Installs the handler and starts the service thread, once; false (logged)
 // if either cannot be done.

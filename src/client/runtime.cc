@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -117,6 +119,7 @@ bool may_start_device_work(uint32_t op) {
     case protocol::kOpVaMap:
     case protocol::kOpVaFree:
     case protocol::kOpVaSync:
+    case protocol::kOpLanes:
       return false;
   }
   return true;
@@ -140,9 +143,34 @@ bool waits_only(uint32_t op) {
   return false;
 }
 
+// A device-to-device copy's request begins with its destination, source
+// and size. One into other memory writes no managed memory, so the host's
+// pages stay valid across it; one into managed memory makes them stale at
+// once, as a copy into it from the host does.
+bool copies_into_other_memory(uint32_t op, const protocol::Writer& request) {
+  switch (op) {
+    case protocol::kOp_cuMemcpyDtoD_v2:
+    case protocol::kOp_cuMemcpyDtoD_v2_ptds:
+    case protocol::kOp_cuMemcpyDtoDAsync_v2:
+    case protocol::kOp_cuMemcpyDtoDAsync_v2_ptsz:
+      break;
+    default:
+      return false;
+  }
+  if (request.size() < 3 * sizeof(uint64_t)) return false;
+  uint64_t dst = 0, size = 0;
+  std::memcpy(&dst, request.data().data(), sizeof dst);
+  std::memcpy(&size, request.data().data() + 2 * sizeof(uint64_t), sizeof size);
+  if (!coherence::is_managed(dst, size)) return true;
+  coherence::device_wrote(dst, size);
+  return false;
+}
+
 // With the connection's lock held, before `op` is sent.
-void before_sending(Connection& conn, uint32_t op) {
+void before_sending(Connection& conn, uint32_t op, const protocol::Writer& request) {
   const bool device_work = may_start_device_work(op);
+  std::optional<coherence::NoManagedWrites> confined;
+  if (device_work && (waits_only(op) || copies_into_other_memory(op, request))) confined.emplace();
   coherence::before_request(conn, device_work);
   if (device_work && !waits_only(op)) work_sent();
 }
@@ -158,7 +186,7 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op);
+  before_sending(*conn, op, request);
   uint64_t id = 0;
   if (!send_in_context(conn, op, synchronizing ? protocol::kSynchronizing : 0, request, &id))
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
@@ -175,7 +203,7 @@ CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op);
+  before_sending(*conn, op, request);
   if (!send_in_context(conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   conn->handle_later(*id, std::move(handle));
   return CUDA_SUCCESS;
@@ -185,7 +213,7 @@ CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op);
+  before_sending(*conn, op, request);
   return send_in_context(conn, op, protocol::kOneWay, request, id)
              ? CUDA_SUCCESS
              : CUDA_ERROR_DEVICE_UNAVAILABLE;

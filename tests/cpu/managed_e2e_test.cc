@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <vector>
 
@@ -154,6 +155,95 @@ TEST_F(ManagedTest, SparseTouchesOfALargeBufferMoveAboutTheBytesTouched) {
   EXPECT_EQ(after.pushed - before.pushed, touched * kPage);
   EXPECT_EQ(after.pulled - before.pulled, touched * kPage);
   EXPECT_LT(after.pulled - before.pulled, bytes / 32);
+}
+
+// A large sequential host write after device work (every stream idle) is
+// pulled once, made writable in runs and pushed once, whole; a copy that
+// only reads it leaves the host's pages valid, so the next write moves only
+// the push.
+TEST_F(ManagedTest, ALargeSequentialWriteMovesEachByteOnce) {
+  const size_t bytes = 32u << 20, n = bytes / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  CUdeviceptr copy = 0;
+  ASSERT_EQ(cuMemAlloc(&copy, bytes), CUDA_SUCCESS);
+  fill(p, 3, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (unsigned round = 1; round <= 2; ++round) {
+    const Traffic before = traffic();
+    const uint64_t waits = scuda_replies_awaited();
+    std::memset(p, static_cast<int>(round), bytes);
+    ASSERT_EQ(cuMemcpyDtoD(copy, reinterpret_cast<CUdeviceptr>(p), bytes), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const Traffic after = traffic();
+    EXPECT_EQ(after.pushed - before.pushed, bytes) << "round " << round;
+    EXPECT_EQ(after.pulled - before.pulled, round == 1 ? bytes : 0) << "round " << round;
+    EXPECT_LT(scuda_replies_awaited() - waits, 64u) << "round " << round;
+    std::vector<unsigned> back(n);
+    ASSERT_EQ(cuMemcpyDtoH(back.data(), copy, bytes), CUDA_SUCCESS);
+    const unsigned word = 0x01010101u * round;
+    for (size_t i = 0; i < n; i += 997) ASSERT_EQ(back[i], word) << i;
+    ASSERT_EQ(back[n - 1], word);
+  }
+  EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
+}
+
+// Pages made writable together are pushed whole; the bytes the host did not
+// write are the device's, so a partial write keeps them, whether every
+// stream was idle (no twin) or work may still be running (twins).
+TEST_F(ManagedTest, PartialPageWritesAfterDeviceWorkKeepTheDevicesOtherBytes) {
+  const size_t pages = 512, per_page = kPage / sizeof(unsigned), n = pages * per_page;
+  unsigned* p = managed<unsigned>(n);
+  for (bool whole_context : {true, false}) {
+    fill(p, 5, static_cast<int>(n));
+    ASSERT_EQ(whole_context ? cuCtxSynchronize() : cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    for (size_t k = 0; k < pages; ++k) p[k * per_page + k % per_page] = 7;  // one word a page
+    std::vector<unsigned> back(n);
+    ASSERT_EQ(cuMemcpyDtoH(back.data(), reinterpret_cast<CUdeviceptr>(p), n * sizeof(unsigned)),
+              CUDA_SUCCESS);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(back[i], i % per_page == (i / per_page) % per_page ? 7u : 5u)
+          << i << (whole_context ? " after cuCtxSynchronize" : " after a stream's");
+  }
+}
+
+// Touching 1% of a large buffer's pages, scattered, after device work moves
+// those pages and little more, both ways.
+TEST_F(ManagedTest, ASparseTouchAfterDeviceWorkMovesOnlyItsPages) {
+  const size_t bytes = 256u << 20, n = bytes / sizeof(unsigned), pages = bytes / kPage;
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 2, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  size_t touched = 0;
+  for (size_t k = 0; k < pages; k += 100, ++touched) {
+    unsigned* word = p + k * (kPage / sizeof(unsigned)) + 3;
+    ASSERT_EQ(*word, 2u) << k;
+    *word = 9;
+  }
+  fill(p, 2, 1);  // pushes the touched pages ahead of it
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic after = traffic();
+  EXPECT_EQ(after.pulled - before.pulled, touched * kPage);
+  EXPECT_EQ(after.pushed - before.pushed, touched * kPage);
+  EXPECT_LE(after.pulled - before.pulled, bytes / 50);
+  EXPECT_EQ(p[100 * (kPage / sizeof(unsigned)) + 3], 9u);
+  EXPECT_EQ(p[100 * (kPage / sizeof(unsigned)) + 4], 2u);
+}
+
+// A sequential read of a small part of a large buffer reads ahead, but
+// moves at most about twice what it read.
+TEST_F(ManagedTest, AShortSequentialReadMovesAboutWhatItRead) {
+  const size_t bytes = 256u << 20, n = bytes / sizeof(unsigned), part = n / 100;
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 4, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < part; ++i) sum += p[i];
+  EXPECT_EQ(sum, 4u * part);
+  const uint64_t pulled = traffic().pulled - before.pulled;
+  EXPECT_GE(pulled, part * sizeof(unsigned));
+  EXPECT_LE(pulled, bytes / 50);
 }
 
 TEST_F(ManagedTest, AHostWriteAfterALaunchReachesOnlyTheNextLaunch) {

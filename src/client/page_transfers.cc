@@ -1,0 +1,111 @@
+#include "client/page_transfers.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/coherent_pages.h"
+#include "client/lane_copies.h"
+#include "client/lanes.h"
+#include "protocol/frame.h"
+#include "protocol/ops.h"
+
+namespace scuda::client::page_transfers {
+
+namespace {
+
+// Pulls are asked in pieces this size, so that the server copies the next
+// piece out of device memory while the client reads the one before.
+constexpr size_t kPullPiece = 1u << 20;
+
+// The lanes carry a run when they are open and it is large enough to gain.
+uint32_t lanes_for(size_t size) { return lanes::usable(size); }
+
+// A copy on the legacy stream, ordered as page-push and page-pull are;
+// asked as async so that it does not report earlier one-way errors, which
+// stay latched for the program's next synchronizing call.
+CUresult lane_copy(Connection& conn, uint32_t op, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, op, r.address, reinterpret_cast<void*>(r.address), r.size, nullptr,
+                    protocol::kCopyAsync, lanes, true);
+}
+
+void push_frames(Connection& conn, const Range& r) {
+  for (size_t off = 0; off < r.size; off += protocol::kChunkSize) {
+    const size_t n = std::min(protocol::kChunkSize, r.size - off);
+    protocol::Writer w;
+    w.u64(r.address + off);
+    w.u64(n);
+    conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
+              reinterpret_cast<const void*>(r.address + off), n);
+  }
+}
+
+struct Asked {
+  uint64_t id;
+  Range piece;
+};
+
+bool ask(Connection& conn, const Range& r, std::vector<Asked>& asked) {
+  for (size_t off = 0; off < r.size; off += kPullPiece) {
+    const Range piece{r.address + off, std::min(kPullPiece, r.size - off)};
+    protocol::Writer w;
+    w.u64(piece.address);
+    w.u64(piece.size);
+    uint64_t id = 0;
+    if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
+      return false;
+    asked.push_back({id, piece});
+  }
+  return true;
+}
+
+// Logs a failed transfer's result, so that stale host data has a cause.
+bool succeeded(CUresult rc, const char* how, const Range& r) {
+  if (rc != CUDA_SUCCESS)
+    spdlog::error("managed memory: {} of {} bytes at {:#x} failed ({})", how, r.size, r.address,
+                  static_cast<int>(rc));
+  return rc == CUDA_SUCCESS;
+}
+
+// Reads every asked piece; false when one failed.
+bool read_asked(Connection& conn, std::vector<Asked>& asked) {
+  bool ok = true;
+  for (const Asked& a : asked)
+    ok &= succeeded(conn.receive_into(a.id, reinterpret_cast<void*>(a.piece.address), a.piece.size),
+                    "page-pull", a.piece);
+  asked.clear();
+  return ok;
+}
+
+}  // namespace
+
+void push(Connection& conn, std::span<const Range> ranges) {
+  for (const Range& r : ranges) {
+    coherence::count_traffic(r.size, 0);
+    // Waited for, so that the bytes are in place before any later request
+    // runs, as a page-push's synchronous copy is.
+    if (const uint32_t lanes = lanes_for(r.size);
+        lanes && lane_copy(conn, protocol::kOpMemcpyHtoDLanes, r, lanes) == CUDA_SUCCESS)
+      continue;
+    push_frames(conn, r);
+  }
+}
+
+bool pull(Connection& conn, std::span<const Range> ranges) {
+  std::vector<Asked> asked;
+  bool ok = true;
+  for (const Range& r : ranges) {
+    coherence::count_traffic(0, r.size);
+    if (const uint32_t lanes = lanes_for(r.size)) {
+      // The session answers what was asked before it comes to the lanes.
+      ok &= read_asked(conn, asked);
+      ok &= succeeded(lane_copy(conn, protocol::kOpMemcpyDtoHLanes, r, lanes), "a lane pull", r);
+      continue;
+    }
+    if (!ask(conn, r, asked)) return false;
+  }
+  return read_asked(conn, asked) && ok;
+}
+
+}  // namespace scuda::client::page_transfers

@@ -1,0 +1,30 @@
+// The transport under coherent_pages.cc: runs of managed pages between the
+// client's host copy and the device's, in large frames on the connection
+// (ops 300 and 301) or, for runs the lanes gain on, over the lanes. Every
+// transfer is ordered with the requests around it, as a synchronous copy on
+// the legacy stream is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "client/connection.h"
+
+namespace scuda::client::page_transfers {
+
+// Bytes at `address`, inside one live allocation.
+struct Range {
+  uintptr_t address;
+  size_t size;
+};
+
+// With the connection's lock held: writes the host's bytes of `ranges` into
+// the device's copy, ahead of any later request.
+void push(Connection& conn, std::span<const Range> ranges);
+// With the connection's lock held: reads the device's copy of `ranges` into
+// the host's pages (writable now), every piece asked before the first is
+// read; false when some piece failed.
+bool pull(Connection& conn, std::span<const Range> ranges);
+
+}  // namespace scuda::client::page_transfers
