@@ -93,7 +93,10 @@ def forward_fn(plan: Plan) -> str:
 def forward_body(plan: Plan) -> list[str]:
     sizes = [f"  const size_t n_{p.name} = {k.expr};"
              for p, k in plan.params_kinds() if k.kind.endswith("_buf")]
-    sizes += [f"  const size_t cap_{p.name} = {k.expr} ? *{k.expr} : 0;"
+    # An array without its count is the driver's INVALID_VALUE; sent, the
+    # server would take the mismatch for a malformed request.
+    sizes += [f"  if ({p.name} && !{k.expr}) return CUDA_ERROR_INVALID_VALUE;\n"
+              f"  const size_t cap_{p.name} = {k.expr} ? *{k.expr} : 0;"
               for p, k in plan.params_kinds() if k.kind in ("out_handles", "out_items")]
     request = [line(REQUEST, p, k) for p, k in plan.params_kinds()]
     head = [*sizes, "  scuda::protocol::Writer w_;"]

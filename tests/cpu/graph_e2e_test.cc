@@ -316,6 +316,17 @@ TEST_F(GraphTest, ExecutableGraphsTakeNewParamsAndWholeUpdates) {
   cuGraphExecDestroy(exec);
 }
 
+// An array without its count is the driver's INVALID_VALUE, and the
+// session goes on (the server would take the request for a malformed one).
+TEST_F(GraphTest, AnArrayWithoutItsCountIsAnInvalidValue) {
+  build_diamond();
+  CUgraphNode nodes[8];
+  EXPECT_EQ(cuGraphGetNodes(graph_, nodes, nullptr), CUDA_ERROR_INVALID_VALUE);
+  size_t count = 0;
+  ASSERT_EQ(cuGraphGetNodes(graph_, nullptr, &count), CUDA_SUCCESS);
+  EXPECT_GT(count, 0u);
+}
+
 TEST_F(GraphTest, UnknownOrWrongKindNodeHandlesAreRejected) {
   build_diamond();
   CUgraphNode node = nullptr;
