@@ -19,8 +19,12 @@ namespace {
 // piece out of device memory while the client reads the one before.
 constexpr size_t kPullPiece = 1u << 20;
 
-// The lanes carry a run when they are open and it is large enough to gain.
-uint32_t lanes_for(size_t size) { return lanes::usable(size); }
+// Runs this large cross the lanes when they are open. Smaller than what
+// copies send there: a walk's windows double up to this size on the
+// connection, one fault at a time, so the lanes' speed counts from here on.
+constexpr size_t kLaneRun = 4u << 20;
+
+uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes::kSmallest) : 0; }
 
 // A copy on the legacy stream, ordered as page-push and page-pull are;
 // asked as async so that it does not report earlier one-way errors, which
