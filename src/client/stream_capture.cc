@@ -82,6 +82,8 @@ CUresult end(CUstream stream, bool per_thread, CUgraph* graph, Query query) {
   const auto k = ActiveCaptures::key(stream, per_thread);
   const CUresult rc = per_thread ? forward::cuStreamEndCapture_ptsz(stream, graph)
                                  : forward::cuStreamEndCapture(stream, graph);
+  // A stream that began no capture here has nothing to end, and no question to ask.
+  if (!active().contains(k)) return rc;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   const bool over = rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
                     rc == CUDA_ERROR_STREAM_CAPTURE_UNJOINED ||
