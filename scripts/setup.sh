@@ -14,6 +14,14 @@ if ((${#missing[@]})); then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 fi
+# Slurm's daemons and commands, for tests/packaging/slurm_test.sh, without the
+# plugins they recommend (HDF5, ROCm SMI, InfluxDB, ...), which it needs none of.
+slurm=(slurmctld slurmd slurm-client)
+if ! dpkg -s "${slurm[@]}" >/dev/null 2>&1; then
+  sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${slurm[@]}"
+fi
 # libFuzzer's runtime, for scripts/fuzz.sh: in the clang version's own package.
 if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, long) { return 0; }' |
     clang++ -x c++ -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
