@@ -9,7 +9,7 @@ if ! command -v shellcheck >/dev/null; then
   exit 1
 fi
 mapfile -t scripts < <(find scripts tests bench fuzz -type f -name '*.sh' | sort)
-scripts+=(.ci/run)
+scripts+=(.ci/run packaging/slurm/scuda-slurm)
 echo "shellcheck over ${#scripts[@]} scripts"
 # -x follows `source`d scripts, resolved from the repository root.
 shellcheck -x "${scripts[@]}"

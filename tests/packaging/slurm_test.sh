@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# packaging/slurm on a real Slurm: starts Debian's slurmctld and slurmd on
+# loopback, with a node of two remote GPUs (`scuda` GRES) whose pool names two
+# scuda servers on loopback (the driver and NVML test doubles), and
+# scuda-slurm as Prolog, Epilog and TaskProlog. Checks that a job with
+# --gres=scuda:1 gets a server and its token and runs a program through it,
+# that two jobs get different GPUs while a third waits, and that a GPU is free
+# again when its job ends. Every daemon it starts ends with it.
+# Usage: slurm_test.sh SCUDA_BIN DRIVER_DOUBLE NVML_DOUBLE LIB_DIR
+set -euo pipefail
+scuda_bin=$1 driver_double=$2 nvml_double=$3 lib_dir=$4
+here=$(cd "$(dirname "$0")" && pwd)
+scuda_slurm=$(cd "$here/../../packaging/slurm" && pwd)/scuda-slurm
+started=$SECONDS
+
+for tool in slurmctld slurmd srun squeue sinfo scontrol scancel python3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "slurm_test: $tool is not installed (scripts/setup.sh installs slurmctld, slurmd and slurm-client)" >&2
+    exit 1
+  fi
+done
+if [ "$(id -u)" -ne 0 ]; then
+  echo "slurm_test: needs root, as slurmd does to start jobs as their user (CI runs as root)" >&2
+  exit 1
+fi
+
+work=$(mktemp -d)
+chmod 0755 "$work"
+daemons=() jobs=()
+export SLURM_CONF=$work/etc/slurm.conf HOME=$work SCUDA_ANSWER_CACHE=off
+unset SCUDA_SERVER SCUDA_TOKEN_FILE LD_PRELOAD
+
+stop_all() {
+  local status=$? pid
+  touch "$work"/{a,b,c}.release
+  if ((${#daemons[@]})); then
+    scancel --user=root 2>/dev/null || true
+    for _ in $(seq 50); do
+      [ -z "$(squeue -h 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
+  for pid in "${jobs[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Each daemon leads a process group of its own (setsid), with its helpers.
+  for pid in "${daemons[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in "${daemons[@]}" "${jobs[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if ((status != 0)); then
+    for log in "$work"/log/* "$work"/*.out; do
+      [ -f "$log" ] && { echo "==== $log"; tail -n 40 "$log"; }
+    done
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap stop_all EXIT
+
+fail() {
+  echo "slurm_test: FAILED: $*" >&2
+  exit 1
+}
+
+# wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s.
+wait_until() {
+  local limit=$1 what=$2 tries
+  shift 2
+  for tries in $(seq $((limit * 10))); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  fail "$what (not after $limit s, $tries tries)"
+}
+
+# start NAME COMMAND...: a daemon in a process group of its own.
+start() {
+  local name=$1
+  shift
+  setsid "$@" >"$work/log/$name.log" 2>&1 &
+  daemons+=($!)
+}
+
+mkdir -p "$work"/{etc,log,ctld,spool,run}
+
+# Two scuda servers, one per remote GPU, each with a named token.
+servers=()
+for i in 0 1; do
+  head -c 24 /dev/urandom | base64 >"$work/token$i"
+  printf '[tokens.slurm-gpu%s]\nsecret = "%s"\n' "$i" "$(cat "$work/token$i")" >"$work/tokens$i.toml"
+  start "server$i" "$scuda_bin" server -l 127.0.0.1:0 --driver "$driver_double" --nvml "$nvml_double" \
+    --tokens "$work/tokens$i.toml" --drain-timeout 0 -v
+done
+for i in 0 1; do
+  wait_until 10 "server $i prints its address" \
+    grep -q '^scuda server listening on ' "$work/log/server$i.log"
+  servers+=("$(sed -n 's/^scuda server listening on \([^ ]*\) .*/\1/p' "$work/log/server$i.log")")
+done
+
+# The admin's pool, beside slurm.conf where scuda-slurm looks for it.
+cat >"$work/etc/scuda-pool.conf" <<EOF
+lib_dir=$lib_dir
+run_dir=$work/run
+gres_dir=$work/gres
+# node index server token-file
+cpu1 0 ${servers[0]} $work/token0
+cpu1 1 ${servers[1]} $work/token1
+EOF
+"$scuda_slurm" check
+"$scuda_slurm" setup-node cpu1
+"$scuda_slurm" gres-conf >"$work/etc/gres.conf"
+grep -qx "NodeName=cpu1 Name=scuda File=$work/gres/scuda\[0-1\]" "$work/etc/gres.conf" ||
+  fail "gres-conf wrote: $(cat "$work/etc/gres.conf")"
+# A server named twice would be handed to two jobs at once: check refuses it.
+sed 's/^cpu1 1 [^ ]*/cpu1 1 '"${servers[0]}"'/' "$work/etc/scuda-pool.conf" >"$work/twice.conf"
+if SCUDA_SLURM_POOL=$work/twice.conf "$scuda_slurm" check 2>"$work/twice.err"; then
+  fail "check took a pool with a server twice"
+fi
+grep -q "server ${servers[0]} twice" "$work/twice.err" || fail "check said: $(cat "$work/twice.err")"
+
+ports=$(python3 -c 'import socket
+for _ in range(2):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+read -r -d '' ctld_port slurmd_port <<<"$ports" || true
+cat >"$work/etc/slurm.conf" <<EOF
+ClusterName=scudatest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$work/ctld
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/ctld.pid
+SlurmdPidFile=$work/slurmd.pid
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+SlurmdParameters=config_overrides
+ReturnToService=2
+GresTypes=scuda
+Prolog=$scuda_slurm
+Epilog=$scuda_slurm
+TaskProlog=$scuda_slurm
+NodeName=cpu1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 Gres=scuda:2 State=UNKNOWN
+PartitionName=main Nodes=cpu1 Default=YES MaxTime=INFINITE State=UP
+EOF
+start slurmctld slurmctld -D -i -f "$SLURM_CONF"
+start slurmd slurmd -D -f "$SLURM_CONF" -N cpu1
+node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
+wait_until 30 "the node is up and idle" node_idle
+echo "slurm_test: slurmctld and slurmd up after $((SECONDS - started)) s"
+
+# A job without the GRES gets nothing of scuda's.
+# shellcheck disable=SC2016  # the job's shell expands them
+out=$(srun sh -c 'echo "server=[${SCUDA_SERVER:-}] preload=[${LD_PRELOAD:-}]"')
+[ "$out" = "server=[] preload=[]" ] || fail "a job without --gres=scuda got: $out"
+# More GPUs than the node has: refused at once.
+if srun --gres=scuda:3 true 2>"$work/three.err"; then fail "a job got 3 of 2 GPUs"; fi
+
+# job NAME: what the job got, its program run through scuda, then it holds
+# its GPU until NAME.release appears.
+cat >"$work/job.sh" <<EOF
+#!/bin/sh
+set -eu
+{ echo "server=\${SCUDA_SERVER:-}"; echo "token=\$(cat "\${SCUDA_TOKEN_FILE:-/dev/null}")"
+  echo "token_mode=\$(stat -c %a "\${SCUDA_TOKEN_FILE:-/dev/null}")"; echo "preload=\${LD_PRELOAD:-}"
+} >"$work/\$1.env"
+python3 "$here/client_program.py"
+touch "$work/\$1.running"
+while [ ! -e "$work/\$1.release" ]; do sleep 0.1; done
+EOF
+job() {
+  srun --gres=scuda:1 -J "$1" sh "$work/job.sh" "$1" >"$work/$1.out" 2>&1 &
+  jobs+=($!)
+}
+got() { sed -n "s/^$2=//p" "$work/$1.env"; }
+# index_of ADDRESS: which pool row a server is.
+index_of() {
+  local i
+  for i in 0 1; do [ "${servers[$i]}" = "$1" ] && echo "$i" && return; done
+  fail "job got server '$1', not one of the pool's (${servers[*]})"
+}
+
+job a
+job b
+wait_until 20 "jobs a and b run" test -e "$work/a.running" -a -e "$work/b.running"
+for name in a b; do
+  index=$(index_of "$(got "$name" server)")
+  [ "$(got "$name" token)" = "$(cat "$work/token$index")" ] || fail "job $name's token is not its GPU's"
+  [ "$(got "$name" token_mode)" = 400 ] || fail "job $name's token copy is mode $(got "$name" token_mode)"
+  [[ $(got "$name" preload) == "$lib_dir"/libscuda.so* ]] || fail "job $name's LD_PRELOAD: $(got "$name" preload)"
+  grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/$name.out" ||
+    fail "job $name's program did not run through scuda"
+  grep -q "^nvml: 1 devices, from $lib_dir/libnvidia-ml.so.1$" "$work/$name.out" ||
+    fail "job $name's NVML calls did not go through scuda"
+done
+[ "$(got a server)" != "$(got b server)" ] || fail "jobs a and b got the same GPU $(got a server)"
+for i in 0 1; do
+  grep -q "for '[^']*python[^']*' (token 'slurm-gpu$i') ready" "$work/log/server$i.log" ||
+    fail "server $i logged no session of a job's program with its token"
+done
+echo "slurm_test: a got ${servers[$(index_of "$(got a server)")]}, b got the other, after $((SECONDS - started)) s"
+
+# A third job waits for a GPU: the node has CPUs to spare, not GPUs.
+job c
+c_waits() { [ "$(squeue -h -n c -o '%T %r')" = "PENDING Resources" ]; }
+wait_until 10 "job c pends for resources while a and b hold both GPUs" c_waits
+sleep 1
+c_waits || fail "job c did not stay pending"
+[ ! -e "$work/c.env" ] || fail "job c ran while a and b held both GPUs"
+touch "$work/a.release"
+wait_until 20 "job c runs once a ends" test -e "$work/c.running"
+[ "$(got c server)" = "$(got a server)" ] || fail "job c got $(got c server), not a's freed GPU"
+touch "$work/b.release" "$work/c.release"
+for pid in "${jobs[@]}"; do wait "$pid" || fail "a job's srun failed: $(cat "$work"/{a,b,c}.out)"; done
+jobs=()
+
+# The Epilog removes each job's files; then both GPUs are free for one job.
+run_dir_empty() { [ -z "$(ls -A "$work/run")" ]; }
+wait_until 10 "the Epilog removes the jobs' files" run_dir_empty
+# shellcheck disable=SC2016
+out=$(srun --immediate=10 --gres=scuda:2 sh -c 'echo "$SCUDA_SERVER"')
+[ "$out" = "${servers[0]},${servers[1]}" ] || fail "a job with both GPUs got SCUDA_SERVER=$out"
+echo "slurm_test: passed in $((SECONDS - started)) s"
