@@ -10,7 +10,6 @@
 set -euo pipefail
 scuda_bin=$1 driver_double=$2 nvml_double=$3 lib_dir=$4
 here=$(cd "$(dirname "$0")" && pwd)
-scuda_slurm=$(cd "$here/../../packaging/slurm" && pwd)/scuda-slurm
 started=$SECONDS
 
 for tool in slurmctld slurmd srun squeue sinfo scontrol scancel python3; do
@@ -78,7 +77,11 @@ start() {
   daemons+=($!)
 }
 
-mkdir -p "$work"/{etc,log,ctld,spool,run}
+mkdir -p "$work"/{bin,etc,log,ctld,spool,run}
+# The TaskProlog runs as the job's user: a copy any user can run, wherever
+# the checkout is.
+scuda_slurm=$work/bin/scuda-slurm
+install -m 0755 "$here/../../packaging/slurm/scuda-slurm" "$scuda_slurm"
 
 # Two scuda servers, one per remote GPU, each with a named token.
 servers=()
@@ -222,7 +225,11 @@ jobs=()
 # The Epilog removes each job's files; then both GPUs are free for one job.
 run_dir_empty() { [ -z "$(ls -A "$work/run")" ]; }
 wait_until 10 "the Epilog removes the jobs' files" run_dir_empty
+# Both GPUs for one job of an ordinary user, whose copy of the token is its own.
 # shellcheck disable=SC2016
-out=$(srun --immediate=10 --gres=scuda:2 sh -c 'echo "$SCUDA_SERVER"')
-[ "$out" = "${servers[0]},${servers[1]}" ] || fail "a job with both GPUs got SCUDA_SERVER=$out"
+out=$(cd "$work" && runuser -u nobody -- srun --immediate=10 --gres=scuda:2 \
+  sh -c 'echo "$SCUDA_SERVER $(stat -c %U:%a "$SCUDA_TOKEN_FILE") $(cat "$SCUDA_TOKEN_FILE")"' \
+  2>"$work/d.out")
+[ "$out" = "${servers[0]},${servers[1]} nobody:400 $(cat "$work/token0")" ] ||
+  fail "nobody's job with both GPUs got: $out"
 echo "slurm_test: passed in $((SECONDS - started)) s"
