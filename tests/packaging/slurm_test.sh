@@ -58,6 +58,9 @@ fail() {
   exit 1
 }
 
+# Every wait here is bounded (wait_until, `timeout srun`), so that the test
+# ends, and its trap stops the daemons, before ctest's TIMEOUT kills it.
+
 # wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s.
 wait_until() {
   local limit=$1 what=$2 tries
@@ -159,10 +162,10 @@ echo "slurm_test: slurmctld and slurmd up after $((SECONDS - started)) s"
 
 # A job without the GRES gets nothing of scuda's.
 # shellcheck disable=SC2016  # the job's shell expands them
-out=$(srun sh -c 'echo "server=[${SCUDA_SERVER:-}] preload=[${LD_PRELOAD:-}]"')
+out=$(timeout 30 srun sh -c 'echo "server=[${SCUDA_SERVER:-}] preload=[${LD_PRELOAD:-}]"')
 [ "$out" = "server=[] preload=[]" ] || fail "a job without --gres=scuda got: $out"
 # More GPUs than the node has: refused at once.
-if srun --gres=scuda:3 true 2>"$work/three.err"; then fail "a job got 3 of 2 GPUs"; fi
+if timeout 30 srun --gres=scuda:3 true 2>"$work/three.err"; then fail "a job got 3 of 2 GPUs"; fi
 
 # job NAME: what the job got, its program run through scuda, then it holds
 # its GPU until NAME.release appears.
@@ -177,7 +180,7 @@ touch "$work/\$1.running"
 while [ ! -e "$work/\$1.release" ]; do sleep 0.1; done
 EOF
 job() {
-  srun --gres=scuda:1 -J "$1" sh "$work/job.sh" "$1" >"$work/$1.out" 2>&1 &
+  timeout 60 srun --gres=scuda:1 -J "$1" sh "$work/job.sh" "$1" >"$work/$1.out" 2>&1 &
   jobs+=($!)
 }
 got() { sed -n "s/^$2=//p" "$work/$1.env"; }
@@ -227,7 +230,7 @@ run_dir_empty() { [ -z "$(ls -A "$work/run")" ]; }
 wait_until 10 "the Epilog removes the jobs' files" run_dir_empty
 # Both GPUs for one job of an ordinary user, whose copy of the token is its own.
 # shellcheck disable=SC2016
-out=$(cd "$work" && runuser -u nobody -- srun --immediate=10 --gres=scuda:2 \
+out=$(cd "$work" && runuser -u nobody -- timeout 30 srun --immediate=10 --gres=scuda:2 \
   sh -c 'echo "$SCUDA_SERVER $(stat -c %U:%a "$SCUDA_TOKEN_FILE") $(cat "$SCUDA_TOKEN_FILE")"' \
   2>"$work/d.out")
 [ "$out" = "${servers[0]},${servers[1]} nobody:400 $(cat "$work/token0")" ] ||
