@@ -12,7 +12,7 @@ scuda_bin=$1 driver_double=$2 nvml_double=$3 lib_dir=$4
 here=$(cd "$(dirname "$0")" && pwd)
 started=$SECONDS
 
-for tool in slurmctld slurmd srun squeue sinfo scontrol scancel python3; do
+for tool in slurmctld slurmd srun sbatch squeue sinfo scontrol scancel python3; do
   if ! command -v "$tool" >/dev/null; then
     echo "slurm_test: $tool is not installed (scripts/setup.sh installs slurmctld, slurmd and slurm-client)" >&2
     exit 1
@@ -85,6 +85,7 @@ mkdir -p "$work"/{bin,etc,log,ctld,spool,run}
 # the checkout is.
 scuda_slurm=$work/bin/scuda-slurm
 install -m 0755 "$here/../../packaging/slurm/scuda-slurm" "$scuda_slurm"
+install -m 0644 "$here/client_program.py" "$work/bin/"
 
 # Two scuda servers, one per remote GPU, each with a named token.
 servers=()
@@ -175,7 +176,7 @@ set -eu
 { echo "server=\${SCUDA_SERVER:-}"; echo "token=\$(cat "\${SCUDA_TOKEN_FILE:-/dev/null}")"
   echo "token_mode=\$(stat -c %a "\${SCUDA_TOKEN_FILE:-/dev/null}")"; echo "preload=\${LD_PRELOAD:-}"
 } >"$work/\$1.env"
-python3 "$here/client_program.py"
+python3 "$work/bin/client_program.py"
 touch "$work/\$1.running"
 while [ ! -e "$work/\$1.release" ]; do sleep 0.1; done
 EOF
@@ -235,4 +236,9 @@ out=$(cd "$work" && runuser -u nobody -- timeout 30 srun --immediate=10 --gres=s
   2>"$work/d.out")
 [ "$out" = "${servers[0]},${servers[1]} nobody:400 $(cat "$work/token0")" ] ||
   fail "nobody's job with both GPUs got: $out"
+# A batch job: its script's program runs through scuda too.
+timeout 30 sbatch --wait --gres=scuda:1 -o "$work/e.out" --chdir="$work" \
+  --wrap="python3 $work/bin/client_program.py" >/dev/null || fail "the batch job failed: $(cat "$work/e.out")"
+grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/e.out" ||
+  fail "the batch job's program did not run through scuda: $(cat "$work/e.out")"
 echo "slurm_test: passed in $((SECONDS - started)) s"
