@@ -237,8 +237,11 @@ out=$(cd "$work" && runuser -u nobody -- timeout 30 srun --immediate=10 --gres=s
 [ "$out" = "${servers[0]},${servers[1]} nobody:400 $(cat "$work/token0")" ] ||
   fail "nobody's job with both GPUs got: $out"
 # A batch job: its script's program runs through scuda too.
-timeout 30 sbatch --wait --gres=scuda:1 -o "$work/e.out" --chdir="$work" \
-  --wrap="python3 $work/bin/client_program.py" >/dev/null || fail "the batch job failed: $(cat "$work/e.out")"
+batch=$(sbatch --parsable --gres=scuda:1 -o "$work/e.out" --chdir="$work" \
+  --wrap="python3 $work/bin/client_program.py")
+# Polled here: sbatch --wait polls only every few seconds.
+batch_ended() { [ -z "$(squeue -h -j "$batch" 2>/dev/null)" ]; }
+wait_until 30 "the batch job ends" batch_ended
 grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/e.out" ||
   fail "the batch job's program did not run through scuda: $(cat "$work/e.out")"
 echo "slurm_test: passed in $((SECONDS - started)) s"
