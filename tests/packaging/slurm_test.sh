@@ -155,6 +155,37 @@ TaskProlog=$scuda_slurm
 NodeName=cpu1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 Gres=scuda:2 State=UNKNOWN
 PartitionName=main Nodes=cpu1 Default=YES MaxTime=INFINITE State=UP
 EOF
+# Shapes of an allocation that one node cannot show (typed GRES, index
+# lists, several node groups, another GRES beside): the Prolog with
+# scontrol's own node list expansion and `show job -d` answered from a text.
+mkdir "$work/shapes"
+cat >"$work/shapes/scontrol" <<EOF
+#!/bin/sh
+[ "\$1 \$2" = "show job" ] || exec $(command -v scontrol) "\$@"
+cat <<'JOB'
+JobId=7 JobName=shapes
+   JOB_GRES=gpu:1,scuda:3
+     Nodes=cpu[1-2] CPU_IDs=0 Mem=0 GRES=gpu:a100:1(IDX:0),scuda:fast:3(IDX:0-1,3)
+     Nodes=cpu3 CPU_IDs=0 Mem=0 GRES=scuda:1(IDX:2)
+JOB
+EOF
+chmod +x "$work/shapes/scontrol"
+{
+  echo "run_dir=$work/shapes/run"
+  for i in 0 1 2 3; do echo "cpu2 $i s$i:1 $work/token0"; done
+  echo "cpu3 2 t2:1 $work/token1"
+} >"$work/shapes/pool.conf"
+# shapes NODE: the SCUDA_SERVER the Prolog writes for job 7 on NODE.
+shapes() {
+  PATH=$work/shapes:$PATH SCUDA_SLURM_POOL=$work/shapes/pool.conf SLURM_SCRIPT_CONTEXT=prolog_slurmd \
+    SLURMD_NODENAME=$1 SLURM_JOB_ID=7 SLURM_JOB_UID=0 SLURM_JOB_GID=0 "$scuda_slurm" &&
+    sed -n 's/^SCUDA_SERVER=//p' "$work/shapes/run/7/env"
+}
+[ "$(shapes cpu2)" = s0:1,s1:1,s3:1 ] || fail "the Prolog read cpu2's indices 0-1,3 as $(shapes cpu2)"
+[ "$(shapes cpu3)" = t2:1 ] || fail "the Prolog read cpu3's index 2 as $(shapes cpu3)"
+if shapes cpu4 2>"$work/shapes/err"; then fail "the Prolog found a GPU for a node the job has none on"; fi
+grep -q "no index of node cpu4" "$work/shapes/err" || fail "the Prolog said: $(cat "$work/shapes/err")"
+
 start slurmctld slurmctld -D -i -f "$SLURM_CONF"
 start slurmd slurmd -D -f "$SLURM_CONF" -N cpu1
 node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
