@@ -84,7 +84,8 @@ mkdir -p "$work"/{bin,etc,log,ctld,spool,run}
 # The TaskProlog runs as the job's user: a copy any user can run, wherever
 # the checkout is.
 scuda_slurm=$work/bin/scuda-slurm
-install -m 0755 "$here/../../packaging/slurm/scuda-slurm" "$scuda_slurm"
+packaging=$(cd "$here/../../packaging/slurm" && pwd)
+install -m 0755 "$packaging/scuda-slurm" "$scuda_slurm"
 install -m 0644 "$here/client_program.py" "$work/bin/"
 
 # Two scuda servers, one per remote GPU, each with a named token.
@@ -148,13 +149,11 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 SlurmdParameters=config_overrides
 ReturnToService=2
-GresTypes=scuda
-Prolog=$scuda_slurm
-Epilog=$scuda_slurm
-TaskProlog=$scuda_slurm
 NodeName=cpu1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 Gres=scuda:2 State=UNKNOWN
 PartitionName=main Nodes=cpu1 Default=YES MaxTime=INFINITE State=UP
 EOF
+# The admin's lines, with this test's copy of scuda-slurm.
+sed "s|/usr/lib/scuda/slurm/scuda-slurm|$scuda_slurm|" "$packaging/slurm.conf.fragment" >>"$SLURM_CONF"
 # Shapes of an allocation that one node cannot show (typed GRES, index
 # lists, several node groups, another GRES beside): the Prolog with
 # scontrol's own node list expansion and `show job -d` answered from a text.
