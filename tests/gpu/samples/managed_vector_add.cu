@@ -20,7 +20,7 @@ static int count_wrong(const float* a, const float* b, const float* c, int n, do
 }
 
 int main() {
-  const int n = 1 << 20;
+  const int n = 1 << 22;  // three arrays of 16 MiB
   float *a, *b, *c;
   CK(cudaMallocManaged(&a, n * sizeof(float)));
   CK(cudaMallocManaged(&b, n * sizeof(float)));
