@@ -63,7 +63,7 @@ steps_for() {  # steps_for CASE MODEL
   if [ "$(program_for "$2")" = step_time.py ]; then steps=(--steps 5 --warmup 2); else steps=(--repeats 1); fi
 }
 # Training models are step_time.py's; the rest are generate.py's workloads.
-program_for() { case $1 in mlp | resnet*) echo step_time.py ;; *) echo generate.py ;; esac; }
+program_for() { case $1 in mlp* | resnet* | sdpa*) echo step_time.py ;; *) echo generate.py ;; esac; }
 measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
   local model=$1 case=$2 repeat=$3 line
   shift 3

@@ -1,8 +1,10 @@
 """One model's training step on the current CUDA device, as one JSON line:
 the first step (module loads included), then the median of steady steps,
 and, through scuda, the replies the client waited for per steady step and
-in the first step (by function when scuda's stats are on).
-Usage: step_time.py mlp|resnet18|resnet50 [--steps N] [--warmup N]"""
+in the first step (by function when scuda's stats are on). The *-graph
+models capture their whole training step as one CUDA graph and time its
+replays, ten to a synchronization.
+Usage: step_time.py MODEL [--steps N] [--warmup N]"""
 import argparse
 import ctypes
 import json
@@ -27,8 +29,57 @@ def resnet(name, batch):
     return model, torch.randn(batch, 3, 224, 224), torch.randint(0, 1000, (batch,))
 
 
+class Attention(torch.nn.Module):
+    """One self-attention block through scaled_dot_product_attention."""
+
+    def __init__(self, dim=512, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, d))
+
+
+def small_mlp():
+    layers = []
+    for _ in range(3):
+        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(1024, 10))
+    return model, torch.randn(64, 1024), torch.randint(0, 10, (64,))
+
+
+def sdpa():
+    return Attention(), torch.randn(8, 128, 512), torch.randn(8, 128, 512)
+
+
 MODELS = {"mlp": mlp, "resnet18": lambda: resnet("resnet18", 32),
-          "resnet50": lambda: resnet("resnet50", 64)}
+          "resnet50": lambda: resnet("resnet50", 64), "mlp-graph": small_mlp,
+          "sdpa-graph": sdpa}
+REPLAYS = 10  # graph replays per timed step
+
+
+def captured(train_step):
+    """train_step captured as a CUDA graph (after warm-up on a side stream,
+    as PyTorch's whole-network capture asks), as a function that replays it."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            train_step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        train_step()
+
+    def replay():
+        for _ in range(REPLAYS):
+            graph.replay()
+    return replay
 
 
 def scuda_function(name, restype):
@@ -65,17 +116,23 @@ def main():
     model, x, y = MODELS[args.model]()
     model, x, y = model.cuda(), x.cuda(), y.cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    loss_fn = torch.nn.MSELoss() if args.model == "sdpa-graph" else torch.nn.CrossEntropyLoss()
     replies = scuda_function("scuda_replies_awaited", ctypes.c_uint64)
     write_stats = scuda_function("scuda_stats_write", ctypes.c_int)
 
-    def step():
-        start = time.perf_counter()
-        optimizer.zero_grad()
+    def train_step():
+        optimizer.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
         optimizer.step()
+
+    graphed = args.model.endswith("-graph")
+    work = captured(train_step) if graphed else train_step
+
+    def step():
+        start = time.perf_counter()
+        work()
         torch.cuda.synchronize()
-        return (time.perf_counter() - start) * 1e3
+        return (time.perf_counter() - start) * 1e3 / (REPLAYS if graphed else 1)
 
     waits = round_trips_by_function(write_stats) if write_stats else None
     first_replies = replies() if replies else None
