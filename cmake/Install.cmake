@@ -20,6 +20,11 @@ install(CODE "
   file(CREATE_LINK ../${SCUDA_PRIVATE_DIR}/bin/scuda \"\${root}/bin/scuda\" SYMBOLIC)"
   COMPONENT client)
 
+# Slurm's Prolog, Epilog and TaskProlog for the CPU nodes (packaging/slurm),
+# whose default lib_dir is this package's lib/.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/packaging/slurm/scuda-slurm
+        DESTINATION ${SCUDA_PRIVATE_DIR}/slurm COMPONENT client)
+
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/systemd/scuda-server.service
         DESTINATION lib/systemd/system COMPONENT server)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/systemd/scuda-server.env

@@ -38,7 +38,7 @@ fi
 scuda=$root/usr/bin/scuda
 for path in "$scuda" "$root/usr/lib/scuda/lib/libcuda.so.1" "$root/usr/lib/scuda/lib/libscuda.so" \
     "$root/usr/lib/scuda/lib/libnvidia-ml.so.1" "$root/usr/lib/systemd/system/scuda-server.service" \
-    "$root/etc/default/scuda-server"; do
+    "$root/etc/default/scuda-server" "$root/usr/lib/scuda/slurm/scuda-slurm"; do
   [ -e "$path" ] || { echo "the packages did not install $path" >&2; exit 1; }
 done
 "$scuda" --version
