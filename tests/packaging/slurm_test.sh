@@ -33,7 +33,7 @@ stop_all() {
   local status=$? pid
   touch "$work"/{a,b,c}.release
   if ((${#daemons[@]})); then
-    scancel --user=root 2>/dev/null || true
+    scancel --partition=main 2>/dev/null || true
     for _ in $(seq 50); do
       [ -z "$(squeue -h 2>/dev/null)" ] && break
       sleep 0.1
@@ -197,6 +197,8 @@ out=$(timeout 30 srun sh -c 'echo "server=[${SCUDA_SERVER:-}] preload=[${LD_PREL
 [ "$out" = "server=[] preload=[]" ] || fail "a job without --gres=scuda got: $out"
 # More GPUs than the node has: refused at once.
 if timeout 30 srun --gres=scuda:3 true 2>"$work/three.err"; then fail "a job got 3 of 2 GPUs"; fi
+grep -q "Requested node configuration is not available" "$work/three.err" ||
+  fail "srun --gres=scuda:3 said: $(cat "$work/three.err")"
 
 # job NAME: what the job got, its program run through scuda, then it holds
 # its GPU until NAME.release appears.
