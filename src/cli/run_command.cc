@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/tls_options.h"
 
 namespace scuda::cli {
 
@@ -23,7 +24,7 @@ struct RunArgs {
   std::string compress;
   std::string wait_timeout;    // seconds, as SCUDA_WAIT_TIMEOUT
   std::string server_timeout;  // seconds, as SCUDA_SERVER_TIMEOUT
-  std::string tls_ca, tls_cert, tls_key;  // as SCUDA_TLS_CA, SCUDA_TLS_CERT, SCUDA_TLS_KEY
+  TlsArgs tls;
   std::vector<std::string> command;
 };
 
@@ -36,11 +37,6 @@ void prepend_env(const char* name, const std::string& value, char separator) {
   const char* old = std::getenv(name);
   const std::string joined = old && *old ? value + separator + old : value;
   setenv(name, joined.c_str(), 1);
-}
-
-// Absolute, so that a program that changes its directory still finds it.
-void set_path_env(const char* name, const std::string& path) {
-  if (!path.empty()) setenv(name, std::filesystem::absolute(path).c_str(), 1);
 }
 
 int run_program(const RunArgs& args) {
@@ -58,9 +54,7 @@ int run_program(const RunArgs& args) {
   if (!args.server_timeout.empty())
     setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
   set_path_env("SCUDA_TOKEN_FILE", args.token_file);
-  set_path_env("SCUDA_TLS_CA", args.tls_ca);
-  set_path_env("SCUDA_TLS_CERT", args.tls_cert);
-  set_path_env("SCUDA_TLS_KEY", args.tls_key);
+  export_tls_env(args.tls);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);
@@ -89,15 +83,7 @@ void add_run_command(CLI::App& app) {
                   "~/.config/scuda/host)");
   cmd->add_option("--token-file", args->token_file, "File holding the server's token")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--tls-ca", args->tls_ca,
-                  "PEM CA the server's certificate must come from; turns TLS on (default: "
-                  "SCUDA_TLS_CA; a tls:// server address uses the system's CAs)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--tls-cert", args->tls_cert,
-                  "PEM client certificate, for a server that asks for one (SCUDA_TLS_CERT)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert (SCUDA_TLS_KEY)")
-      ->check(CLI::ExistingFile);
+  add_tls_options(cmd, &args->tls);
   cmd->add_flag("--stats", args->stats,
                 "At exit, print each driver function's calls, one-way and synchronous "
                 "requests, bytes and time waited");

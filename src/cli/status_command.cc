@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/server_request.h"
 #include "cli/status_text.h"
+#include "cli/tls_options.h"
 #include "common/config.h"
 #include "protocol/ops.h"
 
@@ -17,6 +18,7 @@ namespace {
 struct StatusArgs {
   std::string server;
   std::string token_file;
+  TlsArgs tls;
   bool json = false;
 };
 
@@ -42,6 +44,7 @@ int show_status(const StatusArgs& args) {
                        "remember one with `scuda HOST:PORT`\n");
     return 2;
   }
+  export_tls_env(args.tls);
   std::string token, error;
   const std::string token_file = args.token_file.empty() ? configured_token_file() : args.token_file;
   if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
@@ -75,6 +78,7 @@ void add_status_command(CLI::App& app) {
   cmd->add_option("--token-file", args->token_file,
                   "File holding the server's token (default: SCUDA_TOKEN_FILE)")
       ->check(CLI::ExistingFile);
+  add_tls_options(cmd, &args->tls);
   cmd->add_flag("--json", args->json, "Print the server's answer as JSON");
   cmd->callback([args] { std::exit(show_status(*args)); });
 }

@@ -182,6 +182,18 @@ TEST(Tls, StatusCrossesTls) {
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
 }
 
+// `scuda status` takes the CA as `scuda run` does, with no environment.
+TEST(Tls, StatusTakesTheCaAsAFlag) {
+  const std::string at = "tls://" + g.server->address();
+  const Output foreign = run_program(
+      {SCUDA_BIN, "status", "--server", at, "--tls-ca", g.other.file("ca.pem")}, {"SCUDA_TLS_CA="});
+  EXPECT_NE(foreign.exit_code, 0);
+  EXPECT_NE(foreign.err.find("certificate is not trusted"), std::string::npos) << foreign.err;
+  const Output good = run_program(
+      {SCUDA_BIN, "status", "--server", at, "--tls-ca", g.good.file("ca.pem")}, {"SCUDA_TLS_CA="});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+}
+
 TEST(Tls, ANonLoopbackAddressNeedsTlsOrInsecure) {
   const std::string listen = "0.0.0.0:" + std::to_string(free_port());
   const Output o = run_program({SCUDA_BIN, "server", "-l", listen, "--driver", DOUBLE_LIB});
