@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "client/memory.h"
+#include "common/array_formats.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -29,34 +30,8 @@ Arrays& arrays() {
   return *a;
 }
 
-// Bytes per element of the plain formats; 0 for the others (block
-// compressed, video), whose copies then wait for the driver's answer.
-size_t element_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d) {
-  size_t format = 0;
-  switch (d.Format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      format = 1;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      format = 2;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      format = 4;
-      break;
-    default:
-      return 0;
-  }
-  const unsigned c = d.NumChannels;
-  return c == 1 || c == 2 || c == 4 ? format * c : 0;
-}
-
 void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
-  const size_t element = element_bytes(d);
+  const size_t element = format_element_bytes(d.Format, d.NumChannels);
   if (!element) return;
   std::lock_guard lock(arrays().mu);
   arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1, element};
@@ -85,7 +60,8 @@ size_t array_element_bytes(CUarray a) {
     if (it != arrays().extents.end()) return it->second.element;
   }
   CUDA_ARRAY3D_DESCRIPTOR d{};
-  return cuArray3DGetDescriptor_v2(&d, a) == CUDA_SUCCESS ? element_bytes(d) : 0;
+  if (cuArray3DGetDescriptor_v2(&d, a) != CUDA_SUCCESS) return 0;
+  return format_element_bytes(d.Format, d.NumChannels);
 }
 
 }  // namespace scuda::client

@@ -35,6 +35,23 @@ std::map<std::string, int> places_by_token(const SessionTable& table) {
   return held;
 }
 
+// Whether a reload removed the token a queued session came with: it may
+// not take a place the file no longer grants.
+bool token_removed(const AdmissionLimits& limits, const std::string& name) {
+  return limits.tokens && !limits.tokens->open() && !limits.tokens->find(name);
+}
+
+// Sends the slot's session away; false when it left the queue meanwhile.
+bool send_away(SessionSlot* slot) {
+  uint32_t queued = kSlotQueued;
+  if (!slot->state.compare_exchange_strong(queued, kSlotRefused, std::memory_order_acq_rel))
+    return false;
+  wake_slot(slot);
+  spdlog::warn("admission queue: session {} leaves the queue: its token '{}' is no longer in the "
+               "tokens file", slot->pid.load(), token_of(*slot));
+  return true;
+}
+
 int token_limit(const AdmissionLimits& limits, const std::string& name) {
   const Token* t = limits.tokens ? limits.tokens->find(name) : nullptr;
   return t ? t->max_sessions : 0;
@@ -83,6 +100,10 @@ void admit_waiting(SessionTable* table, const AdmissionLimits& limits) {
   uint32_t position = 0;
   for (SessionSlot* slot : in_line(table)) {
     const std::string name = token_of(*slot);
+    if (token_removed(limits, name)) {
+      send_away(slot);
+      continue;
+    }
     const int limit = token_limit(limits, name);
     const bool server_room = limits.max_sessions == 0 || taken < limits.max_sessions;
     const bool token_room = limit == 0 || held[name] < limit;

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/array_formats.h"
+
 namespace scuda::server {
 
 namespace {
@@ -27,6 +29,7 @@ struct Counted {
   std::map<CUdeviceptr, uint64_t> allocations;  // cuMemAlloc and its kin: address -> size
   std::map<CUmemGenericAllocationHandle, Physical> physical;
   std::map<CUdeviceptr, CUmemGenericAllocationHandle> mapped;  // cuMemMap's address -> memory
+  std::map<const void*, uint64_t> arrays;  // CUarray and CUmipmappedArray -> size
 };
 
 // One session per process: set once, before the first request.
@@ -55,29 +58,42 @@ bool charge(uint64_t size) {
 
 void credit(uint64_t size) { own().fetch_sub(size); }
 
-template <class Call>
-CUresult counted_alloc(CUdeviceptr* p, uint64_t size, Call call) {
+// Charges `size`, makes the object with `call` and keeps its size in `kept`
+// under its handle, for the matching release.
+template <class Map, class Handle, class Call>
+CUresult counted_make(Map& kept, Handle* h, uint64_t size, Call call) {
   if (!charge(size)) return CUDA_ERROR_OUT_OF_MEMORY;
   const CUresult rc = call();
-  if (rc != CUDA_SUCCESS || !p) {
+  if (rc != CUDA_SUCCESS || !h) {
     credit(size);
     return rc;
   }
   std::lock_guard lock(g->mu);
-  g->allocations[*p] = size;
+  kept[*h] = size;
+  return rc;
+}
+
+// Releases the object with `call` and credits what `kept` says it held.
+template <class Map, class Key, class Call>
+CUresult counted_release(Map& kept, Key key, Call call) {
+  const CUresult rc = call();
+  if (rc != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(g->mu);
+  if (auto it = kept.find(key); it != kept.end()) {
+    credit(it->second);
+    kept.erase(it);
+  }
   return rc;
 }
 
 template <class Call>
+CUresult counted_alloc(CUdeviceptr* p, uint64_t size, Call call) {
+  return counted_make(g->allocations, p, size, call);
+}
+
+template <class Call>
 CUresult counted_free(CUdeviceptr p, Call call) {
-  const CUresult rc = call();
-  if (rc != CUDA_SUCCESS) return rc;
-  std::lock_guard lock(g->mu);
-  if (auto it = g->allocations.find(p); it != g->allocations.end()) {
-    credit(it->second);
-    g->allocations.erase(it);
-  }
-  return rc;
+  return counted_release(g->allocations, p, call);
 }
 
 CUresult CUDAAPI mem_alloc(CUdeviceptr* p, size_t n) {
@@ -140,6 +156,57 @@ CUresult CUDAAPI mem_create(CUmemGenericAllocationHandle* h, size_t n,
   std::lock_guard lock(g->mu);
   g->physical[*h] = Physical{n, 0, false};
   return rc;
+}
+
+// What an array of `levels` mipmap levels takes. Formats whose element size
+// is not plain (block compressed, video) are charged 4 bytes a channel, no
+// less than any of them takes.
+uint64_t array_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels) {
+  const unsigned channels = d.NumChannels ? d.NumChannels : 1;
+  const uint64_t plain = format_element_bytes(d.Format, d.NumChannels);
+  const uint64_t element = plain ? plain : uint64_t{4} * channels;
+  uint64_t total = 0;
+  for (unsigned l = 0; l < std::max(levels, 1u) && l < 64; ++l) {
+    const auto level = [l](size_t extent) { return std::max<uint64_t>(uint64_t{extent} >> l, 1); };
+    total += level(d.Width) * level(d.Height) * level(d.Depth) * element;
+  }
+  return total;
+}
+
+template <class Handle, class Call>
+CUresult counted_array(Handle* h, uint64_t size, Call call) {
+  return counted_make(g->arrays, h, size, call);
+}
+
+template <class Call>
+CUresult counted_array_destroy(const void* h, Call call) {
+  return counted_release(g->arrays, h, call);
+}
+
+CUresult CUDAAPI array_create(CUarray* h, const CUDA_ARRAY_DESCRIPTOR* d) {
+  if (!d) return g->real.cuArrayCreate_v2(h, d);
+  const CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, d->Format, d->NumChannels, 0};
+  return counted_array(h, array_bytes(d3, 1), [&] { return g->real.cuArrayCreate_v2(h, d); });
+}
+
+CUresult CUDAAPI array3d_create(CUarray* h, const CUDA_ARRAY3D_DESCRIPTOR* d) {
+  if (!d) return g->real.cuArray3DCreate_v2(h, d);
+  return counted_array(h, array_bytes(*d, 1), [&] { return g->real.cuArray3DCreate_v2(h, d); });
+}
+
+CUresult CUDAAPI mipmapped_create(CUmipmappedArray* h, const CUDA_ARRAY3D_DESCRIPTOR* d,
+                                  unsigned int levels) {
+  if (!d) return g->real.cuMipmappedArrayCreate(h, d, levels);
+  return counted_array(h, array_bytes(*d, levels),
+                       [&] { return g->real.cuMipmappedArrayCreate(h, d, levels); });
+}
+
+CUresult CUDAAPI array_destroy(CUarray h) {
+  return counted_array_destroy(h, [&] { return g->real.cuArrayDestroy(h); });
+}
+
+CUresult CUDAAPI mipmapped_destroy(CUmipmappedArray h) {
+  return counted_array_destroy(h, [&] { return g->real.cuMipmappedArrayDestroy(h); });
 }
 
 // Physical memory that is released and mapped nowhere is gone. Under g->mu.
@@ -225,6 +292,11 @@ void enforce_memory_quota(DriverTable* d, MemoryQuota quota) {
   replace(&d->cuMemMap, mem_map);
   replace(&d->cuMemUnmap, mem_unmap);
   replace(&d->cuMemGetInfo_v2, mem_get_info);
+  replace(&d->cuArrayCreate_v2, array_create);
+  replace(&d->cuArray3DCreate_v2, array3d_create);
+  replace(&d->cuMipmappedArrayCreate, mipmapped_create);
+  replace(&d->cuArrayDestroy, array_destroy);
+  replace(&d->cuMipmappedArrayDestroy, mipmapped_destroy);
   spdlog::info("token '{}': device memory capped at {} bytes across its sessions", g->quota.token,
                g->quota.cap);
 }

@@ -71,6 +71,12 @@ void leave(SessionTable* table, SessionSlot* slot) {
   tell_listener(*table);
 }
 
+// The listener's decision on a slot it took out of line.
+Wait decided(const SessionSlot& slot) {
+  return slot.state.load(std::memory_order_acquire) == kSlotRefused ? Wait::kTokenRemoved
+                                                                      : Wait::kAdmitted;
+}
+
 }  // namespace
 
 Wait wait_for_place(Socket& client, uint64_t request_id, SessionTable* table, SessionSlot* slot,
@@ -84,10 +90,10 @@ Wait wait_for_place(Socket& client, uint64_t request_id, SessionTable* table, Se
   auto told_at = Clock::now();
   for (;;) {
     wait_on_slot(slot, kSlotQueued, kLookMs);
-    if (slot->state.load(std::memory_order_acquire) != kSlotQueued) return Wait::kAdmitted;
+    if (slot->state.load(std::memory_order_acquire) != kSlotQueued) return decided(*slot);
     if (table->draining.load() || client_left(client)) {
       leave(table, slot);
-      if (slot->state.load() != kSlotOpening) return Wait::kAdmitted;
+      if (slot->state.load() != kSlotOpening) return decided(*slot);
       spdlog::info("admission queue: session {} leaves the queue after {:.1f} s: {}", getpid(),
                    static_cast<double>(unix_now_ms() - slot->queued_ms) / 1000,
                    table->draining.load() ? "the server is stopping" : "its client went away");

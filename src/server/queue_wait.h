@@ -19,7 +19,7 @@ struct WaitTerms {
   int server_limit = 0;  // --max-sessions
 };
 
-enum class Wait { kAdmitted, kClientLeft, kServerStopping };
+enum class Wait { kAdmitted, kClientLeft, kServerStopping, kTokenRemoved };
 
 // Queues the slot and waits for the listener to admit it, telling the client
 // (kOpQueuePosition, answering `request_id`) its place whenever it changes and

@@ -143,6 +143,11 @@ bool Session::take_place(uint64_t request_id) {
 bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   std::string error;
   if (!load_driver(options_.driver_path, &driver_, &error)) {
+    case Wait::kTokenRemoved:
+      refuse(request_id, fmt::format("token '{}' was taken out of the server's tokens file while "
+                                     "this client waited for a place; ask the server's admin for "
+                                     "a current token", token_.name));
+      return false;
     refuse(request_id, "server: " + error);
     return false;
   }

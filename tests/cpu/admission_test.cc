@@ -323,6 +323,19 @@ INSTANTIATE_TEST_SUITE_P(Admission, MemoryCap, ::testing::Values("SCUDA_VMM=1", 
                            return std::string(info.param[10] == '1' ? "ClientPlaced" : "Driver");
                          });
 
+// CUDA arrays hold device memory too: they count against the cap.
+TEST(Admission, ArraysCountAgainstTheMemoryCap) {
+  TokenDir dir;
+  ServerProcess server({"--tokens", dir.tokens(token_entry("capped", "memory = \"64 MiB\""))});
+  Output o = run_client(server, dir, "capped", {"array-quota", "32", "48"});
+  EXPECT_EQ(o.out,
+            "cuArrayCreate 32 MiB: 0\ncuArrayCreate 48 MiB: 2\nafter a destroy, cuArrayCreate 48 "
+            "MiB: 0\ncuCtxSynchronize: CUDA_SUCCESS\n")
+      << o.err;
+  EXPECT_NE(server.log().find("token 'capped' is at its device memory cap"), std::string::npos)
+      << server.log();
+}
+
 // SIGHUP: a token added to the file works at once, a running session goes
 // on, and a file that does not read leaves the tokens as they were.
 TEST(Admission, SighupReloadsTheTokensFile) {
@@ -345,6 +358,29 @@ TEST(Admission, SighupReloadsTheTokensFile) {
   a->go();
   EXPECT_EQ(a->line(), "cuCtxSynchronize: CUDA_SUCCESS\n") << a->err();
   EXPECT_EQ(a->wait(), 0);
+}
+
+// A client waiting with a token that a reload takes out of the file is sent
+// away with the reason, instead of taking a place no token grants; the
+// session that token runs goes on.
+TEST(Admission, AQueuedClientWhoseTokenIsRemovedIsSentAway) {
+  TokenDir dir;
+  ServerProcess server({"-v", "--tokens", dir.tokens(token_entry("alice", "max_sessions = 1") +
+                                                     token_entry("bob"))});
+  auto first = holder(server, dir, "alice");
+  auto second = waiter(server, dir, "alice");
+  ASSERT_EQ(placed_queue(server, dir, "bob", 1).size(), 1u);
+  dir.tokens(token_entry("bob"));
+  kill(server.pid(), SIGHUP);
+  EXPECT_NE(second->wait(), 0);
+  EXPECT_NE(second->err().find("token 'alice' was taken out of the server's tokens file while "
+                               "this client waited for a place"),
+            std::string::npos)
+      << second->err();
+  EXPECT_TRUE(status(server, dir, "bob")["queue"].empty());
+  first->go();
+  EXPECT_EQ(first->line(), "cuCtxSynchronize: CUDA_SUCCESS\n") << first->err();
+  EXPECT_EQ(first->wait(), 0);
 }
 
 // Past SCUDA_WAIT_TIMEOUT the client gives up with its place and the

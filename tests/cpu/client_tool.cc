@@ -19,6 +19,7 @@
 //   client_tool quota A B     allocates A MiB, then B MiB, frees the first,
 //                             then B MiB again, printing each result (a
 //                             token's memory cap)
+//   client_tool array-quota A B  the same with 2D float arrays of A and B MiB
 //   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
 //                             requests on the main connection), then a
 //                             synchronize
@@ -42,13 +43,18 @@ int report(const char* what, CUresult rc) {
   return rc == CUDA_SUCCESS ? 0 : 1;
 }
 
-// `size` bytes of device memory in device 0's primary context, made current.
-CUresult device_buffer(CUdeviceptr* p, size_t size) {
+// Makes device 0's primary context current.
+CUresult primary_current() {
   CUdevice dev;
   CUcontext ctx;
   if (CUresult rc = cuDeviceGet(&dev, 0)) return rc;
   if (CUresult rc = cuDevicePrimaryCtxRetain(&ctx, dev)) return rc;
-  if (CUresult rc = cuCtxSetCurrent(ctx)) return rc;
+  return cuCtxSetCurrent(ctx);
+}
+
+// `size` bytes of device memory in device 0's primary context, made current.
+CUresult device_buffer(CUdeviceptr* p, size_t size) {
+  if (CUresult rc = primary_current()) return rc;
   return cuMemAlloc(p, size);
 }
 
@@ -155,6 +161,28 @@ int quota(size_t a, size_t b) {
   if (rc == CUDA_SUCCESS) cuMemFree(first);
   rc = cuMemAlloc(&second, b << 20);
   std::printf("after a free, cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+// A 2D float array of `mib` MiB, in rows of 4 KiB.
+CUresult float_array(CUarray* a, size_t mib) {
+  CUDA_ARRAY_DESCRIPTOR d{};
+  d.Width = 1024;
+  d.Height = mib * 256;
+  d.Format = CU_AD_FORMAT_FLOAT;
+  d.NumChannels = 1;
+  return cuArrayCreate(a, &d);
+}
+
+int array_quota(size_t a, size_t b) {
+  if (CUresult rc = primary_current()) return report("context", rc);
+  CUarray first = nullptr, second = nullptr;
+  CUresult rc = float_array(&first, a);
+  std::printf("cuArrayCreate %zu MiB: %d\n", a, static_cast<int>(rc));
+  std::printf("cuArrayCreate %zu MiB: %d\n", b, static_cast<int>(float_array(&second, b)));
+  if (rc == CUDA_SUCCESS) cuArrayDestroy(first);
+  rc = float_array(&second, b);
+  std::printf("after a destroy, cuArrayCreate %zu MiB: %d\n", b, static_cast<int>(rc));
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
@@ -309,5 +337,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "quota") == 0 && argc > 3)
     return quota(std::atoi(argv[2]), std::atoi(argv[3]));
+  if (std::strcmp(argv[1], "array-quota") == 0 && argc > 3)
+    return array_quota(std::atoi(argv[2]), std::atoi(argv[3]));
   return 2;
 }

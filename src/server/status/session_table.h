@@ -23,6 +23,7 @@ enum SlotState : uint32_t {
   kSlotActive = 2,   // a session past its handshake
   kSlotQueued = 3,   // authenticated, waiting in the admission queue for a place
   kSlotAdmitted = 4,  // given a place by the listener, not yet past its handshake
+  kSlotRefused = 5,   // queued with a token a reload removed: the listener sends it away
 };
 
 // Why a queued session waits (SessionSlot::wait_reason).
