@@ -18,10 +18,13 @@ class Session;
 // outputs to `out`.
 using Handler = CUresult (*)(Session& s, protocol::Reader& in, protocol::Writer& out);
 
-// Not a CUresult: the request was malformed and the session must end.
-constexpr CUresult kMalformed = static_cast<CUresult>(-1);
-// Not a CUresult: the handler wrote the reply itself (Session::begin_reply).
-constexpr CUresult kReplied = static_cast<CUresult>(-2);
+// Not CUresults, yet inside the enum's range of values (the driver's codes
+// end at 999, so the range ends at 1023): a value outside it is undefined
+// behaviour once loaded as a CUresult.
+// The request was malformed and the session must end.
+constexpr CUresult kMalformed = static_cast<CUresult>(1023);
+// The handler wrote the reply itself (Session::begin_reply).
+constexpr CUresult kReplied = static_cast<CUresult>(1022);
 
 struct HandlerEntry {
   uint32_t op;
