@@ -11,6 +11,10 @@ namespace scuda::client {
 namespace {
 
 constexpr uint32_t kMaxParams = 32768;
+// CUDA gives a kernel at most 32764 bytes of parameters. A slot past this
+// bound is a lying server's, which would make the client size its buffer by
+// it (or wrap around) and copy outside the arguments it packs.
+constexpr uint64_t kMaxParamBytes = 64 << 10;
 
 struct Layouts {
   std::mutex mu;
@@ -51,7 +55,10 @@ bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
   if (known && !*known) return r.ok();
   if (n > kMaxParams) return false;
   layout->resize(n);
-  for (protocol::ParamSlot& slot : *layout) slot = r.get<protocol::ParamSlot>();
+  for (protocol::ParamSlot& slot : *layout) {
+    slot = r.get<protocol::ParamSlot>();
+    if (slot.offset > kMaxParamBytes || slot.size > kMaxParamBytes - slot.offset) return false;
+  }
   return r.ok();
 }
 
