@@ -1,5 +1,6 @@
 #include "server/dispatch.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace scuda::server {
@@ -36,12 +37,23 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   return index;
 }
 
+const std::unordered_map<uint32_t, const HandlerEntry*>& index() {
+  static const auto built = build_index();
+  return built;
+}
+
 }  // namespace
 
 const HandlerEntry* find_handler(uint32_t op) {
-  static const auto index = build_index();
-  auto it = index.find(op);
-  return it == index.end() ? nullptr : it->second;
+  auto it = index().find(op);
+  return it == index().end() ? nullptr : it->second;
+}
+
+std::vector<uint32_t> handled_ops() {
+  std::vector<uint32_t> ops;
+  for (const auto& [op, entry] : index()) ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
+  return ops;
 }
 
 }  // namespace scuda::server

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "server/handler.h"
 
@@ -37,5 +38,8 @@ std::span<const HandlerEntry> nvml_handlers();
 
 // The entry for `op`, or nullptr when no handler exists.
 const HandlerEntry* find_handler(uint32_t op);
+
+// Every op that has a handler, in increasing order.
+std::vector<uint32_t> handled_ops();
 
 }  // namespace scuda::server

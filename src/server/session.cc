@@ -73,6 +73,15 @@ int Session::run() {
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
   heartbeat_.start(socket_);
+  return serve_requests();
+}
+
+int Session::serve_without_handshake(const DriverTable& driver) {
+  driver_ = driver;
+  return serve_requests();
+}
+
+int Session::serve_requests() {
   FrameHeader h;
   std::string error;
   for (std::chrono::microseconds spin{};;) {
@@ -134,6 +143,11 @@ bool Session::take_place(uint64_t request_id) {
     case Wait::kServerStopping:
       refuse(request_id, "the server is stopping; try another server or later");
       return false;
+    case Wait::kTokenRemoved:
+      refuse(request_id, fmt::format("token '{}' was taken out of the server's tokens file while "
+                                     "this client waited for a place; ask the server's admin for "
+                                     "a current token", token_.name));
+      return false;
     case Wait::kClientLeft:
       return false;
   }
@@ -143,11 +157,6 @@ bool Session::take_place(uint64_t request_id) {
 bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   std::string error;
   if (!load_driver(options_.driver_path, &driver_, &error)) {
-    case Wait::kTokenRemoved:
-      refuse(request_id, fmt::format("token '{}' was taken out of the server's tokens file while "
-                                     "this client waited for a place; ask the server's admin for "
-                                     "a current token", token_.name));
-      return false;
     refuse(request_id, "server: " + error);
     return false;
   }

@@ -52,6 +52,9 @@ class Session {
   // Serves the client until it goes away or breaks the protocol; returns the
   // process exit code.
   int run();
+  // Serves requests as run() does after the handshake, with `driver` as the
+  // driver: the ops fuzz harness (fuzz/ops_fuzz.cc) feeds every handler so.
+  int serve_without_handshake(const DriverTable& driver);
 
   const DriverTable& driver() const { return driver_; }
   HandleTable& handles() { return handles_; }
@@ -104,6 +107,9 @@ class Session {
   bool take_place(uint64_t request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
+  // Reads requests and serves them until the client goes away (0) or
+  // breaks the protocol (1).
+  int serve_requests();
   // Reads the request's payload (its head, for a handler that reads the
   // rest itself) and serves it; false when the session must end.
   bool serve_one(const protocol::FrameHeader& request);
