@@ -31,9 +31,9 @@ void lose(const std::string& why) {
                   "now on", why);
 }
 
-// Runs what the frame `op` names for callback `id`, with the rest of its
-// payload in `r`; returns why not when it cannot.
-std::string run(uint32_t op, uint64_t id, protocol::Reader& r) {
+}  // namespace
+
+std::string run_reached(uint32_t op, uint64_t id, protocol::Reader& r) {
   const std::string unknown =
       fmt::format("the server named callback {}, which this process never registered", id);
   if (op == protocol::kOpAsyncNotification) {
@@ -51,6 +51,8 @@ std::string run(uint32_t op, uint64_t id, protocol::Reader& r) {
     return "the server sent changes of registered memory that this process does not have";
   return run_host_callback(id) ? "" : unknown;
 }
+
+namespace {
 
 // Each frame from the server is "reached" (op host-callback, log-message or
 // async-notification, u64 id, then its data); each
@@ -71,7 +73,7 @@ void serve(Socket s) {
     const uint64_t id = r.u64();
     if (f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
-    if (std::string why_not = run(f.header.op, id, r); !why_not.empty()) return lose(why_not);
+    if (std::string why_not = run_reached(f.header.op, id, r); !why_not.empty()) return lose(why_not);
     protocol::FrameHeader done;
     done.op = f.header.op;
     done.flags = protocol::kReply;

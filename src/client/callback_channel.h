@@ -7,10 +7,19 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+#include <string>
+
+#include "protocol/codec.h"
+
 namespace scuda::client {
 
 // Opens the channel the first time; later calls return the first result,
 // or an error once the channel is lost. A failure is logged once, with why.
 CUresult open_callback_channel();
+
+// Runs what a frame of the channel with op `op` names for callback `id`,
+// the rest of its payload in `r`; returns why not when it cannot.
+std::string run_reached(uint32_t op, uint64_t id, protocol::Reader& r);
 
 }  // namespace scuda::client
