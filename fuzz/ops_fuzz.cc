@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
@@ -53,18 +54,23 @@ const std::vector<uint32_t>& fuzzed_ops() {
   return ops;
 }
 
-// Frames from the input: up to kMaxRequests records of (u16 op index, u8
-// flags, u16 length, payload), the last payload cut short where the input
-// ends.
+// A record's op: itself where the session handles it (seeds keep real op
+// numbers), else one picked from those it handles.
+uint32_t op_of(uint16_t wanted) {
+  const std::vector<uint32_t>& ops = fuzzed_ops();
+  return std::binary_search(ops.begin(), ops.end(), wanted) ? wanted : ops[wanted % ops.size()];
+}
+
+// Frames from the input: up to kMaxRequests records of (u16 op, u8 flags,
+// u16 length, payload), the last payload cut short where the input ends.
 constexpr int kMaxRequests = 64;
 
 std::vector<uint8_t> frames_of(const uint8_t* data, size_t size) {
   std::vector<uint8_t> stream;
-  const std::vector<uint32_t>& ops = fuzzed_ops();
   uint64_t id = 1;
   while (size >= 5 && id <= kMaxRequests) {
     protocol::FrameHeader h;
-    h.op = ops[(data[0] | data[1] << 8) % ops.size()];
+    h.op = op_of(static_cast<uint16_t>(data[0] | data[1] << 8));
     h.flags = data[2] & (protocol::kOneWay | protocol::kSynchronizing);
     const size_t length = std::min<size_t>(data[3] | data[4] << 8, size - 5);
     h.length = static_cast<uint32_t>(length);
