@@ -27,13 +27,16 @@ void release_where(Pred pred) {
 CUresult allocate(size_t size, uintptr_t ctx, uintptr_t module, CUdeviceptr* out) {
   State& s = state();
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (exceeds_memory(size)) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUdevice dev = device_of(ctx);
+  if (exceeds_memory(size, dev)) return CUDA_ERROR_OUT_OF_MEMORY;
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   void* block = std::aligned_alloc(kAlignment, rounded);
   if (block == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   uintptr_t base = reinterpret_cast<uintptr_t>(block);
-  s.allocations[base] = Allocation{size, ctx, module};
-  s.used += size;
+  Allocation a{size, ctx, module};
+  a.device = dev;
+  s.allocations[base] = a;
+  s.used[dev] += size;
   *out = base;
   return CUDA_SUCCESS;
 }
@@ -60,7 +63,8 @@ uintptr_t arena_take(size_t size) {
 CUresult allocate_managed(size_t size, uintptr_t ctx, CUdeviceptr* out) {
   State& s = state();
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (exceeds_memory(size)) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUdevice dev = device_of(ctx);
+  if (exceeds_memory(size, dev)) return CUDA_ERROR_OUT_OF_MEMORY;
   uintptr_t base = 0;
   if (size <= kSmallManaged) {
     base = arena_take(size);
@@ -70,8 +74,10 @@ CUresult allocate_managed(size_t size, uintptr_t ctx, CUdeviceptr* out) {
     if (block != MAP_FAILED) base = reinterpret_cast<uintptr_t>(block);
   }
   if (base == 0) return CUDA_ERROR_OUT_OF_MEMORY;
-  s.allocations[base] = Allocation{size, ctx, 0, true};
-  s.used += size;
+  Allocation a{size, ctx, 0, true};
+  a.device = dev;
+  s.allocations[base] = a;
+  s.used[dev] += size;
   *out = base;
   return CUDA_SUCCESS;
 }
@@ -83,7 +89,7 @@ void release(uintptr_t base) {
   const Allocation a = it->second;
   s.allocations.erase(it);
   if (a.registered || a.physical) return;
-  s.used -= a.size;
+  s.used[a.device] -= a.size;
   if (!a.managed) std::free(reinterpret_cast<void*>(base));
   else if (a.size > kSmallManaged) munmap(reinterpret_cast<void*>(base), a.size);
 }

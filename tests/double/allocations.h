@@ -16,9 +16,9 @@ void release(uintptr_t base);
 void release_allocations_of_context(uintptr_t ctx);
 void release_allocations_of_module(uintptr_t module);
 
-// True when `size` bytes do not fit in the memory left, after telling the
-// registered asynchronous notification callbacks how far over it is.
-bool exceeds_memory(size_t size);
+// True when `size` bytes do not fit in the memory left on `dev`, after
+// telling the registered asynchronous notification callbacks how far over it is.
+bool exceeds_memory(size_t size, CUdevice dev);
 // Base of the live allocation containing address, or 0.
 uintptr_t allocation_base(uintptr_t address);
 // True when [address, address + size) lies inside one live allocation.

@@ -35,8 +35,8 @@ void notify_over_budget(unsigned long long excess) {
 
 }  // namespace
 
-bool scuda_double::exceeds_memory(size_t size) {
-  const size_t free = total_memory() - state().used;
+bool scuda_double::exceeds_memory(size_t size, CUdevice dev) {
+  const size_t free = total_memory() - state().used[dev];
   if (size <= free) return false;
   notify_over_budget(size - free);
   return true;

@@ -31,7 +31,6 @@ constexpr std::pair<CUdevice_attribute, int> kValues[] = {
     {CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_COMPUTEMODE_DEFAULT},
     {CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT, 512},
     {CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1},
-    {CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0x42},
     {CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0},
     {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2619000},
     {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120},
@@ -92,7 +91,7 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
   if (pi == nullptr || attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  *pi = value_of(attrib);
+  *pi = attrib == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID ? pci_bus(dev) : value_of(attrib);
   return CUDA_SUCCESS;
 }
 

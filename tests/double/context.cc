@@ -21,13 +21,13 @@ Call begin_primary(CUdevice dev, Context** primary) {
     call.status = CUDA_ERROR_INVALID_DEVICE;
     return call;
   }
-  *primary = state().contexts.find(state().primary);
+  *primary = state().contexts.find(state().primary[dev]);
   return call;
 }
 
 // Resources die with the context; a later retain starts clean.
 void deactivate_primary(Context* primary) {
-  release_context_resources(state().primary);
+  release_context_resources(state().primary[primary->device]);
   primary->refcount = 0;
   primary->sticky = CUDA_SUCCESS;
 }
@@ -42,7 +42,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (call.status != CUDA_SUCCESS) return call.status;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (primary->refcount++ == 0) log_line("primary context activated");
-  *pctx = as_handle<CUcontext>(state().primary);
+  *pctx = as_handle<CUcontext>(state().primary[dev]);
   return CUDA_SUCCESS;
 }
 

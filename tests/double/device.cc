@@ -1,9 +1,12 @@
-// Initialisation and the single fake device (ordinal 0).
+// Initialisation and the fake devices (SCUDA_DOUBLE_DEVICES of them, one by
+// default), alike but for their UUID and PCI address.
 #include <cuda.h>
 
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "state.h"
 
@@ -12,7 +15,7 @@ using namespace scuda_double;
 namespace {
 
 constexpr const char* kName = "scuda test double";
-constexpr const char* kPciBusId = "0000:42:00.0";
+// Device 0's; the others' end in 2, 3, ...
 constexpr char kUuid[16] = {'s', 'c', 'u', 'd', 'a', '-', 't', 'e',
                             's', 't', '-', 'd', 'b', 'l', '0', '1'};
 
@@ -24,16 +27,25 @@ CUresult copy_string(const char* text, char* out, int len) {
   return CUDA_SUCCESS;
 }
 
+std::string pci_bus_id(CUdevice dev) {
+  char id[16];
+  std::snprintf(id, sizeof id, "0000:%02x:00.0", pci_bus(dev));
+  return id;
+}
+
 Call begin_device(CUdevice dev) {
   Call call = begin();
   if (call.status == CUDA_SUCCESS && !valid_device(dev)) call.status = CUDA_ERROR_INVALID_DEVICE;
   return call;
 }
 
-void create_primary_context() {
-  auto primary = std::make_unique<Context>();
-  primary->primary = true;
-  state().primary = state().contexts.add(std::move(primary));
+void create_primary_contexts() {
+  for (CUdevice dev = 0; dev < device_count(); ++dev) {
+    auto primary = std::make_unique<Context>();
+    primary->primary = true;
+    primary->device = dev;
+    state().primary[dev] = state().contexts.add(std::move(primary));
+  }
 }
 
 }  // namespace
@@ -42,8 +54,9 @@ extern "C" {
 
 CUresult cuInit(unsigned int Flags) {
   if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (device_count() == 0) return CUDA_ERROR_NO_DEVICE;
   std::lock_guard<std::mutex> lock(state().mu);
-  if (!state().initialized) create_primary_context();
+  if (!state().initialized) create_primary_contexts();
   state().initialized = true;
   return CUDA_SUCCESS;
 }
@@ -59,7 +72,7 @@ CUresult cuDeviceGetCount(int* count) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *count = 1;
+  *count = device_count();
   return CUDA_SUCCESS;
 }
 
@@ -83,6 +96,7 @@ CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   if (call.status != CUDA_SUCCESS) return call.status;
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(uuid->bytes, kUuid, sizeof(kUuid));
+  uuid->bytes[15] = static_cast<char>(kUuid[15] + physical_device(dev));
   return CUDA_SUCCESS;
 }
 
@@ -105,7 +119,7 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
 CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   Call call = begin_device(dev);
   if (call.status != CUDA_SUCCESS) return call.status;
-  return copy_string(kPciBusId, pciBusId, len);
+  return copy_string(pci_bus_id(dev).c_str(), pciBusId, len);
 }
 
 }  // extern "C"

@@ -21,7 +21,7 @@ CUresult primary_context(CUcontext* pctx, CUdevice dev) {
   if (call.status != CUDA_SUCCESS) return call.status;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  *pctx = as_handle<CUcontext>(state().primary);
+  *pctx = as_handle<CUcontext>(state().primary[dev]);
   return CUDA_SUCCESS;
 }
 

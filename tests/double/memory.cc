@@ -37,7 +37,7 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *free = total_memory() - state().used;
+  *free = total_memory() - state().used[call.ctx->device];
   *total = total_memory();
   return CUDA_SUCCESS;
 }

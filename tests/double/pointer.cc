@@ -27,7 +27,7 @@ CUresult describe(CUpointer_attribute attr, CUdeviceptr ptr, uintptr_t base, con
       put(data, static_cast<unsigned>(CU_MEMORYTYPE_DEVICE));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-      put(data, 0);
+      put(data, static_cast<int>(a.device));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
       put(data, static_cast<CUdeviceptr>(base));

@@ -1,6 +1,10 @@
 #include "state.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "allocations.h"
 #include "current.h"
@@ -14,6 +18,50 @@ size_t total_memory() {
   }();
   return total;
 }
+
+namespace {
+
+int shown_devices() {
+  const char* n = std::getenv("SCUDA_DOUBLE_DEVICES");
+  const int count = n && *n ? std::atoi(n) : 1;
+  return count >= 1 && count <= kMaxDevices ? count : 1;
+}
+
+// The indices CUDA_VISIBLE_DEVICES lists, up to the first that names no
+// device or repeats one, as the driver reads it; all when it is unset.
+std::vector<int> visible_devices() {
+  const int shown = shown_devices();
+  std::vector<int> out;
+  const char* list = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (list == nullptr) {
+    for (int i = 0; i < shown; ++i) out.push_back(i);
+    return out;
+  }
+  std::string items(list);
+  for (size_t at = 0; at <= items.size();) {
+    const size_t end = std::min(items.find(',', at), items.size());
+    const std::string item = items.substr(at, end - at);
+    char* rest = nullptr;
+    const long index = std::strtol(item.c_str(), &rest, 10);
+    if (item.empty() || *rest != '\0' || index < 0 || index >= shown ||
+        std::find(out.begin(), out.end(), index) != out.end())
+      break;
+    out.push_back(static_cast<int>(index));
+    at = end + 1;
+  }
+  return out;
+}
+
+const std::vector<int>& visible() {
+  static const std::vector<int> devices = visible_devices();
+  return devices;
+}
+
+}  // namespace
+
+int device_count() { return static_cast<int>(visible().size()); }
+
+int physical_device(CUdevice dev) { return valid_device(dev) ? visible()[dev] : -1; }
 
 State& state() {
   static State instance;
@@ -51,7 +99,12 @@ Context* usable_context(uintptr_t id) {
   return ctx;
 }
 
-bool valid_device(CUdevice dev) { return dev == 0; }
+bool valid_device(CUdevice dev) { return dev >= 0 && dev < device_count(); }
+
+CUdevice device_of(uintptr_t ctx) {
+  const Context* context = state().contexts.find(ctx);
+  return context ? context->device : 0;
+}
 
 bool valid_stream(CUstream stream) {
   if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,19 @@ namespace scuda_double {
 // The double's device has this many multiprocessors (attributes, affinity).
 constexpr unsigned kDoubleSmCount = 4;
 
-// The device's memory: SCUDA_DOUBLE_TOTAL_MEMORY bytes, else 1 GiB.
+// The double shows at most this many devices.
+constexpr int kMaxDevices = 8;
+
+// Each device's memory: SCUDA_DOUBLE_TOTAL_MEMORY bytes, else 1 GiB.
 size_t total_memory();
+// The devices shown: SCUDA_DOUBLE_DEVICES (1 to kMaxDevices, else 1), of
+// which CUDA_VISIBLE_DEVICES picks some, as it does of the driver's.
+int device_count();
+// The double's own index of visible device `dev`, which its UUID and PCI
+// address follow, so that a test can tell which one CUDA_VISIBLE_DEVICES kept.
+int physical_device(CUdevice dev);
+// The PCI bus of visible device `dev`: 0x42 for the double's first.
+inline int pci_bus(CUdevice dev) { return 0x42 + physical_device(dev); }
 
 struct Context {
   CUdevice device = 0;
@@ -29,6 +41,7 @@ struct Context {
   CUresult sticky = CUDA_SUCCESS;
   std::map<CUlimit, size_t> limits;  // those set; the rest read as defaults
   unsigned sm_count = 0;  // execution affinity asked at creation; 0: the whole device
+  std::set<uintptr_t> peers;  // contexts whose memory cuCtxEnablePeerAccess opened to this one
 };
 
 struct Allocation {
@@ -40,6 +53,7 @@ struct Allocation {
   uintptr_t physical = 0;   // cuMemMap: the handle of the memory mapped here (vmm.cc)
   bool read_mostly = false;  // managed: advised CU_MEM_ADVISE_SET_READ_MOSTLY
   int last_prefetch = -2;    // managed: the device of the last prefetch (CU_DEVICE_INVALID)
+  CUdevice device = 0;       // whose memory it is
 };
 
 // Memory of cuMemCreate: a memfd, which cuMemMap maps, so that another
@@ -50,6 +64,7 @@ struct Physical {
   bool exportable = false;  // created asking for POSIX descriptors, or imported
   uintptr_t mapped_at = 0;
   int refs = 1;  // the creation or import and each cuMemRetainAllocationHandle
+  CUdevice device = 0;  // whose memory it is
 };
 
 struct Stream {
@@ -112,8 +127,8 @@ struct ResourceObject {
 struct State {
   std::mutex mu;
   bool initialized = false;
-  uintptr_t primary = 0;
-  size_t used = 0;
+  uintptr_t primary[kMaxDevices] = {};  // each device's primary context
+  size_t used[kMaxDevices] = {};        // each device's memory in use
   std::map<uintptr_t, Allocation> allocations;  // keyed by base address
   Registry<Context> contexts{0x10000000};
   Registry<Stream> streams{0x20000000};
@@ -146,6 +161,8 @@ Call begin_in_context();
 Call begin_on_stream(CUstream stream);
 
 Context* usable_context(uintptr_t id);
+// The device of context `ctx`; 0 for an unknown one.
+CUdevice device_of(uintptr_t ctx);
 bool valid_device(CUdevice dev);
 bool valid_stream(CUstream stream);
 

@@ -70,19 +70,21 @@ Physical* find_physical(CUmemGenericAllocationHandle handle) {
 }
 
 void forget_physical(CUmemGenericAllocationHandle handle, Physical* p) {
-  state().used -= p->size;
+  state().used[p->device] -= p->size;
   close(p->fd);
   state().physical.erase(reinterpret_cast<void*>(handle));
 }
 
-CUresult add_physical(int fd, size_t size, bool exportable, CUmemGenericAllocationHandle* handle) {
-  if (exceeds_memory(size)) {
+CUresult add_physical(int fd, size_t size, bool exportable, CUdevice dev,
+                      CUmemGenericAllocationHandle* handle) {
+  if (exceeds_memory(size, dev)) {
     close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  state().used += size;
+  state().used[dev] += size;
   auto p = std::make_unique<Physical>();
   p->size = size;
+  p->device = dev;
   p->fd = fd;
   p->exportable = exportable;
   *handle = state().physical.add(std::move(p));
@@ -148,7 +150,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
     close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  return add_physical(fd, size, posix_fd_requested(prop), handle);
+  return add_physical(fd, size, posix_fd_requested(prop), prop->location.id, handle);
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
@@ -172,6 +174,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
   Allocation a;
   a.size = size;
   a.physical = handle;
+  a.device = p->device;
   state().allocations[ptr] = a;
   p->mapped_at = ptr;
   return CUDA_SUCCESS;
@@ -239,7 +242,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
     return CUDA_ERROR_INVALID_VALUE;
   const int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (mine < 0) return CUDA_ERROR_OPERATING_SYSTEM;
-  return add_physical(mine, static_cast<size_t>(st.st_size), true, handle);
+  // The descriptor does not say whose memory it was: the double takes device 0's.
+  return add_physical(mine, static_cast<size_t>(st.st_size), true, 0, handle);
 }
 
 }  // extern "C"
