@@ -119,6 +119,11 @@ uint64_t current_context_id() {
   return stack.empty() ? 0 : stack.back();
 }
 
+bool current_device(CUdevice* dev) {
+  const uint64_t id = current_context_id();
+  return id != 0 && known_context(id, dev);
+}
+
 bool valid_device(CUdevice dev) {
   return connection() && dev >= 0 && static_cast<size_t>(dev) < snapshot().devices.size();
 }

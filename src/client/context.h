@@ -10,6 +10,8 @@ namespace scuda::client {
 
 // The calling thread's current context id; 0 when none.
 uint64_t current_context_id();
+// The device of the calling thread's current context: false when there is none.
+bool current_device(CUdevice* dev);
 // A reset primary context has its limits back at their defaults
 // (context_limits.cc).
 void forget_limits(uint64_t ctx_id);

@@ -1,6 +1,7 @@
 // cuMemAlloc_v2 and cuMemFree_v2 without a round trip (docs/protocol.md,
-// "Device memory"): the server reserves a range of device addresses once,
-// the client places each allocation in it itself (DeviceAddresses; smaller
+// "Device memory"): the server reserves a range of device addresses once per
+// device, the client places each allocation in the range of its current
+// context's device itself (DeviceAddresses; smaller
 // ones in slots of chunks it places, SmallAllocations), and the server maps
 // and unmaps memory there one-way. Near the device's capacity a map waits
 // for its result, so that running out of memory is still reported by the
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -36,8 +38,10 @@ using protocol::Writer;
 // than this, or than a tenth of the device's, by the client's estimate.
 constexpr uint64_t kMinMargin = uint64_t{1} << 30;
 
+// One device's ranges and what the client placed in them. Each device has
+// ranges of its own, reserved with one of its contexts current, so that
+// the device an address belongs to is the device the server mapped there.
 struct MappedMemory {
-  std::mutex mu;  // held for each whole call, so that requests go in order
   enum class State { kUnknown, kOn, kOff } state = State::kUnknown;
   DeviceAddresses addresses;
   SmallAllocations small;
@@ -49,20 +53,31 @@ struct MappedMemory {
   uint64_t free_estimate = 0;
 };
 
-MappedMemory& mapped() {
-  static MappedMemory* m = new MappedMemory;  // never freed: used until exit
-  return *m;
+struct Placements {
+  std::mutex mu;  // held for each whole call, so that requests go in order
+  std::map<CUdevice, MappedMemory> devices;
+};
+
+Placements& placements() {
+  static Placements* p = new Placements;  // never freed: used until exit
+  return *p;
 }
 
-// SCUDA_VMM=0 turns the path off; it needs one device (VMM memory would
-// need cuMemSetAccess for each peer) that supports it.
-bool wanted() {
+// The current context's device's placements; null without a current context.
+MappedMemory* current(Placements& p, CUdevice* dev) {
+  if (!current_device(dev)) return nullptr;
+  return &p.devices[*dev];
+}
+
+// SCUDA_VMM=0 turns the path off; it needs a device that supports it.
+bool wanted(CUdevice dev) {
   if (const char* flag = std::getenv("SCUDA_VMM"); flag && std::strcmp(flag, "0") == 0)
     return false;
   const auto& devices = snapshot().devices;
+  if (dev < 0 || static_cast<size_t>(dev) >= devices.size()) return false;
+  const auto& d = devices[dev];
   constexpr size_t vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-  return devices.size() == 1 && devices[0].attrs.size() > vmm &&
-         devices[0].attr_ok.size() > vmm && devices[0].attr_ok[vmm] && devices[0].attrs[vmm] == 1;
+  return d.attrs.size() > vmm && d.attr_ok.size() > vmm && d.attr_ok[vmm] && d.attrs[vmm] == 1;
 }
 
 // Asks the server for one more range of addresses.
@@ -86,9 +101,9 @@ bool reserve(MappedMemory& m) {
   return true;
 }
 
-bool ready(MappedMemory& m) {
+bool ready(MappedMemory& m, CUdevice dev) {
   if (m.state == MappedMemory::State::kUnknown)
-    m.state = wanted() && reserve(m) ? MappedMemory::State::kOn : MappedMemory::State::kOff;
+    m.state = wanted(dev) && reserve(m) ? MappedMemory::State::kOn : MappedMemory::State::kOff;
   return m.state == MappedMemory::State::kOn;
 }
 
@@ -188,55 +203,68 @@ CUresult free_small(MappedMemory& m, uint64_t at) {
   return post(protocol::kOpVaSync, Writer());
 }
 
+// The device's placements that hold an allocation of allocate_mapped's
+// starting at `base`, or null.
+MappedMemory* holding(Placements& p, uint64_t base) {
+  for (auto& [dev, m] : p.devices)
+    if (m.small.in_use(base) || large_at(m, base)) return &m;
+  return nullptr;
+}
+
 }  // namespace
 
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc) {
-  if (!dptr || current_context_id() == 0) return false;
-  MappedMemory& m = mapped();
-  std::lock_guard lock(m.mu);
-  if (!ready(m) || size == 0 || size > m.range_size) return false;
-  return m.small.serves(size) ? allocate_small(m, size, dptr, rc)
-                              : allocate_large(m, size, dptr, rc);
+  if (!dptr) return false;
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  CUdevice dev = 0;
+  MappedMemory* m = current(p, &dev);
+  if (!m || !ready(*m, dev) || size == 0 || size > m->range_size) return false;
+  return m->small.serves(size) ? allocate_small(*m, size, dptr, rc)
+                               : allocate_large(*m, size, dptr, rc);
 }
 
 bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   // Without a context the server could not wait for the device's work.
   if (current_context_id() == 0) return false;
-  MappedMemory& m = mapped();
-  std::lock_guard lock(m.mu);
-  const bool small = m.small.in_use(dptr);
-  if (m.state != MappedMemory::State::kOn || (!small && !large_at(m, dptr))) return false;
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  MappedMemory* m = holding(p, dptr);
+  if (!m) return false;
+  const bool small = m->small.in_use(dptr);
   // Forgotten before another thread can be given the address and note it.
   forget_allocation(dptr);
   forget_attributes(dptr);
-  *rc = small ? free_small(m, dptr) : unmap(m, dptr);
+  *rc = small ? free_small(*m, dptr) : unmap(*m, dptr);
   return true;
 }
 
 bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& open, uint64_t* at,
                   CUresult* rc) {
-  if (current_context_id() == 0) return false;
-  MappedMemory& m = mapped();
-  std::lock_guard lock(m.mu);
-  if (!ready(m) || size == 0 || size % m.granularity != 0) return false;
-  *at = place(m, size);
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  CUdevice dev = 0;
+  MappedMemory* m = current(p, &dev);
+  if (!m || !ready(*m, dev) || size == 0 || size % m->granularity != 0) return false;
+  *at = place(*m, size);
   if (*at == 0) return false;
   *rc = open(*at);
-  if (*rc != CUDA_SUCCESS) m.addresses.give_back(*at);
+  if (*rc != CUDA_SUCCESS) m->addresses.give_back(*at);
   return true;
 }
 
 CUresult unmap_imported(uint64_t at) {
-  MappedMemory& m = mapped();
-  std::lock_guard lock(m.mu);
-  if (m.addresses.size_at(at) == 0) return CUDA_ERROR_INVALID_VALUE;
-  return unmap(m, at, false);
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  for (auto& [dev, m] : p.devices)
+    if (m.addresses.size_at(at) != 0) return unmap(m, at, false);
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 bool mapped_allocation(CUdeviceptr base) {
-  MappedMemory& m = mapped();
-  std::lock_guard lock(m.mu);
-  return m.small.in_use(base) || large_at(m, base);
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  return holding(p, base) != nullptr;
 }
 
 }  // namespace scuda::client

@@ -16,8 +16,9 @@ class Session;
 CUmemAllocationProp placed_memory(const Session& s, CUdevice dev);
 
 // Maps `memory` ([0, size) of it) at `address`, read/write for device `dev`
-// (the current context's), and records the mapping; the mapping then holds
-// the memory. Checks the address against the session's reservations first.
+// (the current context's) and the peers that can reach it, and records the
+// mapping; the mapping then holds the memory. Checks the address against
+// the session's reservations for `dev` first.
 CUresult map_at(Session& s, CUdevice dev, uint64_t address, uint64_t size,
                 CUmemGenericAllocationHandle memory);
 

@@ -4,6 +4,7 @@
 // virtual memory management calls. Every address is checked against what
 // the session holds (VaSpace) before the driver sees it.
 #include <map>
+#include <vector>
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
@@ -44,6 +45,56 @@ bool exports_descriptors(const DriverTable& d, CUdevice dev) {
   return yes;
 }
 
+// Who may read and write memory of `dev`: itself, and every other device
+// the driver says can reach it. Peer access (cuCtxEnablePeerAccess) opens
+// cuMemAlloc memory to a peer but not memory mapped this way, which only
+// cuMemSetAccess opens; so a peer is given access at the map, and a
+// program that enables peer access reads the memory as it would natively.
+// Asked of the driver once per device, as exports_descriptors is.
+const std::vector<CUmemAccessDesc>& access_for(const DriverTable& d, CUdevice dev) {
+  static std::map<CUdevice, std::vector<CUmemAccessDesc>> known;
+  if (auto it = known.find(dev); it != known.end()) return it->second;
+  std::vector<CUmemAccessDesc>& access = known[dev];
+  auto allow = [&](CUdevice who) {
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = who;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access.push_back(desc);
+  };
+  allow(dev);
+  int count = 1;
+  if (!d.cuDeviceGetCount || !d.cuDeviceCanAccessPeer || d.cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    return access;
+  for (CUdevice other = 0; other < count; ++other) {
+    int can = 0;
+    if (other != dev && d.cuDeviceCanAccessPeer(&can, other, dev) == CUDA_SUCCESS && can)
+      allow(other);
+  }
+  return access;
+}
+
+// Waits for the work of `dev`'s primary context when it is active: memory
+// of another device than the current context's may be freed (cudart frees
+// from whichever device is current), and that device's kernels may still
+// use it. A primary context that is not active has no work.
+CUresult sync_primary(const DriverTable& d, CUdevice dev) {
+  unsigned flags = 0;
+  int active = 0;
+  if (!d.cuDevicePrimaryCtxGetState || !d.cuDevicePrimaryCtxRetain || !d.cuCtxPushCurrent_v2 ||
+      d.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
+    return CUDA_SUCCESS;
+  CUcontext ctx = nullptr;
+  if (CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) return rc;
+  CUresult rc = d.cuCtxPushCurrent_v2(ctx);
+  if (rc == CUDA_SUCCESS) {
+    rc = d.cuCtxSynchronize();
+    d.cuCtxPopCurrent_v2(nullptr);
+  }
+  d.cuDevicePrimaryCtxRelease_v2(dev);
+  return rc;
+}
+
 // The device's free and total memory, for the client's estimate; nothing
 // when the driver cannot tell.
 void write_memory_info(const DriverTable& d, Writer& out) {
@@ -71,7 +122,7 @@ CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   const uint64_t size = (kReserveFactor * total + granularity - 1) / granularity * granularity;
   CUdeviceptr base = 0;
   if ((rc = d.cuMemAddressReserve(&base, size, 0, 0, 0)) != CUDA_SUCCESS) return rc;
-  s.va().add_reservation(base, size, granularity);
+  s.va().add_reservation(base, size, granularity, dev);
   out.u64(base);
   out.u64(size);
   out.u64(granularity);
@@ -118,7 +169,12 @@ CUresult va_free(Session& s, Reader& in, Writer&) {
   const uint64_t size = s.va().mapping_size(address);
   if (size == 0) return CUDA_SUCCESS;
   const DriverTable& d = s.driver();
-  const CUresult synced = d.cuCtxSynchronize();
+  CUresult synced = d.cuCtxSynchronize();
+  CUdevice current = 0;
+  const int owner = s.va().owner(address);
+  if (synced == CUDA_SUCCESS && d.cuCtxGetDevice(&current) == CUDA_SUCCESS && owner >= 0 &&
+      owner != current)
+    synced = sync_primary(d, owner);
   const CUresult rc = d.cuMemUnmap(address, size);
   if (rc == CUDA_SUCCESS) {
     s.va().remove_mapping(address);
@@ -156,14 +212,13 @@ CUmemAllocationProp placed_memory(const Session& s, CUdevice dev) {
 
 CUresult map_at(Session& s, CUdevice dev, uint64_t address, uint64_t size,
                 CUmemGenericAllocationHandle memory) {
-  if (!s.va().can_map(address, size)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.va().can_map(address, size) || s.va().owner(address) != dev)
+    return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (CUresult rc = d.cuMemMap(address, size, 0, memory, 0); rc != CUDA_SUCCESS) return rc;
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = dev;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (CUresult rc = d.cuMemSetAccess(address, size, &access, 1); rc != CUDA_SUCCESS) {
+  const std::vector<CUmemAccessDesc>& access = access_for(d, dev);
+  if (CUresult rc = d.cuMemSetAccess(address, size, access.data(), access.size());
+      rc != CUDA_SUCCESS) {
     d.cuMemUnmap(address, size);
     return rc;
   }

@@ -14,9 +14,16 @@ auto at_or_below(const std::map<uint64_t, uint64_t>& ranges, uint64_t address) {
 
 }  // namespace
 
-void VaSpace::add_reservation(uint64_t base, uint64_t size, uint64_t granularity) {
+void VaSpace::add_reservation(uint64_t base, uint64_t size, uint64_t granularity, int device) {
   reserved_[base] = size;
+  owners_[base] = device;
   granularity_ = granularity;
+}
+
+int VaSpace::owner(uint64_t address) const {
+  auto it = at_or_below(reserved_, address);
+  if (it == reserved_.end() || address - it->first >= it->second) return -1;
+  return owners_.at(it->first);
 }
 
 bool VaSpace::can_map(uint64_t base, uint64_t size) const {

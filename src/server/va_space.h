@@ -20,7 +20,11 @@ class VaSpace {
   // The allocation granularity that mappings must be multiples of; 0 before
   // the first reservation.
   uint64_t granularity() const { return granularity_; }
-  void add_reservation(uint64_t base, uint64_t size, uint64_t granularity);
+  // A range reserved for the memory of device `device` (each device has
+  // ranges of its own: the client places a device's allocations in them).
+  void add_reservation(uint64_t base, uint64_t size, uint64_t granularity, int device);
+  // The device whose reservation holds `address`; -1 when none does.
+  int owner(uint64_t address) const;
 
   // True when [base, base + size) may be mapped: non-empty, aligned to the
   // granularity, inside one reservation and clear of every mapping.
@@ -38,6 +42,7 @@ class VaSpace {
 
   uint64_t granularity_ = 0;
   std::map<uint64_t, uint64_t> reserved_;  // base -> size
+  std::map<uint64_t, int> owners_;         // base -> device, of each reservation
   std::map<uint64_t, uint64_t> mapped_;    // base -> size
 };
 

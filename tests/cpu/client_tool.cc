@@ -315,6 +315,22 @@ int cudart_primary() {
   return ctx && !active ? 0 : 1;
 }
 
+// Prints the devices the server offers: their count, then each one's PCI
+// address (the double's follow the devices CUDA_VISIBLE_DEVICES picked).
+int devices() {
+  if (CUresult rc = cuInit(0)) return report("cuInit", rc);
+  int count = 0;
+  if (CUresult rc = cuDeviceGetCount(&count)) return report("cuDeviceGetCount", rc);
+  std::printf("devices %d\n", count);
+  for (int dev = 0; dev < count; ++dev) {
+    char bus[32] = {};
+    if (CUresult rc = cuDeviceGetPCIBusId(bus, sizeof bus, dev))
+      return report("cuDeviceGetPCIBusId", rc);
+    std::printf("device %d %s\n", dev, bus);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -324,6 +340,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "runtime-exit") == 0) return managed_then_exit(false);
   if (std::strcmp(argv[1], "program-exit") == 0) return managed_then_exit(true);
   if (std::strcmp(argv[1], "init") == 0) return report("cuInit", CUDA_SUCCESS);
+  if (std::strcmp(argv[1], "devices") == 0) return devices();
   if (std::strcmp(argv[1], "copy-loop") == 0) return copy_loop();
   if (std::strcmp(argv[1], "submit") == 0) return submit();
   if (std::strcmp(argv[1], "callback-exit") == 0) return callback_then_exit();

@@ -12,7 +12,7 @@ constexpr uint64_t kBase = 0x7f0000000000;
 TEST(VaSpace, MapsMustBeAlignedInsideOneReservationAndClearOfOthers) {
   VaSpace va;
   EXPECT_FALSE(va.can_map(kBase, kG)) << "nothing reserved yet";
-  va.add_reservation(kBase, 8 * kG, kG);
+  va.add_reservation(kBase, 8 * kG, kG, 0);
   EXPECT_TRUE(va.can_map(kBase, 8 * kG));
   EXPECT_FALSE(va.can_map(kBase, 0));
   EXPECT_FALSE(va.can_map(kBase + 1, kG)) << "unaligned address";
@@ -38,10 +38,22 @@ TEST(VaSpace, ReservationsAreBounded) {
   VaSpace va;
   for (size_t i = 0; i < VaSpace::kMaxReservations; ++i) {
     EXPECT_FALSE(va.full());
-    va.add_reservation(kBase + i * 16 * kG, 8 * kG, kG);
+    va.add_reservation(kBase + i * 16 * kG, 8 * kG, kG, 0);
   }
   EXPECT_TRUE(va.full());
   EXPECT_FALSE(va.can_map(kBase + 8 * kG, kG)) << "between two reservations";
+}
+
+TEST(VaSpace, EachReservationBelongsToItsDevice) {
+  VaSpace va;
+  va.add_reservation(kBase, 8 * kG, kG, 0);
+  va.add_reservation(kBase + 16 * kG, 8 * kG, kG, 1);
+  EXPECT_EQ(va.owner(kBase), 0);
+  EXPECT_EQ(va.owner(kBase + 8 * kG - 1), 0);
+  EXPECT_EQ(va.owner(kBase + 8 * kG), -1) << "between the two";
+  EXPECT_EQ(va.owner(kBase + 16 * kG), 1);
+  EXPECT_EQ(va.owner(kBase + 24 * kG - 1), 1);
+  EXPECT_EQ(va.owner(kBase - 1), -1);
 }
 
 }  // namespace

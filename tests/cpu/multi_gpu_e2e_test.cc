@@ -1,0 +1,257 @@
+// Every GPU of a server: against a server whose double shows two devices
+// (SCUDA_DOUBLE_DEVICES=2, 16 GiB each), the client sees both with their own
+// facts, places allocations on each one-way in that device's ranges, copies
+// between them with cuMemcpyPeer, and runs a context on each from two
+// threads; a server started with CUDA_VISIBLE_DEVICES offers the device it
+// names.
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/ops.h"
+#include "server_process.h"
+
+extern "C" uint64_t scuda_replies_awaited();
+extern "C" int scuda_set_compression(const char* mode);
+extern "C" uint32_t scuda_lanes_open();
+extern "C" uint64_t scuda_lane_bytes();
+
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kTotal = size_t{16} << 30;
+
+scuda::test::ServerProcess* server = nullptr;
+
+// The double's devices and memory are set before the server starts: its
+// session processes inherit them.
+class TwoDeviceServer : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    setenv("SCUDA_DOUBLE_DEVICES", "2", 1);
+    setenv("SCUDA_DOUBLE_TOTAL_MEMORY", std::to_string(kTotal).c_str(), 1);
+    server = new scuda::test::ServerProcess();
+    setenv("SCUDA_SERVER", server->address().c_str(), 1);
+  }
+  void TearDown() override { delete server; }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new TwoDeviceServer);
+
+std::vector<uint8_t> pattern(size_t size, unsigned seed) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * seed + (i >> 12) + seed);
+  return bytes;
+}
+
+int device_of(CUdeviceptr p) {
+  int ordinal = -1;
+  EXPECT_EQ(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p),
+            CUDA_SUCCESS);
+  return ordinal;
+}
+
+size_t free_memory() {
+  size_t free = 0, total = 0;
+  EXPECT_EQ(cuMemGetInfo(&free, &total), CUDA_SUCCESS);
+  EXPECT_EQ(total, kTotal);
+  return free;
+}
+
+// Both devices' primary contexts retained, device 0's current; each device's
+// first allocation (which reserves its range, one round trip) done.
+class MultiGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    for (CUdevice dev = 0; dev < 2; ++dev) {
+      ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_[dev], dev), CUDA_SUCCESS);
+      ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+      CUdeviceptr first = 0;
+      ASSERT_EQ(cuMemAlloc(&first, 2 * kMiB), CUDA_SUCCESS);
+      ASSERT_EQ(cuMemFree(first), CUDA_SUCCESS);
+    }
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    for (CUdevice dev = 0; dev < 2; ++dev) cuDevicePrimaryCtxRelease(dev);
+  }
+
+  CUcontext ctx_[2] = {};
+};
+
+TEST_F(MultiGpuTest, TheClientSeesBothDevicesWithTheirOwnFacts) {
+  int count = 0;
+  ASSERT_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
+  ASSERT_EQ(count, 2);
+  CUuuid uuid[2];
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    char name[64] = {}, bus[32] = {};
+    ASSERT_EQ(cuDeviceGetName(name, sizeof name, dev), CUDA_SUCCESS);
+    EXPECT_STREQ(name, "scuda test double");
+    ASSERT_EQ(cuDeviceGetPCIBusId(bus, sizeof bus, dev), CUDA_SUCCESS);
+    EXPECT_EQ(std::string(bus), dev == 0 ? "0000:42:00.0" : "0000:43:00.0");
+    int pci_bus = 0;
+    ASSERT_EQ(cuDeviceGetAttribute(&pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev), CUDA_SUCCESS);
+    EXPECT_EQ(pci_bus, 0x42 + dev);
+    size_t total = 0;
+    ASSERT_EQ(cuDeviceTotalMem(&total, dev), CUDA_SUCCESS);
+    EXPECT_EQ(total, kTotal);
+    ASSERT_EQ(cuDeviceGetUuid(&uuid[dev], dev), CUDA_SUCCESS);
+  }
+  EXPECT_NE(std::memcmp(uuid[0].bytes, uuid[1].bytes, sizeof uuid[0].bytes), 0);
+  CUdevice dev = -1;
+  EXPECT_EQ(cuDeviceGet(&dev, 1), CUDA_SUCCESS);
+  EXPECT_EQ(dev, 1);
+  EXPECT_EQ(cuDeviceGet(&dev, 2), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_F(MultiGpuTest, AllocationsOnEachDeviceGoOneWayAndBelongToIt) {
+  std::vector<CUdeviceptr> ptrs[2];
+  size_t before_free[2];
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    before_free[dev] = free_memory();
+    const uint64_t before = scuda_replies_awaited();
+    for (size_t size : {2 * kMiB, 20 * kMiB, size_t{4096}}) {
+      CUdeviceptr p = 0;
+      ASSERT_EQ(cuMemAlloc(&p, size), CUDA_SUCCESS);
+      ptrs[dev].push_back(p);
+    }
+    EXPECT_EQ(scuda_replies_awaited(), before) << "allocations on device " << dev << " waited";
+  }
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    for (CUdeviceptr p : ptrs[dev]) EXPECT_EQ(device_of(p), dev) << std::hex << p;
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    EXPECT_EQ(free_memory(), before_free[dev] - 2 * kMiB - 20 * kMiB - 2 * kMiB)
+        << "each device's memory counts its own allocations (the small one's chunk)";
+  }
+  // Freed from device 0's context, whichever device's memory it is.
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  const uint64_t before = scuda_replies_awaited();
+  for (CUdevice dev = 0; dev < 2; ++dev)
+    for (CUdeviceptr p : ptrs[dev]) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  EXPECT_EQ(scuda_replies_awaited(), before) << "frees waited";
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[1]), CUDA_SUCCESS);
+  EXPECT_EQ(free_memory(), before_free[1] - 2 * kMiB) << "only device 1's spare chunk is left";
+}
+
+TEST_F(MultiGpuTest, PeerCopiesMoveTheBytesBetweenDevices) {
+  int can = -1;
+  ASSERT_EQ(cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS);
+  EXPECT_EQ(can, 1);
+  ASSERT_EQ(cuDeviceCanAccessPeer(&can, 1, 1), CUDA_SUCCESS);
+  EXPECT_EQ(can, 0);
+  const size_t size = 6 * kMiB + 123;
+  const std::vector<uint8_t> data = pattern(size, 7);
+  CUdeviceptr on0 = 0, on1 = 0, back = 0;
+  ASSERT_EQ(cuMemAlloc(&on0, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&back, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoD(on0, data.data(), size), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[1]), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&on1, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyPeer(on1, ctx_[1], on0, ctx_[0], size), CUDA_SUCCESS);
+  std::vector<uint8_t> read(size);
+  ASSERT_EQ(cuMemcpyDtoH(read.data(), on1, size), CUDA_SUCCESS);
+  EXPECT_EQ(read, data) << "device 0 -> device 1";
+
+  ASSERT_EQ(cuMemsetD8(on1, 0x5a, 1000), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyPeerAsync(back, ctx_[0], on1, ctx_[1], size, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  std::vector<uint8_t> expected = data;
+  std::memset(expected.data(), 0x5a, 1000);
+  ASSERT_EQ(cuMemcpyDtoH(read.data(), back, size), CUDA_SUCCESS);
+  EXPECT_EQ(read, expected) << "device 1 -> device 0, asynchronously";
+  for (CUdeviceptr p : {on0, on1, back}) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+}
+
+TEST_F(MultiGpuTest, PeerAccessIsEnabledOnTheServer) {
+  ASSERT_EQ(cuCtxEnablePeerAccess(ctx_[1], 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxEnablePeerAccess(ctx_[1], 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+  EXPECT_EQ(cuCtxEnablePeerAccess(ctx_[0], 0), CUDA_ERROR_INVALID_DEVICE) << "its own device";
+  EXPECT_EQ(cuCtxDisablePeerAccess(ctx_[1]), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxDisablePeerAccess(ctx_[1]), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+}
+
+// Copies this large cross the lanes on device 1 as on device 0. lz4 is off,
+// as lanes carry none.
+TEST_F(MultiGpuTest, LargeCopiesOnTheSecondDeviceCrossTheLanes) {
+  const size_t size = 9 * scuda::protocol::kLaneStripe + 12345;
+  ASSERT_EQ(scuda_set_compression("off"), 0);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[1]), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cuMemAlloc(&p, size), CUDA_SUCCESS);
+  std::vector<uint8_t> zeros(size);
+  ASSERT_EQ(cuMemcpyHtoD(p, zeros.data(), size), CUDA_SUCCESS);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!scuda_lanes_open() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_GT(scuda_lanes_open(), 1u);
+  const std::vector<uint8_t> data = pattern(size, 11);
+  const uint64_t before = scuda_lane_bytes();
+  ASSERT_EQ(cuMemcpyHtoD(p, data.data(), size), CUDA_SUCCESS);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), p, size), CUDA_SUCCESS);
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(scuda_lane_bytes() - before, 2 * size);
+  EXPECT_EQ(device_of(p), 1);
+  EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  scuda_set_compression("auto");
+}
+
+// Each thread makes a context of its own device, and its work stays there.
+TEST_F(MultiGpuTest, ContextsOnBothDevicesFromTwoThreads) {
+  std::vector<uint8_t> read[2];
+  CUdevice seen[2] = {-1, -1};
+  int ordinal[2] = {-1, -1};
+  auto work = [&](CUdevice dev) {
+    CUcontext ctx = nullptr;
+    if (cuCtxCreate(&ctx, nullptr, 0, dev) != CUDA_SUCCESS) return;
+    cuCtxGetDevice(&seen[dev]);
+    const size_t size = 3 * kMiB + dev;
+    const std::vector<uint8_t> data = pattern(size, 3 + dev);
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, size) == CUDA_SUCCESS) {
+      ordinal[dev] = device_of(p);
+      read[dev].resize(size);
+      cuMemcpyHtoD(p, data.data(), size);
+      cuMemcpyDtoH(read[dev].data(), p, size);
+      if (read[dev] != data) read[dev].clear();
+      cuMemFree(p);
+    }
+    cuCtxDestroy(ctx);
+  };
+  std::thread one(work, 0), two(work, 1);
+  one.join();
+  two.join();
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    EXPECT_EQ(seen[dev], dev);
+    EXPECT_EQ(ordinal[dev], dev);
+    EXPECT_EQ(read[dev].size(), 3 * kMiB + dev) << "device " << dev << "'s bytes came back wrong";
+  }
+}
+
+// CUDA_VISIBLE_DEVICES in the server's environment picks the devices its
+// sessions offer, as it picks a local program's: here the second.
+TEST(MultiGpuVisibleDevices, TheServerOffersTheDevicesItWasGiven) {
+  setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+  scuda::test::ServerProcess second;
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  const scuda::test::Output o =
+      scuda::test::run_program({CLIENT_TOOL, "devices"}, {"SCUDA_SERVER=" + second.address()});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "devices 1\ndevice 0 0000:43:00.0\n");
+  EXPECT_NE(second.output().find("1 GPU:"), std::string::npos) << second.output();
+}
+
+}  // namespace
