@@ -133,6 +133,8 @@ start_server() {
   setsid "$build/bin/scuda" server -l "$server" -v ${server_args[@]+"${server_args[@]}"} \
     >>"$logs/server.log" 2>&1 </dev/null &
   server_pid=$!
+  # Killing it is the point: no "Killed" notice from this shell.
+  disown "$server_pid"
   for _ in $(seq 300); do
     listening && return 0
     kill -0 "$server_pid" 2>/dev/null || break
@@ -141,11 +143,20 @@ start_server() {
   echo "server did not start: $(tail -n3 "$logs/server.log")"
   return 1
 }
+# stop_server: kills the server's process group; true once none of it is left.
 stop_server() {
   [ -n "${server_pid:-}" ] || return 0
   kill -9 -- "-$server_pid" 2>/dev/null
-  wait "$server_pid" 2>/dev/null
+  gone "$server_pid"
   server_pid=
+}
+# gone PGID: waits up to 5 s for the group's last live process to go.
+gone() {
+  for _ in $(seq 100); do
+    [ -z "$(group_pids "$1")" ] && return 0
+    sleep 0.05
+  done
+  return 1
 }
 # cleanup: at exit, the server and any client still running go.
 cleanup() {
@@ -170,17 +181,17 @@ client() {
     "$jail" "$build/bin/scuda" run --server "$server" -- "$progs/$prog" "$@" \
       </dev/null >"$logs/$name.out" 2>"$logs/$name.err"
     echo "$? $(now)" >"$logs/$name.end"
-  ) &
+  ) 2>/dev/null &  # no "Killed" notice: killing clients is the point
 }
 ended() { [ -s "$logs/$1.end" ]; }
 end_rc() { cut -d' ' -f1 "$logs/$1.end"; }
 end_time() { cut -d' ' -f2 "$logs/$1.end"; }
 # pid_of NAME: the program's pid, from its "ready pid=N" line.
-pid_of() { sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$logs/$1.out" | head -n1; }
-result_of() { grep -a '^RESULT ' "$logs/$1.out" | tail -n1; }
+pid_of() { sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$logs/$1.out" 2>/dev/null | head -n1; }
+result_of() { grep -as '^RESULT ' "$logs/$1.out" | tail -n1; }
 # why NAME: its RESULT line and the first line of its stderr.
 why() {
-  echo "$(result_of "$1") / $(grep -av '^isolate:' "$logs/$1.err" | grep -am1 .)"
+  echo "$(result_of "$1") / $(grep -asv '^isolate:' "$logs/$1.err" | grep -am1 .)"
 }
 # await_ready NAME: waits up to $ready_limit s for its "ready" line; false
 # if it ended or did not get there.
@@ -216,7 +227,7 @@ passed() { [ "$(end_rc "$1")" = 0 ] && [[ $(result_of "$1") == "RESULT $2 PASS"*
 wanted() { [[ $tests == *" $1 "* ]]; }
 
 section "environment"
-nvidia-smi -L 2>&1 | head -n 8
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -n 8
 echo "load: $load_clients clients x ${load_seconds}s; kills: $kills of a ${copy_mib} MiB copy;" \
   "server modes: $modes; SCUDA_SERVER_TIMEOUT=$silence"
 
@@ -269,7 +280,7 @@ if wanted load; then
   done
   alive=yes
   kill -0 "$server_pid" 2>/dev/null || alive=no
-  figs="clients=$load_clients seconds=$load_seconds ops=$ops errors=$errors gib=$((bytes >> 30))"
+  figs="clients=$load_clients seconds=$load_seconds ops=$ops errors=$errors gib_checked=$((bytes >> 30))"
   if [ ${#failed[@]} -eq 0 ] && [ "$alive" = yes ]; then
     row load PASS "$figs" "every client checked its results and exited 0"
   else
@@ -280,7 +291,7 @@ fi
 if wanted kills; then
   section "kills: $kills x kill -9 of a client in a ${copy_mib} MiB copy"
   printf 'i\tcopy_ms\tdelay_ms\tduring_mib\tleft_mib\tsettle_s\tproblem\n' >"$logs/kills.tsv"
-  bad=0 max_left=0 max_took=0 min_during=
+  bad=0 unready=0 max_left=0 max_took=0 min_during=
   for ((i = 1; i <= kills; i++)); do
     problem=
     client "kill_$i" fault_copy "$copy_mib" 300
@@ -308,6 +319,7 @@ if wanted kills; then
       "$left" "$took" "$problem" >>"$logs/kills.tsv"
     echo "kill $i: copy ${copy_ms:-?} ms, killed after ${delay:-?} ms, $left MiB left after ${took}s $problem"
     [ -n "$problem" ] && bad=$((bad + 1)) && first=${first:-"kill $i: $problem"}
+    [[ $problem == "never ready"* ]] && ((++unready >= 3)) && { first="$first; 3 clients never ready, stopped"; break; }
   done
   figs="kills=$kills failed=$bad max_left_mib=$max_left max_settle_s=$max_took min_during_mib=${min_during:-0}"
   if [ "$bad" -eq 0 ]; then
@@ -360,7 +372,7 @@ fi
 # must end with an error within the limit, the server's processes go and
 # the GPU's memory comes back.
 server_mode() {
-  local mode=$1 limit=$error_limit names=() n pids t0 dt max=0 late=() ok=() gone=no
+  local mode=$1 limit=$error_limit names=() n pids t0 dt max=0 late=() ok=() cleared=no
   [ "$mode" = stop ] && limit=$((silence + stop_grace))
   [ -n "${server_pid:-}" ] || start_server || { row "server_$mode" FAIL "" "server did not start"; return; }
   for ((c = 1; c <= server_clients; c++)); do
@@ -387,18 +399,14 @@ server_mode() {
     fi
   done
   [ "$mode" = stop ] && kill -9 -- "-$server_pid" 2>/dev/null
-  [ "$mode" = listener ] && wait "$server_pid" 2>/dev/null
-  for _ in $(seq 100); do
-    [ -z "$(group_pids "$server_pid")" ] && gone=yes && break
-    sleep 0.05
-  done
+  gone "$server_pid" && cleared=yes
   stop_server
   settle
   local figs="clients=$server_clients processes=$pids max_s=$max limit_s=$limit left_mib=$left"
-  if [ ${#late[@]} -eq 0 ] && [ "$gone" = yes ] && [ "$left" != unknown ] && [ "$left" -le "$tolerance" ]; then
+  if [ ${#late[@]} -eq 0 ] && [ "$cleared" = yes ] && [ "$left" != unknown ] && [ "$left" -le "$tolerance" ]; then
     row "server_$mode" PASS "$figs" "every client ended with an error: $(why "${names[0]}")"
   else
-    row "server_$mode" FAIL "$figs" "processes gone: $gone; late or no error:${hung:+ (hung:$hung)} ${late[*]}"
+    row "server_$mode" FAIL "$figs" "processes gone: $cleared; late or no error:${hung:+ (hung:$hung)} ${late[*]}"
   fi
 }
 if wanted server; then

@@ -9,9 +9,7 @@
 #define NAME "fault_illegal"
 #include "check.h"
 
-// Named as the driver test double's fill (tests/double/builtins.h), which
-// answers CUDA_ERROR_ILLEGAL_ADDRESS for memory outside every allocation.
-extern "C" __global__ void fill(unsigned* p, unsigned v, int n) {
+__global__ void fill(unsigned* p, unsigned v, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     p[i] = v;
 }
