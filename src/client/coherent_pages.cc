@@ -19,6 +19,7 @@
 #include "client/fault_handler.h"
 #include "client/page_transfers.h"
 #include "client/registered_memory.h"
+#include "client/staged_runs.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
 #include "protocol/frame.h"
@@ -42,6 +43,15 @@ enum State : uint8_t { kFresh, kInvalid, kZeroed, kClean, kDirty };
 // this, so that a long sequential read or write moves in runs the lanes
 // carry, while a walk that stops soon moves at most about what it touched.
 constexpr size_t kMaxWindow = 8192;
+// A store's window stops growing at this, in pages: the windows a walk has
+// written are pushed while it writes the next (push_finished), so smaller
+// windows let more of a long write cross the link while the host writes.
+constexpr size_t kMaxStoreWindow = 2048;
+// From this window on, in pages, a walk's next run is read into staging in
+// the background while the host reads the current one (StagedRun): a walk
+// that stops then has moved at most about three times what it touched, and
+// one that stops sooner still at most about twice.
+constexpr size_t kStageFrom = 1024;
 
 // Pages mapped together; several allocations may hold one page.
 struct Span {
@@ -61,6 +71,7 @@ using Run = page_transfers::Range;
 // its fetches read ahead.
 struct Walk {
   uintptr_t sequel = 0;  // the page after the walk's last fetched run
+  uintptr_t start = 0;   // the first page of that run
   size_t window = 1;
   uint64_t last = 0;     // the fault that last moved it, for replacement
 };
@@ -80,6 +91,16 @@ struct Pages {
   // over several arrays at once (a = b + c) faults in each in turn.
   std::array<Walk, kWalks> walks{};
   uint64_t faults = 0;
+  // Runs a walk wrote and then moved past, pushed by the fault service
+  // while the host writes on.
+  std::vector<Run> finished;
+  // Bumped whenever the device's copy may have changed under pages the host
+  // does not hold (device work, invalidation): what was staged before is
+  // stale then.
+  uint64_t changes = 0;
+  Run ahead{0, 0};      // the run a walk reaches next, to stage in the background
+  StagedRun staged;     // read ahead, moved into place at the walk's next fault
+  uint64_t staged_at = 0;  // `changes` when it was read
 };
 
 std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
@@ -188,25 +209,35 @@ void clean_run(uintptr_t base, Span& s, size_t i, size_t j, std::vector<Run>& ru
   }
 }
 
+// With both locks held: the dirty pages among [i, end) of `s` become
+// clean, their bytes added to `runs`, one mprotect per run of them.
+void clean_dirty(uintptr_t base, Span& s, size_t i, size_t end, std::vector<Run>& runs) {
+  while (i < end && s.dirty) {
+    if (s.state[i] != kDirty) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < end && s.state[j] == kDirty) ++j;
+    clean_run(base, s, i, j, runs);
+    i = j;
+  }
+}
+
+void push_runs(Connection& conn, const std::vector<Run>& runs) {
+  if (runs.empty()) return;
+  in_program_context(conn);
+  page_transfers::push(conn, allocated(runs));
+}
+
 // With both locks held: pushes every dirty page, in runs.
 void flush(Connection& conn) {
   Pages& p = pages();
+  p.finished.clear();
   if (p.dirty == 0) return;
   std::vector<Run> runs;
-  for (auto& [base, s] : p.spans) {
-    for (size_t i = 0; i < s.pages && s.dirty;) {
-      if (s.state[i] != kDirty) {
-        ++i;
-        continue;
-      }
-      size_t j = i + 1;
-      while (j < s.pages && s.state[j] == kDirty) ++j;
-      clean_run(base, s, i, j, runs);
-      i = j;
-    }
-  }
-  in_program_context(conn);
-  page_transfers::push(conn, allocated(runs));
+  for (auto& [base, s] : p.spans) clean_dirty(base, s, 0, s.pages, runs);
+  push_runs(conn, runs);
 }
 
 // --- fetching ----------------------------------------------------------------
@@ -222,10 +253,6 @@ bool pull(Connection& conn, const std::vector<Run>& runs) {
     spdlog::error("managed memory: fetching {} runs from {:#x} failed; the host sees stale data",
                   runs.size(), runs.empty() ? 0 : runs.front().address);
   return ok;
-}
-
-bool pull(Connection& conn, uintptr_t address, size_t count) {
-  return pull(conn, std::vector<Run>{{address, count * page_size()}});
 }
 
 // With both locks held: makes pages [i, i + count) of `s` clean, fetching
@@ -249,9 +276,51 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
   if (!fetched.empty()) pull(conn, fetched);
 }
 
+// With the lock held: the device's copy may differ from what was read
+// ahead of the host.
+void changed() {
+  Pages& p = pages();
+  ++p.changes;
+  p.staged.drop();
+  p.ahead = {0, 0};
+}
+
+// With the lock held: the staged run, when it starts at page i of `s` and
+// still holds the device's bytes, moved into place read-only; the pages it
+// covers, or 0.
+size_t place_staged(uintptr_t base, Span& s, size_t i) {
+  Pages& p = pages();
+  StagedRun& staged = p.staged;
+  if (staged.empty() || staged.address() != base + i * page_size()) return 0;
+  const size_t n = staged.size() / page_size();
+  bool usable = p.staged_at == p.changes && i + n <= s.pages;
+  for (size_t k = i; usable && k < i + n; ++k) usable = needs_fetch(s, k);
+  if (!usable || !staged.place(PROT_READ)) {
+    staged.drop();
+    return 0;
+  }
+  for (size_t k = i; k < i + n; ++k) set_state(s, k, kClean);
+  return n;
+}
+
+// With the lock held: the run a walk reaches next (up to `window` pages
+// from page `from` of `s`, those that need fetching, inside one
+// allocation) is to be staged in the background.
+void read_ahead(uintptr_t base, const Span& s, size_t from, size_t window) {
+  size_t n = 0;
+  while (n < window && from + n < s.pages && needs_fetch(s, from + n)) ++n;
+  const uintptr_t address = base + from * page_size();
+  const std::vector<Run> pieces = allocated(address, n * page_size());
+  if (pieces.empty() || pieces.front().address != address) return;
+  const size_t whole = pieces.front().size / page_size() * page_size();
+  if (whole) pages().ahead = {address, whole};
+}
+
 // With the lock held: the walk a fault at `page` continues, its window
-// doubled; else the least recently moved walk, restarted at one page.
-Walk& walk_for(uintptr_t page) {
+// doubled; else the least recently moved walk, restarted at one page. A
+// store that continues a walk leaves the walk's last run finished: it is
+// pushed in the background (push_finished).
+Walk& walk_for(uintptr_t page, bool write) {
   Pages& p = pages();
   ++p.faults;
   Walk* oldest = &p.walks[0];
@@ -259,11 +328,12 @@ Walk& walk_for(uintptr_t page) {
     if (w.sequel == page && w.sequel != 0) {
       w.window = std::min(w.window * 2, kMaxWindow);
       w.last = p.faults;
+      if (write) p.finished.push_back({w.start, page - w.start});
       return w;
     }
     if (w.last < oldest->last) oldest = &w;
   }
-  *oldest = Walk{page, 1, p.faults};
+  *oldest = Walk{page, page, 1, p.faults};
   return *oldest;
 }
 
@@ -337,17 +407,25 @@ bool resolve(uintptr_t address, bool write) {
   if (s.state[i] == kDirty) return true;
   const bool valid = s.state[i] == kClean || s.state[i] == kZeroed;
   if (valid && !write) return true;  // another thread's fault served it
-  Walk& walk = walk_for(page);
-  size_t count = 1;
-  while (count < walk.window && i + count < s.pages && s.holds[i + count] &&
-         (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
-                : s.state[i + count] <= kInvalid))
-    ++count;
-  if (!valid) bring_in(*conn, it->first, s, i, count);
+  Walk& walk = walk_for(page, write);
+  size_t count = valid ? 0 : place_staged(it->first, s, i);
+  if (count == 0) {
+    const size_t window = write ? std::min(walk.window, kMaxStoreWindow) : walk.window;
+    count = 1;
+    while (count < window && i + count < s.pages && s.holds[i + count] &&
+           (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
+                  : s.state[i + count] <= kInvalid))
+      ++count;
+    if (!valid) bring_in(*conn, it->first, s, i, count);
+  }
   if (write) make_writable(*conn, it->first, s, i, count);
+  walk.start = page;
   walk.sequel = page + count * page_size();
+  if (!write && walk.window >= kStageFrom)
+    read_ahead(it->first, s, i + count, std::min(walk.window * 2, kMaxWindow));
   return true;
 }
+
 
 // With the lock held: calls fn(base, span, first, count) for each span's
 // pages overlapping [address, address + size).
@@ -370,12 +448,75 @@ void for_pages(uintptr_t address, size_t size, Fn fn) {
   }
 }
 
+// Pages [i, i + count) of `s` become invalid, one mprotect per run of
+// valid pages.
 void invalidate(Span& s, uintptr_t base, size_t i, size_t count) {
-  for (size_t k = i; k < i + count; ++k) {
-    if (s.state[k] == kInvalid) continue;
-    if (s.state[k] >= kZeroed) protect(base + k * page_size(), 1, PROT_NONE);
-    set_state(s, k, kInvalid);
+  changed();
+  for (size_t end = i + count; i < end;) {
+    if (s.state[i] < kZeroed) {
+      if (s.state[i] != kInvalid) set_state(s, i, kInvalid);
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < end && s.state[j] >= kZeroed) ++j;
+    protect(base + i * page_size(), j - i, PROT_NONE);
+    for (size_t k = i; k < j; ++k) set_state(s, k, kInvalid);
+    i = j;
   }
+}
+
+// The fault service's background work: stages the run a walk reaches
+// next, while the host reads the one before, so that the host's reading
+// and the link overlap.
+void stage_ahead() {
+  Pages& p = pages();
+  {
+    std::lock_guard lock(p.mu);
+    if (p.ahead.size == 0) return;
+  }
+  Connection* conn = connection();
+  if (!conn) return;
+  std::lock_guard conn_lock(conn->mutex());
+  std::lock_guard lock(p.mu);
+  const Run want = p.ahead;
+  p.ahead = {0, 0};
+  bool needed = want.size != 0;
+  for_pages(want.address, want.size, [&](uintptr_t, Span& s, size_t i, size_t count) {
+    for (size_t k = i; k < i + count; ++k) needed = needed && needs_fetch(s, k);
+  });
+  if (!needed) return;
+  in_program_context(*conn);
+  if (p.staged.fill(*conn, want.address, want.size)) p.staged_at = p.changes;
+}
+
+// The fault service's background work: pushes the runs walks wrote and
+// moved past, so that a long sequential write crosses the link while the
+// host writes its next window, instead of all at the next request. A page
+// written again afterwards faults and is pushed again at the next request.
+void push_finished() {
+  Pages& p = pages();
+  {
+    std::lock_guard lock(p.mu);
+    if (p.finished.empty()) return;
+  }
+  Connection* conn = connection();
+  if (!conn) return;
+  std::lock_guard conn_lock(conn->mutex());
+  std::lock_guard lock(p.mu);
+  std::vector<Run> runs;
+  for (const Run& r : p.finished)
+    for_pages(r.address, r.size, [&](uintptr_t base, Span& s, size_t i, size_t count) {
+      clean_dirty(base, s, i, i + count, runs);
+    });
+  p.finished.clear();
+  push_runs(*conn, runs);
+  conn->flush();  // one-way frames go now, not with the next request
+}
+
+void background() {
+  push_finished();
+  stage_ahead();
 }
 
 // --- mapping -------------------------------------------------------------------
@@ -408,7 +549,7 @@ bool map_gap(const Run& gap) {
 }  // namespace
 
 bool map(uintptr_t base, size_t size) {
-  if (!faults::install(resolve)) return false;
+  if (!faults::install(resolve, background)) return false;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   const uintptr_t first = page_floor(base), end = page_ceil(base + size);
@@ -468,6 +609,7 @@ void before_request(Connection& conn, bool device_work) {
   std::lock_guard lock(p.mu);
   flush(conn);
   if (t_no_managed_writes) return;
+  changed();
   ++p.epoch;
   p.outstanding = true;
 }

@@ -3,6 +3,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ucontext.h>
@@ -31,6 +32,7 @@ std::mutex g_claim_mu;
 struct sigaction g_previous;
 int g_pipe[2] = {-1, -1};
 Resolver g_resolve = nullptr;
+Background g_background = nullptr;
 std::atomic<pid_t> g_service_tid{0};
 
 // A fault on its way to the service thread; it lives on the faulting
@@ -139,6 +141,12 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   chain(sig, info, context);
 }
 
+// Whether another fault is in the pipe: faults go before background work.
+bool fault_waiting() {
+  pollfd pending{g_pipe[0], POLLIN, 0};
+  return poll(&pending, 1, 0) > 0;
+}
+
 void* serve(void*) {
   g_service_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
   for (;;) {
@@ -152,11 +160,13 @@ void* serve(void*) {
     const uint32_t state = g_resolve(fault->address, fault->write) ? kServed : kNotOurs;
     __atomic_store_n(&fault->state, state, __ATOMIC_RELEASE);
     futex(&fault->state, FUTEX_WAKE_PRIVATE, 1);
+    if (state == kServed && !fault_waiting()) g_background();
   }
 }
 
-bool start(Resolver resolve) {
+bool start(Resolver resolve, Background background) {
   g_resolve = resolve;
+  g_background = background;
   void* warm_up[1];
   backtrace(warm_up, 1);
   if (pipe2(g_pipe, O_CLOEXEC) != 0) {
@@ -204,8 +214,8 @@ void check_still_ours() {
 
 }  // namespace
 
-bool install(Resolver resolve) {
-  static const bool ok = start(resolve);
+bool install(Resolver resolve, Background background) {
+  static const bool ok = start(resolve, background);
   if (ok) check_still_ours();
   return ok;
 }

@@ -13,10 +13,13 @@ namespace scuda::client::faults {
 // `write`: the faulting access stores) and returns true, or returns false
 // when the address is not (or no longer) one of ours.
 using Resolver = bool (*)(uintptr_t address, bool write);
+// Runs on the service thread once a fault's thread is woken and no other
+// fault waits: work the program need not wait for (pushing what it wrote).
+using Background = void (*)();
 
 // Installs the handler and starts the service thread, once; false (logged)
 // if either cannot be done.
-bool install(Resolver resolve);
+bool install(Resolver resolve, Background background);
 
 // Claims [begin, end) for the handler; false when the table is full.
 bool claim(uintptr_t begin, uintptr_t end);
