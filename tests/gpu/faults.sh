@@ -368,11 +368,11 @@ if wanted illegal; then
   fi
 fi
 
-# server_mode MODE: the server killed (or stopped) under load; every client
-# must end with an error within the limit, the server's processes go and
-# the GPU's memory comes back.
+# server_mode MODE: the server killed (or stopped) under load; every client,
+# still running then, must end with an error within the limit, the server's
+# processes go and the GPU's memory comes back.
 server_mode() {
-  local mode=$1 limit=$error_limit names=() n pids t0 dt max=0 late=() ok=() cleared=no
+  local mode=$1 limit=$error_limit names=() n pids t0 dt max=0 min='' late=() cleared=no
   [ "$mode" = stop ] && limit=$((silence + stop_grace))
   [ -n "${server_pid:-}" ] || start_server || { row "server_$mode" FAIL "" "server did not start"; return; }
   for ((c = 1; c <= server_clients; c++)); do
@@ -391,18 +391,18 @@ server_mode() {
   await_end $((limit + 15)) "${names[@]}"
   for n in "${names[@]}"; do
     dt=$(since "$t0" "$(end_time "$n")")
+    echo "$n: rc=$(end_rc "$n") after ${dt}s"
     max=$(awk -v a="$max" -v b="$dt" 'BEGIN { print (b > a ? b : a) }')
-    if [ "$(end_rc "$n")" = 0 ] || [[ $hung == *" $n"* ]] || awk -v d="$dt" -v l="$limit" 'BEGIN { exit !(d > l) }'; then
+    min=$(awk -v a="${min:-$dt}" -v b="$dt" 'BEGIN { print (b < a ? b : a) }')
+    if [ "$(end_rc "$n")" = 0 ] || [[ $hung == *" $n"* ]] || awk -v d="$dt" -v l="$limit" 'BEGIN { exit !(d > l || d < 0) }'; then
       late+=("$n rc=$(end_rc "$n") ${dt}s: $(why "$n")")
-    else
-      ok+=("$dt")
     fi
   done
   [ "$mode" = stop ] && kill -9 -- "-$server_pid" 2>/dev/null
   gone "$server_pid" && cleared=yes
   stop_server
   settle
-  local figs="clients=$server_clients processes=$pids max_s=$max limit_s=$limit left_mib=$left"
+  local figs="clients=$server_clients processes=$pids min_s=$min max_s=$max limit_s=$limit left_mib=$left"
   if [ ${#late[@]} -eq 0 ] && [ "$cleared" = yes ] && [ "$left" != unknown ] && [ "$left" -le "$tolerance" ]; then
     row "server_$mode" PASS "$figs" "every client ended with an error: $(why "${names[0]}")"
   else
