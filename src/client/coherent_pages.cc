@@ -496,6 +496,9 @@ void stage_ahead() {
 // written again afterwards faults and is pushed again at the next request.
 void push_finished() {
   Pages& p = pages();
+  // Before the program's first device work its context is not known here;
+  // its first request pushes what is dirty.
+  if (g_context.load(std::memory_order_relaxed) == 0) return;
   {
     std::lock_guard lock(p.mu);
     if (p.finished.empty()) return;

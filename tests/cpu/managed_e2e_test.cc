@@ -187,6 +187,88 @@ TEST_F(ManagedTest, ALargeSequentialWriteMovesEachByteOnce) {
   EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
 }
 
+// Waits up to 5 s for the page traffic to reach `at_least` bytes pulled or
+// pushed since `before` (background transfers of the fault service).
+template <class Moved>
+uint64_t moved_within(const Traffic& before, uint64_t at_least, Moved moved) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < 500; ++i) {
+    bytes = moved(traffic()) - moved(before);
+    if (bytes >= at_least) break;
+    usleep(10000);
+  }
+  return bytes;
+}
+
+uint64_t pushed_of(const Traffic& t) { return t.pushed; }
+uint64_t pulled_of(const Traffic& t) { return t.pulled; }
+
+// A long sequential write is pushed while the host writes: the windows the
+// walk has finished cross before any request, each byte once, and a page
+// written again after its push is read-only again, so it goes once more.
+TEST_F(ManagedTest, ALongSequentialWriteIsPushedWhileTheHostWrites) {
+  const size_t bytes = 32u << 20, n = bytes / sizeof(unsigned), last_window = 8u << 20;
+  unsigned* p = managed<unsigned>(n);
+  CUdeviceptr copy = 0;
+  ASSERT_EQ(cuMemAlloc(&copy, bytes), CUDA_SUCCESS);
+  fill(p, 3, 1);  // device work: the buffer's pages are the device's from here on
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  std::memset(p, 4, bytes);
+  EXPECT_GE(moved_within(before, bytes - last_window, pushed_of), bytes - last_window);
+  EXPECT_LE(traffic().pushed - before.pushed, bytes);
+  p[1] = 0x05050505;  // pushed already: faults, and goes with the next request
+  ASSERT_EQ(cuMemcpyDtoD(copy, reinterpret_cast<CUdeviceptr>(p), bytes), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(traffic().pushed - before.pushed, bytes + kPage);
+  std::vector<unsigned> back(n);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), copy, bytes), CUDA_SUCCESS);
+  EXPECT_EQ(back[1], 0x05050505u);
+  for (size_t i = 2; i < n; i += 1021) ASSERT_EQ(back[i], 0x04040404u) << i;
+  EXPECT_EQ(back[n - 1], 0x04040404u);
+  EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
+}
+
+// Once a sequential read's windows are large, the next run is pulled in the
+// background before the host reaches it, and moved into place when it does:
+// the whole buffer is pulled once, with the device's bytes.
+TEST_F(ManagedTest, ALongSequentialReadIsPulledAheadOfTheHost) {
+  const size_t bytes = 64u << 20, n = bytes / sizeof(unsigned);
+  const size_t per_page = kPage / sizeof(unsigned);
+  const size_t first = 2047, ahead = 2048;  // pages: windows 1 to 1024, then the staged run
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 6, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < first * per_page; ++i) sum += p[i];
+  EXPECT_GE(moved_within(before, (first + ahead) * kPage, pulled_of), (first + ahead) * kPage);
+  for (size_t i = first * per_page; i < n; ++i) sum += p[i];
+  EXPECT_EQ(sum, 6u * static_cast<uint64_t>(n));
+  EXPECT_EQ(traffic().pulled - before.pulled, bytes);
+}
+
+// What was pulled ahead is dropped when device work may change it: the
+// host then reads the device's new bytes.
+TEST_F(ManagedTest, WhatWasPulledAheadIsDroppedWhenTheDeviceWritesAgain) {
+  const size_t bytes = 64u << 20, n = bytes / sizeof(unsigned);
+  const size_t per_page = kPage / sizeof(unsigned);
+  const size_t first = 2047, ahead = 2048;
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 6, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < first * per_page; ++i) sum += p[i];
+  EXPECT_GE(moved_within(before, (first + ahead) * kPage, pulled_of), (first + ahead) * kPage);
+  EXPECT_EQ(sum, 6u * first * per_page);
+  fill(p, 8, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (size_t i = first * per_page; i < n; i += 257) ASSERT_EQ(p[i], 8u) << i;
+  EXPECT_EQ(p[0], 8u);
+  EXPECT_EQ(p[n - 1], 8u);
+}
+
 // Pages made writable together are pushed whole; the bytes the host did not
 // write are the device's, so a partial write keeps them, whether every
 // stream was idle (no twin) or work may still be running (twins).
