@@ -74,8 +74,10 @@ bool container_response(const Pool& pool, const Handout& handout,
       return false;
     }
     if (first && d->server != first->server) {
-      *error = fmt::format("devices {} and {} are on different servers, and a container's "
-                           "client reaches one server", first->id, d->id);
+      *error = fmt::format(
+          "devices {} and {} are on different servers, and a container's "
+          "client reaches one server",
+          first->id, d->id);
       return false;
     }
     first = first ? first : d;
@@ -89,8 +91,8 @@ bool container_response(const Pool& pool, const Handout& handout,
   auto& envs = *response->mutable_envs();
   envs["SCUDA_SERVER"] = pool.servers[first->server].address;
   envs["CUDA_VISIBLE_DEVICES"] = join(gpus);
-  envs["LD_PRELOAD"] = fmt::format("{0}/{1}/{2} {0}/{1}/{3}", dir, kLibName, kDriverStandIn,
-                                   kNvmlStandIn);
+  envs["LD_PRELOAD"] =
+      fmt::format("{0}/{1}/{2} {0}/{1}/{3}", dir, kLibName, kDriverStandIn, kNvmlStandIn);
   if (handout.token) envs["SCUDA_TOKEN_FILE"] = fmt::format("{}/{}", dir, kTokenName);
   if (handout.tls_ca) envs["SCUDA_TLS_CA"] = fmt::format("{}/{}", dir, kCaName);
   v1beta1::Mount* mount = response->add_mounts();

@@ -17,10 +17,8 @@ namespace {
 bool replace_with_copy(const fs::path& from, const fs::path& to, std::error_code& ec) {
   const fs::path staging = to.string() + ".new";
   fs::remove(staging, ec);
-  if (fs::is_symlink(from))
-    fs::create_symlink(fs::read_symlink(from), staging, ec);
-  else
-    fs::copy_file(from, staging, ec);
+  if (fs::is_symlink(from)) fs::create_symlink(fs::read_symlink(from), staging, ec);
+  else fs::copy_file(from, staging, ec);
   if (ec) return false;
   fs::permissions(staging, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
                   fs::perm_options::replace | fs::perm_options::nofollow, ec);
@@ -30,23 +28,23 @@ bool replace_with_copy(const fs::path& from, const fs::path& to, std::error_code
   return !ec;
 }
 
-// The client libraries, each file and link of `lib_dir`, into `to`.
+// The client libraries of `lib_dir` into `to`: the driver's stand-in, the
+// link LD_PRELOAD names, and NVML's, which finds the driver's beside it.
 bool publish_libraries(const fs::path& lib_dir, const fs::path& to, std::string* error) {
   std::error_code ec;
-  if (!fs::exists(lib_dir / kDriverStandIn, ec) || !fs::exists(lib_dir / kNvmlStandIn, ec)) {
-    *error = fmt::format("{} does not hold the client libraries ({} and {})", lib_dir.string(),
-                         kDriverStandIn, kNvmlStandIn);
-    return false;
-  }
   fs::create_directories(to, ec);
-  for (const fs::directory_entry& entry : fs::directory_iterator(lib_dir, ec)) {
-    if (!entry.is_symlink() && !entry.is_regular_file()) continue;
-    // Split debug info (a release build's *.debug) is of no use to a container.
-    if (entry.path().extension() == ".debug") continue;
-    if (!replace_with_copy(entry.path(), to / entry.path().filename(), ec)) break;
+  for (const char* name : {kDriverLibrary, kDriverStandIn, kNvmlStandIn}) {
+    if (!fs::exists(lib_dir / name, ec)) {
+      *error = fmt::format("{} does not hold the client library {}", lib_dir.string(), name);
+      return false;
+    }
+    if (!replace_with_copy(lib_dir / name, to / name, ec)) {
+      *error = fmt::format("cannot copy {} to {}: {}", (lib_dir / name).string(), to.string(),
+                           ec.message());
+      return false;
+    }
   }
-  if (ec) *error = fmt::format("cannot copy {} to {}: {}", lib_dir.string(), to.string(), ec.message());
-  return !ec;
+  return true;
 }
 
 // `from` into the folder as `name`, when given; *present says whether it is.

@@ -11,7 +11,9 @@ namespace scuda::k8s {
 inline constexpr char kTokenName[] = "token";
 inline constexpr char kCaName[] = "ca.pem";
 inline constexpr char kLibName[] = "lib";
-// The stand-ins LD_PRELOAD names, inside kLibName: the driver's and NVML's.
+// The driver's stand-in, and the link to it that LD_PRELOAD names (the
+// client's own name for it), inside kLibName; then NVML's stand-in.
+inline constexpr char kDriverLibrary[] = "libcuda.so.1";
 inline constexpr char kDriverStandIn[] = "libscuda.so";
 inline constexpr char kNvmlStandIn[] = "libnvidia-ml.so.1";
 

@@ -12,14 +12,17 @@ Probe status_probe(const std::string& token) {
     std::vector<uint8_t> body;
     // Shorter than a status request's usual wait: a server this slow to
     // answer is no use to a pod about to start on it.
-    return cli::ask_server({address, protocol::kOpStatus, token, "the device plugin's status request",
-                            std::chrono::seconds(5)}, &body, error);
+    return cli::ask_server({address, protocol::kOpStatus, token,
+                            "the device plugin's status request", std::chrono::seconds(5)},
+                           &body, error);
   };
 }
 
 HealthMonitor::HealthMonitor(std::vector<std::string> addresses, Probe probe,
                              std::chrono::milliseconds interval)
-    : addresses_(std::move(addresses)), probe_(std::move(probe)), interval_(interval),
+    : addresses_(std::move(addresses)),
+      probe_(std::move(probe)),
+      interval_(interval),
       healthy_(addresses_.size(), false) {}
 
 HealthMonitor::~HealthMonitor() { stop(); }
@@ -62,10 +65,8 @@ void HealthMonitor::probe_all(bool first) {
     const bool answers = probe_(addresses_[i], &error);
     std::lock_guard lock(mutex_);
     if (answers == healthy_[i] && !first) continue;
-    if (answers)
-      spdlog::info("{} answers: its GPUs are healthy", addresses_[i]);
-    else
-      spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], error);
+    if (answers) spdlog::info("{} answers: its GPUs are healthy", addresses_[i]);
+    else spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], error);
     healthy_[i] = answers;
     ++generation_;
   }

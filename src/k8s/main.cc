@@ -1,10 +1,10 @@
 // scuda-device-plugin: advertises a pool's remote GPUs to the kubelet as an
 // extended resource, and hands each container that gets one what it needs
 // to reach it through scuda (README.md).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <cstdlib>
@@ -38,25 +38,32 @@ std::string default_lib_dir() {
 
 void add_options(CLI::App& app, Args& a) {
   app.add_option("--pool", a.pool_file, "The pool file: the servers and their GPU counts (TOML)")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   app.add_option("--token-file", a.sources.token_file, "The servers' token, handed to containers")
       ->check(CLI::ExistingFile);
-  app.add_option("--tls-ca", a.sources.tls_ca, "The CA of the servers' certificates, handed to "
-                 "containers and used for health checks")->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", a.sources.tls_ca,
+                 "The CA of the servers' certificates, handed to "
+                 "containers and used for health checks")
+      ->check(CLI::ExistingFile);
   app.add_option("--lib-dir", a.sources.lib_dir, "The client libraries to hand to containers")
-      ->default_str("../lib beside this executable")->check(CLI::ExistingDirectory);
-  app.add_option("--host-dir", a.handout.host_dir, "Where on the node to put what containers "
-                 "mount")->capture_default_str();
-  app.add_option("--container-dir", a.handout.container_dir,
-                 "Where containers see it")->capture_default_str();
-  app.add_option("--device-plugin-dir", a.plugin.plugin_dir,
-                 "The kubelet's device-plugins folder")->capture_default_str();
+      ->default_str("../lib beside this executable")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--host-dir", a.handout.host_dir,
+                 "Where on the node to put what containers "
+                 "mount")
+      ->capture_default_str();
+  app.add_option("--container-dir", a.handout.container_dir, "Where containers see it")
+      ->capture_default_str();
+  app.add_option("--device-plugin-dir", a.plugin.plugin_dir, "The kubelet's device-plugins folder")
+      ->capture_default_str();
   app.add_option("--endpoint", a.plugin.endpoint, "The plugin's socket in that folder")
       ->capture_default_str();
   app.add_option("--resource", a.plugin.resource, "The extended resource advertised")
       ->capture_default_str();
   app.add_option("--health-interval", a.health_interval, "Seconds between health checks")
-      ->capture_default_str()->check(CLI::Range(0.05, 3600.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
   app.add_flag("-v,--verbose", a.verbose, "Log at debug level");
 }
 
@@ -90,7 +97,8 @@ int run(Args& a) {
   // The health checks reach TLS servers as the containers' clients do.
   if (!a.sources.tls_ca.empty()) setenv("SCUDA_TLS_CA", a.sources.tls_ca.c_str(), 1);
   std::string token;
-  if (!a.sources.token_file.empty() && !scuda::read_token_file(a.sources.token_file, &token, &error)) {
+  if (!a.sources.token_file.empty() &&
+      !scuda::read_token_file(a.sources.token_file, &token, &error)) {
     spdlog::error("{}", error);
     return 2;
   }

@@ -33,8 +33,7 @@ Registered register_with_kubelet(const PluginOptions& options) {
   }
   const bool absent = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  if (absent)
-    spdlog::debug("no kubelet answers at {} yet: {}", kubelet, status.error_message());
+  if (absent) spdlog::debug("no kubelet answers at {} yet: {}", kubelet, status.error_message());
   else
     spdlog::error("the kubelet at {} refused {}: {}", kubelet, options.resource,
                   status.error_message());
@@ -64,7 +63,8 @@ void watch_socket(const fs::path& socket, const std::atomic<bool>& stop) {
   std::error_code ec;
   while (pause(std::chrono::milliseconds(500), stop) && fs::exists(socket, ec)) {
   }
-  if (!stop) spdlog::info("{} was removed (the kubelet restarted): serving it again", socket.string());
+  if (!stop)
+    spdlog::info("{} was removed (the kubelet restarted): serving it again", socket.string());
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <cctype>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace scuda::k8s {
 

@@ -31,7 +31,6 @@ struct Pool {
 bool load_pool(const std::string& path, Pool* pool, std::string* error);
 
 // The same from the file's text; `origin` names it in errors.
-bool parse_pool(const std::string& text, const std::string& origin, Pool* pool,
-                std::string* error);
+bool parse_pool(const std::string& text, const std::string& origin, Pool* pool, std::string* error);
 
 }  // namespace scuda::k8s

@@ -17,9 +17,11 @@ std::string fault_of(const std::string& text) {
 TEST(DevicePluginPool, MakesOneDevicePerGpuNamedAfterItsServer) {
   Pool pool;
   std::string error;
-  ASSERT_TRUE(parse_pool("[[server]]\naddress = \"tls://gpu-a.lan:14833\"\ngpus = 2\n"
-                         "[[server]]\nname = \"b\"\naddress = \"10.0.0.2:14833\"\ngpus = 1\n",
-                         "pool.toml", &pool, &error)) << error;
+  ASSERT_TRUE(
+      parse_pool("[[server]]\naddress = \"tls://gpu-a.lan:14833\"\ngpus = 2\n"
+                 "[[server]]\nname = \"b\"\naddress = \"10.0.0.2:14833\"\ngpus = 1\n",
+                 "pool.toml", &pool, &error))
+      << error;
   ASSERT_EQ(pool.servers.size(), 2u);
   EXPECT_EQ(pool.servers[0].address, "tls://gpu-a.lan:14833");
   std::vector<std::string> ids;
@@ -41,9 +43,10 @@ TEST(DevicePluginPool, RefusesFaultsSayingWhich) {
             std::string::npos);
   EXPECT_NE(fault_of("[[server]]\nname = \"a b\"\naddress = \"a:1\"\ngpus = 1\n").find("name"),
             std::string::npos);
-  EXPECT_NE(fault_of("[[server]]\nname = \"" + std::string(70, 'x') +
-                     "\"\naddress = \"a:1\"\ngpus = 1\n").find("longer than 63"),
-            std::string::npos);
+  EXPECT_NE(
+      fault_of("[[server]]\nname = \"" + std::string(70, 'x') + "\"\naddress = \"a:1\"\ngpus = 1\n")
+          .find("longer than 63"),
+      std::string::npos);
   EXPECT_NE(fault_of("[[server]]\nname = \"a\"\naddress = \"a:1\"\ngpus = 1\n"
                      "[[server]]\nname = \"a\"\naddress = \"b:1\"\ngpus = 1\n")
                 .find("server 2 has the name \"a\" of another"),

@@ -32,7 +32,7 @@ grpc::Status StandInKubelet::Register(grpc::ServerContext*, const v1beta1::Regis
   return answer_;
 }
 
-bool StandInKubelet::wait_for_registrations(size_t count, std::chrono::seconds limit,
+bool StandInKubelet::wait_for_registrations(size_t count, std::chrono::milliseconds limit,
                                             v1beta1::RegisterRequest* last) {
   std::unique_lock lock(mutex_);
   if (!arrived_.wait_for(lock, limit, [&] { return requests_.size() >= count; })) return false;

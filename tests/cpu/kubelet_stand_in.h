@@ -29,7 +29,7 @@ class StandInKubelet final : public v1beta1::Registration::Service {
                         v1beta1::Empty*) override;
   // Waits until `count` registrations have come; false when `limit` passes
   // first. *last is the latest.
-  bool wait_for_registrations(size_t count, std::chrono::seconds limit,
+  bool wait_for_registrations(size_t count, std::chrono::milliseconds limit,
                               v1beta1::RegisterRequest* last);
 
  private:

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -47,9 +48,10 @@ class KubeletStandInTest : public ::testing::Test {
     write_file(dir_ / "token", std::string(kToken) + "\n");
     a_ = std::make_unique<ServerProcess>(token_args());
     b_ = std::make_unique<ServerProcess>(token_args());
-    write_file(dir_ / "pool.toml",
-               "[[server]]\nname = \"a\"\naddress = \"" + a_->address() + "\"\ngpus = 2\n\n"
-               "[[server]]\nname = \"b\"\naddress = \"" + b_->address() + "\"\ngpus = 1\n");
+    write_file(dir_ / "pool.toml", "[[server]]\nname = \"a\"\naddress = \"" + a_->address() +
+                                       "\"\ngpus = 2\n\n"
+                                       "[[server]]\nname = \"b\"\naddress = \"" +
+                                       b_->address() + "\"\ngpus = 1\n");
   }
   void TearDown() override {
     plugin_.reset();
@@ -60,21 +62,31 @@ class KubeletStandInTest : public ::testing::Test {
   void start_plugin(grpc::Status answer = grpc::Status::OK) {
     kubelet_ = std::make_unique<StandInKubelet>(dir_.string(), answer);
     plugin_ = std::make_unique<PluginProcess>(
-        std::vector<std::string>{"--pool", (dir_ / "pool.toml").string(),
-                                 "--token-file", (dir_ / "token").string(),
-                                 "--lib-dir", LIB_DIR,
-                                 "--host-dir", host_dir(),
-                                 "--container-dir", host_dir(),
-                                 "--device-plugin-dir", dir_.string(),
-                                 "--health-interval", "0.1"},
+        std::vector<std::string>{"--pool", (dir_ / "pool.toml").string(), "--token-file",
+                                 (dir_ / "token").string(), "--lib-dir", LIB_DIR, "--host-dir",
+                                 host_dir(), "--container-dir", host_dir(), "--device-plugin-dir",
+                                 dir_.string(), "--health-interval", "0.1"},
         (dir_ / "plugin.log").string());
+  }
+
+  // Whether the plugin's `count`th registration came within 20 s; a
+  // plugin that ends first fails at once, with its log.
+  ::testing::AssertionResult registered(size_t count, v1beta1::RegisterRequest* request) {
+    for (int i = 0; i < 200; ++i) {
+      if (kubelet_->wait_for_registrations(count, std::chrono::milliseconds(100), request))
+        return ::testing::AssertionSuccess();
+      if (const int code = plugin_->wait_for_exit(0, seconds(0)); code != -1)
+        return ::testing::AssertionFailure()
+               << "the plugin ended with " << code << ": " << plugin_->log();
+    }
+    return ::testing::AssertionFailure() << "no registration in 20 s: " << plugin_->log();
   }
 
   // Starts the plugin and waits for its registration, which must come.
   void start_registered_plugin() {
     start_plugin();
     v1beta1::RegisterRequest request;
-    ASSERT_TRUE(kubelet_->wait_for_registrations(1, seconds(20), &request)) << plugin_->log();
+    ASSERT_TRUE(registered(1, &request));
     stub_ = connect_to_plugin((dir_ / request.endpoint()).string());
   }
 
@@ -91,7 +103,9 @@ class KubeletStandInTest : public ::testing::Test {
   // this host, so containers see it where the host has it.
   std::string host_dir() const { return (dir_ / "handout").string(); }
 
-  std::vector<std::string> token_args() const { return {"--token-file", (dir_ / "token").string()}; }
+  std::vector<std::string> token_args() const {
+    return {"--token-file", (dir_ / "token").string()};
+  }
 
   fs::path dir_ = make_temp_dir();
   std::unique_ptr<ServerProcess> a_, b_;
@@ -109,7 +123,7 @@ std::map<std::string, std::string> health_of(const v1beta1::ListAndWatchResponse
 TEST_F(KubeletStandInTest, PluginRegistersItsResourceVersionAndEndpoint) {
   start_plugin();
   v1beta1::RegisterRequest request;
-  ASSERT_TRUE(kubelet_->wait_for_registrations(1, seconds(20), &request)) << plugin_->log();
+  ASSERT_TRUE(registered(1, &request));
   EXPECT_EQ(request.version(), "v1beta1");
   EXPECT_EQ(request.resource_name(), "scuda.dev/gpu");
   EXPECT_EQ(request.endpoint(), "scuda.sock");
@@ -177,13 +191,13 @@ TEST_F(KubeletStandInTest, AnUnmodifiedProgramRunsThroughScudaWithTheAllocatedEn
   std::vector<std::string> env;
   for (const auto& [name, value] : response.container_responses(0).envs())
     env.push_back(name + "=" + value);
-  const Output run = run_program(
-      {PYTHON3, "-c",
-       "import ctypes\n"
-       "cuda = ctypes.CDLL('libcuda.so.1')\n"
-       "n = ctypes.c_int()\n"
-       "print(cuda.cuInit(0), cuda.cuDeviceGetCount(ctypes.byref(n)), n.value)\n"},
-      env);
+  const Output run =
+      run_program({PYTHON3, "-c",
+                   "import ctypes\n"
+                   "cuda = ctypes.CDLL('libcuda.so.1')\n"
+                   "n = ctypes.c_int()\n"
+                   "print(cuda.cuInit(0), cuda.cuDeviceGetCount(ctypes.byref(n)), n.value)\n"},
+                  env);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "0 0 1\n") << run.err;
 }
@@ -234,18 +248,35 @@ TEST_F(KubeletStandInTest, PluginRegistersAgainWhenTheKubeletRestarts) {
   start_registered_plugin();
   fs::remove(dir_ / "scuda.sock");
   v1beta1::RegisterRequest request;
-  ASSERT_TRUE(kubelet_->wait_for_registrations(2, seconds(20), &request)) << plugin_->log();
+  ASSERT_TRUE(registered(2, &request));
   EXPECT_TRUE(fs::is_socket(dir_ / "scuda.sock"));
   grpc::ClientContext context;
   v1beta1::DevicePluginOptions options;
   EXPECT_TRUE(connect_to_plugin((dir_ / "scuda.sock").string())
-                  ->GetDevicePluginOptions(&context, {}, &options).ok());
+                  ->GetDevicePluginOptions(&context, {}, &options)
+                  .ok());
 }
 
 TEST_F(KubeletStandInTest, PluginEndsWhenTheKubeletRefusesItsRegistration) {
   start_plugin({grpc::StatusCode::INVALID_ARGUMENT, "unsupported version"});
   EXPECT_EQ(plugin_->wait_for_exit(0, seconds(20)), 1);
   EXPECT_NE(plugin_->log().find("unsupported version"), std::string::npos) << plugin_->log();
+}
+
+// Containers that run keep the libraries they mapped: a plugin that starts
+// again puts new files in place instead of writing into the old ones.
+TEST_F(KubeletStandInTest, PluginStartedAgainReplacesTheLibrariesItHandsOut) {
+  const fs::path library = fs::path(host_dir()) / "lib" / "libcuda.so.1";
+  start_registered_plugin();
+  struct stat before {};
+  ASSERT_EQ(stat(library.c_str(), &before), 0);
+  ASSERT_EQ(plugin_->wait_for_exit(SIGTERM, seconds(20)), 0) << plugin_->log();
+  kubelet_.reset();  // its kubelet.sock is the next one's
+  start_registered_plugin();
+  struct stat after {};
+  ASSERT_EQ(stat(library.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  EXPECT_EQ(before.st_size, after.st_size);
 }
 
 TEST_F(KubeletStandInTest, PluginStopsOnSigtermAndRemovesItsSocket) {
