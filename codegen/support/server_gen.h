@@ -163,7 +163,8 @@ InItems<T> get_in_items(Reader& in) {
   const uint8_t* bytes = n <= kMaxArrayItems ? in.take(n * sizeof(T)) : nullptr;
   if (!bytes) return in.fail(), a;
   a.items.resize(n);
-  std::memcpy(a.items.data(), bytes, n * sizeof(T));
+  // An empty vector's data() may be null, which memcpy must not be given.
+  if (n) std::memcpy(a.items.data(), bytes, n * sizeof(T));
   return a;
 }
 
