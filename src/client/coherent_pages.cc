@@ -87,6 +87,7 @@ struct Pages {
   bool outstanding = false;         // such requests since every stream was last idle
   size_t dirty = 0;
   std::vector<Run> wanted;          // prefetched to the host
+  std::map<uintptr_t, size_t> host_preferred;  // advised to live on the host
   // Sequential walks the host is making, each with its readahead: a loop
   // over several arrays at once (a = b + c) faults in each in turn.
   std::array<Walk, kWalks> walks{};
@@ -522,6 +523,25 @@ void background() {
   stage_ahead();
 }
 
+// With the lock held: [address, address + size) leaves the ranges advised
+// to live on the host; the parts of them outside it stay.
+void forget_preferred(uintptr_t address, size_t size) {
+  auto& ranges = pages().host_preferred;
+  const uintptr_t end = address + size;
+  auto it = ranges.upper_bound(address);
+  if (it != ranges.begin()) --it;
+  while (it != ranges.end() && it->first < end) {
+    const uintptr_t from = it->first, to = it->first + it->second;
+    if (to <= address) {
+      ++it;
+      continue;
+    }
+    it = ranges.erase(it);
+    if (from < address) ranges[from] = address - from;
+    if (to > end) ranges[end] = to - end;
+  }
+}
+
 // --- mapping -------------------------------------------------------------------
 
 // The runs of [first, end) that no span covers.
@@ -587,6 +607,7 @@ void unmap(uintptr_t base, size_t size) {
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   p.allocations.erase(base);
+  forget_preferred(base, size);
   std::vector<uintptr_t> empty;
   for_pages(base, size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
     for (size_t k = i; k < i + count; ++k)
@@ -627,6 +648,7 @@ void after_sync(Connection& conn, bool whole_context) {
     for (auto& [base, s] : p.spans)
       if (s.valid) invalidate(s, base, 0, s.pages);
     if (whole_context) p.outstanding = false;
+    for (const auto& [address, size] : p.host_preferred) p.wanted.push_back({address, size});
   }
   for (const Run& run : p.wanted)
     for_pages(run.address, run.size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
@@ -661,6 +683,13 @@ void want_on_host(uintptr_t address, size_t size) {
   if (!g_any.load(std::memory_order_acquire)) return;
   std::lock_guard lock(pages().mu);
   pages().wanted.push_back({address, size});
+}
+
+void prefer_host(uintptr_t address, size_t size, bool on) {
+  if (!g_any.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(pages().mu);
+  forget_preferred(address, size);
+  if (on) pages().host_preferred[address] = size;
 }
 
 }  // namespace scuda::client::coherence

@@ -60,5 +60,10 @@ size_t page_size();
 // Without the connection's lock: cuMemPrefetchAsync to the host; the range
 // is pulled in bulk at the next synchronizing call.
 void want_on_host(uintptr_t address, size_t size);
+// Without the connection's lock: cuMemAdvise's preferred location for
+// [address, address + size) is the host (`on`) or not. Such ranges are
+// pulled whole at each synchronizing call that finds device work done, as
+// pages that stay on the host are read there natively.
+void prefer_host(uintptr_t address, size_t size, bool on);
 
 }  // namespace scuda::client::coherence

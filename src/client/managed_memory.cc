@@ -85,6 +85,18 @@ CUresult prefetch(Forward forward, CUdeviceptr ptr, size_t count, CUmemLocation 
   return rc;
 }
 
+// Advice the client acts on besides the server's driver: a preferred
+// location on the host. Read-mostly advice changes nothing here: device
+// work may still write such memory, and nothing tells the client whether
+// it did, so the host's pages are invalidated after device work all the
+// same.
+void advise(CUdeviceptr ptr, size_t count, CUmem_advise advice, CUmemLocation where) {
+  if (advice == CU_MEM_ADVISE_SET_PREFERRED_LOCATION)
+    coherence::prefer_host(ptr, count, to_host(where));
+  else if (advice == CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION)
+    coherence::prefer_host(ptr, count, false);
+}
+
 }  // namespace
 
 }  // namespace scuda::client
@@ -112,6 +124,14 @@ CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr ptr, size_t count, CUmem
                                             unsigned int flags, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
   return prefetch(forward::cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
+}
+
+CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr ptr, size_t count, CUmem_advise advice,
+                                CUmemLocation where) {
+  SCUDA_PASSTHROUGH(cuMemAdvise_v2, ptr, count, advice, where);
+  const CUresult rc = forward::cuMemAdvise_v2(ptr, count, advice, where);
+  if (rc == CUDA_SUCCESS) advise(ptr, count, advice, where);
+  return rc;
 }
 
 // One attribute at a time, each into its own buffer, as the singular call

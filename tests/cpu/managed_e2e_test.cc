@@ -409,6 +409,38 @@ TEST_F(ManagedTest, PrefetchToTheHostPullsTheRangeAtTheSynchronization) {
   EXPECT_EQ(traffic().pulled, synced.pulled);  // no fault fetched anything
 }
 
+// A range advised to live on the host is pulled whole at each
+// synchronization after device work, so reading it faults nothing in; once
+// the advice is taken back, only what the host touches moves again.
+TEST_F(ManagedTest, APreferredLocationOnTheHostPullsTheRangeAfterDeviceWork) {
+  const int n = (1 << 20) / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  unsigned* other = managed<unsigned>(n);
+  const auto dptr = reinterpret_cast<CUdeviceptr>(p);
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  ASSERT_EQ(cuMemAdvise_v2(dptr, n * sizeof(unsigned), CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host),
+            CUDA_SUCCESS);
+  for (unsigned round = 1; round <= 2; ++round) {
+    fill(p, round, n);
+    fill(other, round, n);
+    const Traffic before = traffic();
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const Traffic synced = traffic();
+    EXPECT_EQ(synced.pulled - before.pulled, n * sizeof(unsigned)) << "round " << round;
+    for (int i = 0; i < n; ++i) ASSERT_EQ(p[i], round) << i;
+    EXPECT_EQ(traffic().pulled, synced.pulled) << "round " << round;
+  }
+  ASSERT_EQ(cuMemAdvise_v2(dptr, n * sizeof(unsigned), CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
+            CUDA_SUCCESS);
+  fill(p, 3, n);
+  const Traffic before = traffic();
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(traffic().pulled, before.pulled);
+  EXPECT_EQ(p[5], 3u);
+  EXPECT_EQ(traffic().pulled - before.pulled, kPage);
+}
+
 // A batch prefetches each range to its group's location: the host's ranges
 // are pulled at the synchronization, as a single prefetch's are.
 TEST_F(ManagedTest, BatchPrefetchesTakeEachGroupsLocation) {
