@@ -175,6 +175,26 @@ TEST_F(MultiGpuTest, PeerCopiesMoveTheBytesBetweenDevices) {
   for (CUdeviceptr p : {on0, on1, back}) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
 }
 
+// Peer access does not open memory mapped with cuMemMap, as the client's
+// allocations are: the server gives the peer access when it maps them.
+TEST_F(MultiGpuTest, EachDevicesAllocationsAreOpenToThePeer) {
+  CUdeviceptr on[2] = {};
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemAlloc(&on[dev], 4 * kMiB), CUDA_SUCCESS);
+  }
+  for (CUdevice dev = 0; dev < 2; ++dev) {
+    for (CUdevice reader = 0; reader < 2; ++reader) {
+      const CUmemLocation where{CU_MEM_LOCATION_TYPE_DEVICE, reader};
+      unsigned long long flags = 0;
+      ASSERT_EQ(cuMemGetAccess(&flags, &where, on[dev]), CUDA_SUCCESS);
+      EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+          << "device " << reader << " reading device " << dev << "'s memory";
+    }
+  }
+  for (CUdeviceptr p : on) EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+}
+
 TEST_F(MultiGpuTest, PeerAccessIsEnabledOnTheServer) {
   ASSERT_EQ(cuCtxEnablePeerAccess(ctx_[1], 0), CUDA_SUCCESS);
   EXPECT_EQ(cuCtxEnablePeerAccess(ctx_[1], 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);

@@ -54,6 +54,7 @@ struct Allocation {
   bool read_mostly = false;  // managed: advised CU_MEM_ADVISE_SET_READ_MOSTLY
   int last_prefetch = -2;    // managed: the device of the last prefetch (CU_DEVICE_INVALID)
   CUdevice device = 0;       // whose memory it is
+  unsigned access = 0;       // cuMemMap: a bit per device that cuMemSetAccess let read and write it
 };
 
 // Memory of cuMemCreate: a memfd, which cuMemMap maps, so that another

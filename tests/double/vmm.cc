@@ -202,6 +202,25 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
   for (size_t i = 0; i < count; ++i)
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(desc[i].location.id))
       return CUDA_ERROR_INVALID_VALUE;
+  Allocation& a = state().allocations.at(allocation_base(ptr));
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned bit = 1u << desc[i].location.id;
+    a.access = desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? a.access | bit : a.access & ~bit;
+  }
+  return CUDA_SUCCESS;
+}
+
+// What cuMemSetAccess let the device read and write: all or nothing here.
+CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) {
+  Call call = begin();
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (flags == nullptr || location == nullptr || location->type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      !valid_device(location->id))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto it = state().allocations.find(allocation_base(ptr));
+  if (it == state().allocations.end() || !it->second.physical) return CUDA_ERROR_INVALID_VALUE;
+  *flags = it->second.access & (1u << location->id) ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                                    : CU_MEM_ACCESS_FLAGS_PROT_NONE;
   return CUDA_SUCCESS;
 }
 
