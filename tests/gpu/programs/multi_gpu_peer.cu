@@ -14,20 +14,7 @@
 
 #define NAME "multi_gpu_peer"
 #include "check.h"
-
-static uint64_t fnv1a(const unsigned char* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-static void fill(unsigned char* p, size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    p[i] = (unsigned char)(x >> 24);
-  }
-}
+#include "fill_hash.h"
 
 // out[i] = peer[i] * 3 + 1, with `peer` in another device's memory.
 __global__ void read_peer(const uint32_t* peer, uint32_t* out, size_t n) {
