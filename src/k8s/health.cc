@@ -1,6 +1,7 @@
 #include "k8s/health.h"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/server_request.h"
 #include "protocol/ops.h"
@@ -8,14 +9,25 @@
 namespace scuda::k8s {
 
 Probe status_probe(const std::string& token) {
-  return [token](const std::string& address, std::string* error) {
+  return [token](const std::string& address, int* gpus, std::string* error) {
     std::vector<uint8_t> body;
     // Shorter than a status request's usual wait: a server this slow to
     // answer is no use to a pod about to start on it.
-    return cli::ask_server({address, protocol::kOpStatus, token,
-                            "the device plugin's status request", std::chrono::seconds(5)},
-                           &body, error);
+    if (!cli::ask_server({address, protocol::kOpStatus, token, "the device plugin's status request",
+                          std::chrono::seconds(5)},
+                         &body, error))
+      return false;
+    // The GPU list is filled by the server's monitor shortly after it
+    // starts, so an answer without one counts as answering.
+    const auto status = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
+    const bool listed = status.is_object() && status.contains("gpus") && status["gpus"].is_array();
+    *gpus = listed ? static_cast<int>(status["gpus"].size()) : 0;
+    return true;
   };
+}
+
+bool gpu_healthy(const ServerHealth& server, int gpu) {
+  return server.answers && (server.gpus == 0 || gpu < server.gpus);
 }
 
 HealthMonitor::HealthMonitor(std::vector<std::string> addresses, Probe probe,
@@ -23,7 +35,7 @@ HealthMonitor::HealthMonitor(std::vector<std::string> addresses, Probe probe,
     : addresses_(std::move(addresses)),
       probe_(std::move(probe)),
       interval_(interval),
-      healthy_(addresses_.size(), false) {}
+      servers_(addresses_.size()) {}
 
 HealthMonitor::~HealthMonitor() { stop(); }
 
@@ -41,9 +53,9 @@ void HealthMonitor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<bool> HealthMonitor::healthy() const {
+std::vector<ServerHealth> HealthMonitor::servers() const {
   std::lock_guard lock(mutex_);
-  return healthy_;
+  return servers_;
 }
 
 uint64_t HealthMonitor::generation() const {
@@ -62,12 +74,13 @@ uint64_t HealthMonitor::wait_for_change(uint64_t seen, std::chrono::milliseconds
 void HealthMonitor::probe_all(bool first) {
   for (size_t i = 0; i < addresses_.size(); ++i) {
     std::string error;
-    const bool answers = probe_(addresses_[i], &error);
+    ServerHealth now;
+    now.answers = probe_(addresses_[i], &now.gpus, &error);
     std::lock_guard lock(mutex_);
-    if (answers == healthy_[i] && !first) continue;
-    if (answers) spdlog::info("{} answers: its GPUs are healthy", addresses_[i]);
+    if (now == servers_[i] && !first) continue;
+    if (now.answers) spdlog::info("{} answers, listing {} GPUs", addresses_[i], now.gpus);
     else spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], error);
-    healthy_[i] = answers;
+    servers_[i] = now;
     ++generation_;
   }
   changed_.notify_all();

@@ -13,11 +13,24 @@
 
 namespace scuda::k8s {
 
-// Asks the server at `address` whether it answers; false with *error.
-using Probe = std::function<bool(const std::string& address, std::string* error)>;
+// Asks the server at `address` whether it answers, and sets *gpus to how
+// many GPUs it has (0: it did not say); false with *error.
+using Probe = std::function<bool(const std::string& address, int* gpus, std::string* error)>;
 
-// A probe that sends `scuda status`'s request with `token` (may be empty).
+// A probe that sends `scuda status`'s request with `token` (may be empty)
+// and counts the GPUs of its answer.
 Probe status_probe(const std::string& token);
+
+// A server's last answer.
+struct ServerHealth {
+  bool answers = false;
+  int gpus = 0;  // 0: not known
+  bool operator==(const ServerHealth&) const = default;
+};
+
+// Whether GPU `gpu` of a server is usable: the server answers, and has a
+// GPU of that index or has not said how many it has.
+bool gpu_healthy(const ServerHealth& server, int gpu);
 
 class HealthMonitor {
  public:
@@ -33,8 +46,8 @@ class HealthMonitor {
   void stop();
 
   // Each server's last answer, in the order of the addresses.
-  std::vector<bool> healthy() const;
-  // A number that changes whenever healthy() does.
+  std::vector<ServerHealth> servers() const;
+  // A number that changes whenever servers() does.
   uint64_t generation() const;
   // Waits until generation() differs from `seen`, stop() is called or
   // `limit` passes; the generation then.
@@ -50,7 +63,7 @@ class HealthMonitor {
   const std::chrono::milliseconds interval_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  std::vector<bool> healthy_;
+  std::vector<ServerHealth> servers_;
   uint64_t generation_ = 0;
   bool stopping_ = false;
   std::thread thread_;

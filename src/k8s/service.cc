@@ -26,12 +26,12 @@ grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*,
 }
 
 v1beta1::ListAndWatchResponse DevicePluginService::device_list() const {
-  const std::vector<bool> healthy = health_.healthy();
+  const std::vector<ServerHealth> servers = health_.servers();
   v1beta1::ListAndWatchResponse list;
   for (const PoolDevice& d : pool_.devices) {
     v1beta1::Device* device = list.add_devices();
     device->set_id(d.id);
-    device->set_health(healthy[d.server] ? kHealthy : kUnhealthy);
+    device->set_health(gpu_healthy(servers[d.server], d.gpu) ? kHealthy : kUnhealthy);
   }
   return list;
 }
