@@ -40,6 +40,32 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
+// Each device's health, by ID.
+using Health = std::map<std::string, std::string>;
+using Watch = grpc::ClientReader<v1beta1::ListAndWatchResponse>;
+
+Health health_of(const v1beta1::ListAndWatchResponse& list) {
+  Health health;
+  for (const v1beta1::Device& d : list.devices()) health[d.id()] = d.health();
+  return health;
+}
+
+// Reads lists until one shows `wanted`; false when the stream ends first.
+// Each list read on the way goes into *seen.
+bool read_until(Watch& stream, const Health& wanted, std::vector<Health>* seen) {
+  v1beta1::ListAndWatchResponse list;
+  while (stream.Read(&list)) {
+    seen->push_back(health_of(list));
+    if (seen->back() == wanted) return true;
+  }
+  return false;
+}
+
+// Server a lists one GPU (the driver double's), the pool says two: the
+// second is Unhealthy once the server's status lists its GPUs, which its
+// monitor does shortly after it starts.
+const Health kStart = {{"a-0", "Healthy"}, {"a-1", "Unhealthy"}, {"b-0", "Healthy"}};
+
 // The pool: server "a" with two GPUs, "b" with one, both with the token.
 class KubeletStandInTest : public ::testing::Test {
  protected:
@@ -90,6 +116,18 @@ class KubeletStandInTest : public ::testing::Test {
     stub_ = connect_to_plugin((dir_ / request.endpoint()).string());
   }
 
+  // The plugin's ListAndWatch stream on `context` (30 s at most), read
+  // until it shows kStart; false with the plugin's log when it does not.
+  ::testing::AssertionResult watch_from_start(grpc::ClientContext* context,
+                                              std::unique_ptr<Watch>* stream,
+                                              std::vector<Health>* seen) {
+    context->set_deadline(std::chrono::system_clock::now() + seconds(30));
+    *stream = stub_->ListAndWatch(context, {});
+    if (read_until(**stream, kStart, seen)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "never " << ::testing::PrintToString(kStart) << ": " << plugin_->log();
+  }
+
   // Allocate for one container that asks for `ids`.
   grpc::Status allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse* response) {
     grpc::ClientContext context;
@@ -114,12 +152,6 @@ class KubeletStandInTest : public ::testing::Test {
   std::unique_ptr<v1beta1::DevicePlugin::Stub> stub_;
 };
 
-std::map<std::string, std::string> health_of(const v1beta1::ListAndWatchResponse& list) {
-  std::map<std::string, std::string> health;
-  for (const v1beta1::Device& d : list.devices()) health[d.id()] = d.health();
-  return health;
-}
-
 TEST_F(KubeletStandInTest, PluginRegistersItsResourceVersionAndEndpoint) {
   start_plugin();
   v1beta1::RegisterRequest request;
@@ -141,32 +173,12 @@ TEST_F(KubeletStandInTest, OptionsOfferPreferredAllocationAndNeedNoPreStart) {
   EXPECT_FALSE(options.pre_start_required());
 }
 
-using Health = std::map<std::string, std::string>;
-
-// Reads lists until one shows `wanted`; false when the stream ends first.
-// Each list read on the way goes into *seen.
-bool read_until(grpc::ClientReader<v1beta1::ListAndWatchResponse>& stream, const Health& wanted,
-                std::vector<Health>* seen) {
-  v1beta1::ListAndWatchResponse list;
-  while (stream.Read(&list)) {
-    seen->push_back(health_of(list));
-    if (seen->back() == wanted) return true;
-  }
-  return false;
-}
-
-// Server a lists one GPU (the driver double's), the pool says two: the
-// second is Unhealthy once the server's status lists its GPUs, which its
-// monitor does shortly after it starts.
 TEST_F(KubeletStandInTest, ListAndWatchMarksAGpuItsServerDoesNotListUnhealthy) {
   start_registered_plugin();
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(30));
-  auto stream = stub_->ListAndWatch(&context, {});
+  std::unique_ptr<Watch> stream;
   std::vector<Health> seen;
-  EXPECT_TRUE(
-      read_until(*stream, {{"a-0", "Healthy"}, {"a-1", "Unhealthy"}, {"b-0", "Healthy"}}, &seen))
-      << plugin_->log();
+  EXPECT_TRUE(watch_from_start(&context, &stream, &seen));
   for (const Health& h : seen) {
     EXPECT_EQ(h.at("a-0"), "Healthy");
     EXPECT_EQ(h.at("b-0"), "Healthy");
@@ -177,15 +189,13 @@ TEST_F(KubeletStandInTest, ListAndWatchMarksAGpuItsServerDoesNotListUnhealthy) {
 TEST_F(KubeletStandInTest, ListAndWatchMarksADeviceUnhealthyWhenItsServerStops) {
   start_registered_plugin();
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(30));
-  auto stream = stub_->ListAndWatch(&context, {});
+  std::unique_ptr<Watch> stream;
   std::vector<Health> seen;
-  ASSERT_TRUE(
-      read_until(*stream, {{"a-0", "Healthy"}, {"a-1", "Unhealthy"}, {"b-0", "Healthy"}}, &seen));
+  ASSERT_TRUE(watch_from_start(&context, &stream, &seen));
   b_->stop();
-  EXPECT_TRUE(
-      read_until(*stream, {{"a-0", "Healthy"}, {"a-1", "Unhealthy"}, {"b-0", "Unhealthy"}}, &seen))
-      << plugin_->log();
+  Health b_down = kStart;
+  b_down["b-0"] = "Unhealthy";
+  EXPECT_TRUE(read_until(*stream, b_down, &seen)) << plugin_->log();
   EXPECT_NE(plugin_->log().find(b_->address() + " does not answer"), std::string::npos)
       << plugin_->log();
   context.TryCancel();
