@@ -186,18 +186,22 @@ TEST_F(KubeletStandInTest, ListAndWatchMarksAGpuItsServerDoesNotListUnhealthy) {
   context.TryCancel();
 }
 
-TEST_F(KubeletStandInTest, ListAndWatchMarksADeviceUnhealthyWhenItsServerStops) {
+TEST_F(KubeletStandInTest, ListAndWatchFollowsAServerThatStopsAndComesBack) {
   start_registered_plugin();
   grpc::ClientContext context;
   std::unique_ptr<Watch> stream;
   std::vector<Health> seen;
   ASSERT_TRUE(watch_from_start(&context, &stream, &seen));
+  const std::string address = b_->address();
   b_->stop();
   Health b_down = kStart;
   b_down["b-0"] = "Unhealthy";
   EXPECT_TRUE(read_until(*stream, b_down, &seen)) << plugin_->log();
-  EXPECT_NE(plugin_->log().find(b_->address() + " does not answer"), std::string::npos)
-      << plugin_->log();
+  EXPECT_NE(plugin_->log().find(address + " does not answer"), std::string::npos) << plugin_->log();
+  std::vector<std::string> args = token_args();
+  args.insert(args.end(), {"-l", address});
+  b_ = std::make_unique<ServerProcess>(args);
+  EXPECT_TRUE(read_until(*stream, kStart, &seen)) << plugin_->log();
   context.TryCancel();
 }
 

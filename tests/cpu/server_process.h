@@ -11,7 +11,8 @@ namespace scuda::test {
 
 class ServerProcess {
  public:
-  // Extra arguments go after the defaults (e.g. {"--token-file", path}).
+  // Extra arguments go after the defaults (e.g. {"--token-file", path});
+  // {"-l", address} replaces the free port of the default.
   explicit ServerProcess(std::vector<std::string> extra_args = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
