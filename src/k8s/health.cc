@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <future>
+
 #include "cli/server_request.h"
 #include "protocol/ops.h"
 
@@ -69,17 +71,24 @@ uint64_t HealthMonitor::wait_for_change(uint64_t seen, std::chrono::milliseconds
   return generation_;
 }
 
-// Servers are asked one after another, outside the lock, so watchers read
-// the last answers while a slow server keeps the round waiting.
+// Every server is asked at once, outside the lock: a server that does not
+// answer costs the round its connection timeout once, not once per server,
+// and watchers read the last answers meanwhile.
 void HealthMonitor::probe_all(bool first) {
+  std::vector<std::string> errors(addresses_.size());
+  std::vector<std::future<ServerHealth>> answers;
+  for (size_t i = 0; i < addresses_.size(); ++i)
+    answers.push_back(std::async(std::launch::async, [this, i, &errors] {
+      ServerHealth now;
+      now.answers = probe_(addresses_[i], &now.gpus, &errors[i]);
+      return now;
+    }));
+  std::lock_guard lock(mutex_);
   for (size_t i = 0; i < addresses_.size(); ++i) {
-    std::string error;
-    ServerHealth now;
-    now.answers = probe_(addresses_[i], &now.gpus, &error);
-    std::lock_guard lock(mutex_);
+    const ServerHealth now = answers[i].get();
     if (now == servers_[i] && !first) continue;
     if (now.answers) spdlog::info("{} answers, listing {} GPUs", addresses_[i], now.gpus);
-    else spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], error);
+    else spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], errors[i]);
     servers_[i] = now;
     ++generation_;
   }
