@@ -83,13 +83,14 @@ void HealthMonitor::probe_all(bool first) {
       now.answers = probe_(addresses_[i], &now.gpus, &errors[i]);
       return now;
     }));
+  std::vector<ServerHealth> now;
+  for (std::future<ServerHealth>& answer : answers) now.push_back(answer.get());
   std::lock_guard lock(mutex_);
   for (size_t i = 0; i < addresses_.size(); ++i) {
-    const ServerHealth now = answers[i].get();
-    if (now == servers_[i] && !first) continue;
-    if (now.answers) spdlog::info("{} answers, listing {} GPUs", addresses_[i], now.gpus);
+    if (now[i] == servers_[i] && !first) continue;
+    if (now[i].answers) spdlog::info("{} answers, listing {} GPUs", addresses_[i], now[i].gpus);
     else spdlog::warn("{} does not answer, its GPUs are unhealthy: {}", addresses_[i], errors[i]);
-    servers_[i] = now;
+    servers_[i] = now[i];
     ++generation_;
   }
   changed_.notify_all();
