@@ -80,6 +80,7 @@ class KubeletStandInTest : public ::testing::Test {
                                        b_->address() + "\"\ngpus = 1\n");
   }
   void TearDown() override {
+    watch_context_.TryCancel();
     plugin_.reset();
     fs::remove_all(dir_);
   }
@@ -116,14 +117,14 @@ class KubeletStandInTest : public ::testing::Test {
     stub_ = connect_to_plugin((dir_ / request.endpoint()).string());
   }
 
-  // The plugin's ListAndWatch stream on `context` (30 s at most), read
-  // until it shows kStart; false with the plugin's log when it does not.
-  ::testing::AssertionResult watch_from_start(grpc::ClientContext* context,
-                                              std::unique_ptr<Watch>* stream,
-                                              std::vector<Health>* seen) {
-    context->set_deadline(std::chrono::system_clock::now() + seconds(30));
-    *stream = stub_->ListAndWatch(context, {});
-    if (read_until(**stream, kStart, seen)) return ::testing::AssertionSuccess();
+  // Starts the plugin and its ListAndWatch stream (30 s at most), read
+  // until it shows kStart into seen_; false with the plugin's log when not.
+  ::testing::AssertionResult watch_from_start() {
+    start_registered_plugin();
+    if (!stub_) return ::testing::AssertionFailure() << "the plugin did not register";
+    watch_context_.set_deadline(std::chrono::system_clock::now() + seconds(30));
+    watch_ = stub_->ListAndWatch(&watch_context_, {});
+    if (read_until(*watch_, kStart, &seen_)) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure()
            << "never " << ::testing::PrintToString(kStart) << ": " << plugin_->log();
   }
@@ -150,6 +151,9 @@ class KubeletStandInTest : public ::testing::Test {
   std::unique_ptr<StandInKubelet> kubelet_;
   std::unique_ptr<PluginProcess> plugin_;
   std::unique_ptr<v1beta1::DevicePlugin::Stub> stub_;
+  grpc::ClientContext watch_context_;
+  std::unique_ptr<Watch> watch_;
+  std::vector<Health> seen_;  // what watch_ has shown
 };
 
 TEST_F(KubeletStandInTest, PluginRegistersItsResourceVersionAndEndpoint) {
@@ -174,35 +178,25 @@ TEST_F(KubeletStandInTest, OptionsOfferPreferredAllocationAndNeedNoPreStart) {
 }
 
 TEST_F(KubeletStandInTest, ListAndWatchMarksAGpuItsServerDoesNotListUnhealthy) {
-  start_registered_plugin();
-  grpc::ClientContext context;
-  std::unique_ptr<Watch> stream;
-  std::vector<Health> seen;
-  EXPECT_TRUE(watch_from_start(&context, &stream, &seen));
-  for (const Health& h : seen) {
+  EXPECT_TRUE(watch_from_start());
+  for (const Health& h : seen_) {
     EXPECT_EQ(h.at("a-0"), "Healthy");
     EXPECT_EQ(h.at("b-0"), "Healthy");
   }
-  context.TryCancel();
 }
 
 TEST_F(KubeletStandInTest, ListAndWatchFollowsAServerThatStopsAndComesBack) {
-  start_registered_plugin();
-  grpc::ClientContext context;
-  std::unique_ptr<Watch> stream;
-  std::vector<Health> seen;
-  ASSERT_TRUE(watch_from_start(&context, &stream, &seen));
+  ASSERT_TRUE(watch_from_start());
   const std::string address = b_->address();
   b_->stop();
   Health b_down = kStart;
   b_down["b-0"] = "Unhealthy";
-  EXPECT_TRUE(read_until(*stream, b_down, &seen)) << plugin_->log();
+  EXPECT_TRUE(read_until(*watch_, b_down, &seen_)) << plugin_->log();
   EXPECT_NE(plugin_->log().find(address + " does not answer"), std::string::npos) << plugin_->log();
   std::vector<std::string> args = token_args();
   args.insert(args.end(), {"-l", address});
   b_ = std::make_unique<ServerProcess>(args);
-  EXPECT_TRUE(read_until(*stream, kStart, &seen)) << plugin_->log();
-  context.TryCancel();
+  EXPECT_TRUE(read_until(*watch_, kStart, &seen_)) << plugin_->log();
 }
 
 TEST_F(KubeletStandInTest, AllocateHandsTheServerTokenAndClientLibraries) {
