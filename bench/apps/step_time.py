@@ -15,12 +15,12 @@ import time
 import torch
 
 
-def mlp():
+def mlp(width=4096, depth=4, batch=256):
     layers = []
-    for _ in range(4):
-        layers += [torch.nn.Linear(4096, 4096), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(4096, 10))
-    return model, torch.randn(256, 4096), torch.randint(0, 10, (256,))
+    for _ in range(depth):
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(width, 10))
+    return model, torch.randn(batch, width), torch.randint(0, 10, (batch,))
 
 
 def resnet(name, batch):
@@ -45,20 +45,12 @@ class Attention(torch.nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, t, d))
 
 
-def small_mlp():
-    layers = []
-    for _ in range(3):
-        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(1024, 10))
-    return model, torch.randn(64, 1024), torch.randint(0, 10, (64,))
-
-
 def sdpa():
     return Attention(), torch.randn(8, 128, 512), torch.randn(8, 128, 512)
 
 
 MODELS = {"mlp": mlp, "resnet18": lambda: resnet("resnet18", 32),
-          "resnet50": lambda: resnet("resnet50", 64), "mlp-graph": small_mlp,
+          "resnet50": lambda: resnet("resnet50", 64), "mlp-graph": lambda: mlp(1024, 3, 64),
           "sdpa-graph": sdpa}
 REPLAYS = 10  # graph replays per timed step
 

@@ -3,36 +3,18 @@
 
 #include <memory>
 
+#include "common/array_formats.h"
 #include "state.h"
 
 using namespace scuda_double;
 
 namespace {
 
-size_t format_bytes(CUarray_format f) {
-  switch (f) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      return 4;
-    default:
-      return 0;
-  }
-}
-
 CUresult create(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (handle == nullptr || desc == nullptr || desc->Width == 0) return CUDA_ERROR_INVALID_VALUE;
-  const unsigned c = desc->NumChannels;
-  const size_t element = format_bytes(desc->Format) * (c == 1 || c == 2 || c == 4 ? c : 0);
+  const size_t element = scuda::format_element_bytes(desc->Format, desc->NumChannels);
   if (element == 0 || (desc->Depth && !desc->Height)) return CUDA_ERROR_INVALID_VALUE;
   auto array = std::make_unique<Array>();
   array->ctx = call.ctx_id;

@@ -3,20 +3,9 @@
 // fills A and B and the pointer arrays in managed memory, cuBLAS multiplies
 // every pair, and the host checks each C against a CPU GEMM.
 #define NAME "cublas_batched_managed"
-#include "check.h"
+#include "cublas_check.h"
 
 #include <cmath>
-#include <cublas_v2.h>
-
-#define CKB(call)                                                                   \
-  do {                                                                              \
-    cublasStatus_t s_ = (call);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, s_); \
-      printf("RESULT %s FAIL cublas status %d at line %d\n", NAME, s_, __LINE__);  \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
 
 int main() {
   const int m = 64, batch = 32, size = m * m;

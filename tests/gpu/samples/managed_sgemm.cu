@@ -4,20 +4,9 @@
 // CPU product, then changes A for the next round. Each round moves every
 // matrix between host and device once, as unified memory must.
 #define NAME "managed_sgemm"
-#include "check.h"
+#include "cublas_check.h"
 
 #include <cmath>
-#include <cublas_v2.h>
-
-#define CKB(call)                                                                   \
-  do {                                                                              \
-    cublasStatus_t s_ = (call);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, s_); \
-      printf("RESULT %s FAIL cublas status %d at line %d\n", NAME, s_, __LINE__);  \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
 
 // Entries of C checked per round: every 97th, column-major as cuBLAS.
 static int count_wrong(const float* a, const float* b, const float* c, int m, double* sum) {
