@@ -123,7 +123,10 @@ def main():
                      daemon=True).start()
     env = dict(os.environ, SCUDA_SERVER="127.0.0.1:%d" % listener.getsockname()[1])
     try:
-        for scenario in SCENARIOS:
+        for n, scenario in enumerate(SCENARIOS):
+            # A cache of its own: a client that kept no images on the server
+            # sends none, as replies_fuzz's client does.
+            env["SCUDA_CACHE_DIR"] = os.path.join(tmp, "client-cache-%d" % n)
             subprocess.run([os.path.join(build, "bin/client_tool")] + scenario, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     finally:
