@@ -19,7 +19,6 @@
 #include "client/fault_handler.h"
 #include "client/page_transfers.h"
 #include "client/registered_memory.h"
-#include "client/staged_runs.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
 #include "protocol/frame.h"
@@ -47,11 +46,6 @@ constexpr size_t kMaxWindow = 8192;
 // written are pushed while it writes the next (push_finished), so smaller
 // windows let more of a long write cross the link while the host writes.
 constexpr size_t kMaxStoreWindow = 2048;
-// From this window on, in pages, a walk's next run is read into staging in
-// the background while the host reads the current one (StagedRun): a walk
-// that stops then has moved at most about three times what it touched, and
-// one that stops sooner still at most about twice.
-constexpr size_t kStageFrom = 1024;
 
 // Pages mapped together; several allocations may hold one page.
 struct Span {
@@ -95,13 +89,6 @@ struct Pages {
   // Runs a walk wrote and then moved past, pushed by the fault service
   // while the host writes on.
   std::vector<Run> finished;
-  // Bumped whenever the device's copy may have changed under pages the host
-  // does not hold (device work, invalidation): what was staged before is
-  // stale then.
-  uint64_t changes = 0;
-  Run ahead{0, 0};      // the run a walk reaches next, to stage in the background
-  StagedRun staged;     // read ahead, moved into place at the walk's next fault
-  uint64_t staged_at = 0;  // `changes` when it was read
 };
 
 std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
@@ -277,46 +264,6 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
   if (!fetched.empty()) pull(conn, fetched);
 }
 
-// With the lock held: the device's copy may differ from what was read
-// ahead of the host.
-void changed() {
-  Pages& p = pages();
-  ++p.changes;
-  p.staged.drop();
-  p.ahead = {0, 0};
-}
-
-// With the lock held: the staged run, when it starts at page i of `s` and
-// still holds the device's bytes, moved into place read-only; the pages it
-// covers, or 0.
-size_t place_staged(uintptr_t base, Span& s, size_t i) {
-  Pages& p = pages();
-  StagedRun& staged = p.staged;
-  if (staged.empty() || staged.address() != base + i * page_size()) return 0;
-  const size_t n = staged.size() / page_size();
-  bool usable = p.staged_at == p.changes && i + n <= s.pages;
-  for (size_t k = i; usable && k < i + n; ++k) usable = needs_fetch(s, k);
-  if (!usable || !staged.place(PROT_READ)) {
-    staged.drop();
-    return 0;
-  }
-  for (size_t k = i; k < i + n; ++k) set_state(s, k, kClean);
-  return n;
-}
-
-// With the lock held: the run a walk reaches next (up to `window` pages
-// from page `from` of `s`, those that need fetching, inside one
-// allocation) is to be staged in the background.
-void read_ahead(uintptr_t base, const Span& s, size_t from, size_t window) {
-  size_t n = 0;
-  while (n < window && from + n < s.pages && needs_fetch(s, from + n)) ++n;
-  const uintptr_t address = base + from * page_size();
-  const std::vector<Run> pieces = allocated(address, n * page_size());
-  if (pieces.empty() || pieces.front().address != address) return;
-  const size_t whole = pieces.front().size / page_size() * page_size();
-  if (whole) pages().ahead = {address, whole};
-}
-
 // With the lock held: the walk a fault at `page` continues, its window
 // doubled; else the least recently moved walk, restarted at one page. A
 // store that continues a walk leaves the walk's last run finished: it is
@@ -409,21 +356,16 @@ bool resolve(uintptr_t address, bool write) {
   const bool valid = s.state[i] == kClean || s.state[i] == kZeroed;
   if (valid && !write) return true;  // another thread's fault served it
   Walk& walk = walk_for(page, write);
-  size_t count = valid ? 0 : place_staged(it->first, s, i);
-  if (count == 0) {
-    const size_t window = write ? std::min(walk.window, kMaxStoreWindow) : walk.window;
-    count = 1;
-    while (count < window && i + count < s.pages && s.holds[i + count] &&
-           (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
-                  : s.state[i + count] <= kInvalid))
-      ++count;
-    if (!valid) bring_in(*conn, it->first, s, i, count);
-  }
+  const size_t window = write ? std::min(walk.window, kMaxStoreWindow) : walk.window;
+  size_t count = 1;
+  while (count < window && i + count < s.pages && s.holds[i + count] &&
+         (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
+                : s.state[i + count] <= kInvalid))
+    ++count;
+  if (!valid) bring_in(*conn, it->first, s, i, count);
   if (write) make_writable(*conn, it->first, s, i, count);
   walk.start = page;
   walk.sequel = page + count * page_size();
-  if (!write && walk.window >= kStageFrom)
-    read_ahead(it->first, s, i + count, std::min(walk.window * 2, kMaxWindow));
   return true;
 }
 
@@ -452,7 +394,6 @@ void for_pages(uintptr_t address, size_t size, Fn fn) {
 // Pages [i, i + count) of `s` become invalid, one mprotect per run of
 // valid pages.
 void invalidate(Span& s, uintptr_t base, size_t i, size_t count) {
-  changed();
   for (size_t end = i + count; i < end;) {
     if (s.state[i] < kZeroed) {
       if (s.state[i] != kInvalid) set_state(s, i, kInvalid);
@@ -465,30 +406,6 @@ void invalidate(Span& s, uintptr_t base, size_t i, size_t count) {
     for (size_t k = i; k < j; ++k) set_state(s, k, kInvalid);
     i = j;
   }
-}
-
-// The fault service's background work: stages the run a walk reaches
-// next, while the host reads the one before, so that the host's reading
-// and the link overlap.
-void stage_ahead() {
-  Pages& p = pages();
-  {
-    std::lock_guard lock(p.mu);
-    if (p.ahead.size == 0) return;
-  }
-  Connection* conn = connection();
-  if (!conn) return;
-  std::lock_guard conn_lock(conn->mutex());
-  std::lock_guard lock(p.mu);
-  const Run want = p.ahead;
-  p.ahead = {0, 0};
-  bool needed = want.size != 0;
-  for_pages(want.address, want.size, [&](uintptr_t, Span& s, size_t i, size_t count) {
-    for (size_t k = i; k < i + count; ++k) needed = needed && needs_fetch(s, k);
-  });
-  if (!needed) return;
-  in_program_context(*conn);
-  if (p.staged.fill(*conn, want.address, want.size)) p.staged_at = p.changes;
 }
 
 // The fault service's background work: pushes the runs walks wrote and
@@ -516,11 +433,6 @@ void push_finished() {
   p.finished.clear();
   push_runs(*conn, runs);
   conn->flush();  // one-way frames go now, not with the next request
-}
-
-void background() {
-  push_finished();
-  stage_ahead();
 }
 
 // With the lock held: [address, address + size) leaves the ranges advised
@@ -572,7 +484,7 @@ bool map_gap(const Run& gap) {
 }  // namespace
 
 bool map(uintptr_t base, size_t size) {
-  if (!faults::install(resolve, background)) return false;
+  if (!faults::install(resolve, push_finished)) return false;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   const uintptr_t first = page_floor(base), end = page_ceil(base + size);
@@ -633,7 +545,6 @@ void before_request(Connection& conn, bool device_work) {
   std::lock_guard lock(p.mu);
   flush(conn);
   if (t_no_managed_writes) return;
-  changed();
   ++p.epoch;
   p.outstanding = true;
 }

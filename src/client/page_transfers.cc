@@ -29,11 +29,10 @@ uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes:
 // A copy on the legacy stream, ordered as page-push and page-pull are;
 // asked as async so that it does not report earlier one-way errors, which
 // stay latched for the program's next synchronizing call.
-CUresult lane_copy(Connection& conn, uint32_t op, const Range& r, void* host, uint32_t lanes) {
-  return over_lanes(conn, op, r.address, host, r.size, nullptr, protocol::kCopyAsync, lanes, true);
+CUresult lane_copy(Connection& conn, uint32_t op, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, op, r.address, reinterpret_cast<void*>(r.address), r.size, nullptr,
+                    protocol::kCopyAsync, lanes, true);
 }
-
-void* at(const Range& r) { return reinterpret_cast<void*>(r.address); }
 
 void push_frames(Connection& conn, const Range& r) {
   for (size_t off = 0; off < r.size; off += protocol::kChunkSize) {
@@ -49,11 +48,9 @@ void push_frames(Connection& conn, const Range& r) {
 struct Asked {
   uint64_t id;
   Range piece;
-  void* host;
 };
 
-// Asks for `r` in pieces, each to land at `host` plus its offset.
-bool ask(Connection& conn, const Range& r, void* host, std::vector<Asked>& asked) {
+bool ask(Connection& conn, const Range& r, std::vector<Asked>& asked) {
   for (size_t off = 0; off < r.size; off += kPullPiece) {
     const Range piece{r.address + off, std::min(kPullPiece, r.size - off)};
     protocol::Writer w;
@@ -62,7 +59,7 @@ bool ask(Connection& conn, const Range& r, void* host, std::vector<Asked>& asked
     uint64_t id = 0;
     if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
       return false;
-    asked.push_back({id, piece, static_cast<uint8_t*>(host) + off});
+    asked.push_back({id, piece});
   }
   return true;
 }
@@ -79,7 +76,8 @@ bool succeeded(CUresult rc, const char* how, const Range& r) {
 bool read_asked(Connection& conn, std::vector<Asked>& asked) {
   bool ok = true;
   for (const Asked& a : asked)
-    ok &= succeeded(conn.receive_into(a.id, a.host, a.piece.size), "page-pull", a.piece);
+    ok &= succeeded(conn.receive_into(a.id, reinterpret_cast<void*>(a.piece.address), a.piece.size),
+                    "page-pull", a.piece);
   asked.clear();
   return ok;
 }
@@ -92,7 +90,7 @@ void push(Connection& conn, std::span<const Range> ranges) {
     // Waited for, so that the bytes are in place before any later request
     // runs, as a page-push's synchronous copy is.
     if (const uint32_t lanes = lanes_for(r.size);
-        lanes && lane_copy(conn, protocol::kOpMemcpyHtoDLanes, r, at(r), lanes) == CUDA_SUCCESS)
+        lanes && lane_copy(conn, protocol::kOpMemcpyHtoDLanes, r, lanes) == CUDA_SUCCESS)
       continue;
     push_frames(conn, r);
   }
@@ -106,21 +104,12 @@ bool pull(Connection& conn, std::span<const Range> ranges) {
     if (const uint32_t lanes = lanes_for(r.size)) {
       // The session answers what was asked before it comes to the lanes.
       ok &= read_asked(conn, asked);
-      ok &= succeeded(lane_copy(conn, protocol::kOpMemcpyDtoHLanes, r, at(r), lanes), "a lane pull",
-                      r);
+      ok &= succeeded(lane_copy(conn, protocol::kOpMemcpyDtoHLanes, r, lanes), "a lane pull", r);
       continue;
     }
-    if (!ask(conn, r, at(r), asked)) return false;
+    if (!ask(conn, r, asked)) return false;
   }
   return read_asked(conn, asked) && ok;
-}
-
-bool pull_to(Connection& conn, const Range& r, void* host) {
-  coherence::count_traffic(0, r.size);
-  if (const uint32_t lanes = lanes_for(r.size))
-    return succeeded(lane_copy(conn, protocol::kOpMemcpyDtoHLanes, r, host, lanes), "a lane pull", r);
-  std::vector<Asked> asked;
-  return ask(conn, r, host, asked) && read_asked(conn, asked);
 }
 
 }  // namespace scuda::client::page_transfers

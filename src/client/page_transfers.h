@@ -26,8 +26,5 @@ void push(Connection& conn, std::span<const Range> ranges);
 // the host's pages (writable now), every piece asked before the first is
 // read; false when some piece failed.
 bool pull(Connection& conn, std::span<const Range> ranges);
-// With the connection's lock held: reads the device's copy of `range` into
-// `host` (any writable memory of range.size bytes); false when it failed.
-bool pull_to(Connection& conn, const Range& range, void* host);
 
 }  // namespace scuda::client::page_transfers

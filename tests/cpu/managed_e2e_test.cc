@@ -63,10 +63,6 @@ class ManagedTest : public scuda::test::PrimaryContextTest {
     ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params.data(), nullptr), CUDA_SUCCESS);
   }
   void vadd(float* a, float* b, float* c, int n) { launch(vadd_, {&a, &b, &c, &n}); }
-  // A 64 MiB buffer the device filled with 6, whose first windows (1 to
-  // 1024 pages) the host has read, summing them into *sum, once the run
-  // after them has been pulled ahead (asserted).
-  unsigned* read_until_pulled_ahead(const Traffic& before, uint64_t* sum);
   void fill(unsigned* p, unsigned v, int n) { launch(fill_, {&p, &v, &n}); }
   void scale(float* p, float s, int n) { launch(scale_, {&p, &s, &n}); }
 
@@ -205,7 +201,6 @@ uint64_t moved_within(const Traffic& before, uint64_t at_least, Moved moved) {
 }
 
 uint64_t pushed_of(const Traffic& t) { return t.pushed; }
-uint64_t pulled_of(const Traffic& t) { return t.pulled; }
 
 // A long sequential write is pushed while the host writes: the windows the
 // walk has finished cross before any request, each byte once, and a page
@@ -231,47 +226,6 @@ TEST_F(ManagedTest, ALongSequentialWriteIsPushedWhileTheHostWrites) {
   for (size_t i = 2; i < n; i += 1021) ASSERT_EQ(back[i], 0x04040404u) << i;
   EXPECT_EQ(back[n - 1], 0x04040404u);
   EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
-}
-
-constexpr size_t kAheadBytes = 64u << 20, kFirstPages = 2047, kAheadPages = 2048;
-
-unsigned* ManagedTest::read_until_pulled_ahead(const Traffic& before, uint64_t* sum) {
-  const size_t n = kAheadBytes / sizeof(unsigned);
-  unsigned* p = managed<unsigned>(n);
-  fill(p, 6, static_cast<int>(n));
-  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
-  for (size_t i = 0; i < kFirstPages * kPage / sizeof(unsigned); ++i) *sum += p[i];
-  const uint64_t want = (kFirstPages + kAheadPages) * kPage;
-  EXPECT_GE(moved_within(before, want, pulled_of), want);
-  return p;
-}
-
-// Once a sequential read's windows are large, the next run is pulled in the
-// background before the host reaches it, and moved into place when it does:
-// the whole buffer is pulled once, with the device's bytes.
-TEST_F(ManagedTest, ALongSequentialReadIsPulledAheadOfTheHost) {
-  const size_t n = kAheadBytes / sizeof(unsigned);
-  uint64_t sum = 0;
-  const Traffic before = traffic();
-  unsigned* p = read_until_pulled_ahead(before, &sum);
-  for (size_t i = kFirstPages * kPage / sizeof(unsigned); i < n; ++i) sum += p[i];
-  EXPECT_EQ(sum, 6u * static_cast<uint64_t>(n));
-  EXPECT_EQ(traffic().pulled - before.pulled, kAheadBytes);
-}
-
-// What was pulled ahead is dropped when device work may change it: the
-// host then reads the device's new bytes.
-TEST_F(ManagedTest, WhatWasPulledAheadIsDroppedWhenTheDeviceWritesAgain) {
-  const size_t n = kAheadBytes / sizeof(unsigned);
-  uint64_t sum = 0;
-  unsigned* p = read_until_pulled_ahead(traffic(), &sum);
-  EXPECT_EQ(sum, 6u * kFirstPages * kPage / sizeof(unsigned));
-  fill(p, 8, static_cast<int>(n));
-  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
-  for (size_t i = kFirstPages * kPage / sizeof(unsigned); i < n; i += 257)
-    ASSERT_EQ(p[i], 8u) << i;
-  EXPECT_EQ(p[0], 8u);
-  EXPECT_EQ(p[n - 1], 8u);
 }
 
 // Pages made writable together are pushed whole; the bytes the host did not
