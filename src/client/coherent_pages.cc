@@ -369,7 +369,6 @@ bool resolve(uintptr_t address, bool write) {
   return true;
 }
 
-
 // With the lock held: calls fn(base, span, first, count) for each span's
 // pages overlapping [address, address + size).
 template <class Fn>
@@ -536,11 +535,15 @@ void unmap(uintptr_t base, size_t size) {
 
 void before_request(Connection& conn, bool device_work) {
   if (device_work) registered::before_device_work(conn);
-  if (const uint64_t id = device_work ? current_context_id() : 0) g_context.store(id);
   if (!g_any.load(std::memory_order_acquire)) return;
   // A request that starts no device work (allocation, module setup, the
   // lanes' opening) cannot read managed memory: the host goes on writing.
   if (!device_work) return;
+  // Kept only once managed memory exists, so that a program without any
+  // writes no shared atomic on each launch.
+  const uint64_t id = current_context_id();
+  if (id && id != g_context.load(std::memory_order_relaxed))
+    g_context.store(id, std::memory_order_relaxed);
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   flush(conn);
