@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -207,7 +208,10 @@ int ServerProcess::wait_for_exit(int sig) {
 }
 
 Output run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  const std::string base = tmp_dir() + "/run-" + std::to_string(getpid());
+  // Threads of one test may run programs at once: each run has its own files.
+  static std::atomic<int> runs{0};
+  const std::string base =
+      tmp_dir() + "/run-" + std::to_string(getpid()) + "-" + std::to_string(runs++);
   const std::string out_path = base + ".out", err_path = base + ".err";
   pid_t pid = fork();
   if (pid == 0) {
@@ -225,6 +229,8 @@ Output run_program(const std::vector<std::string>& argv, const std::vector<std::
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   o.out = slurp(out_path);
   o.err = slurp(err_path);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
   return o;
 }
 
