@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# multi_gpu.sh: the two-GPU checks, for a machine with two GPUs. From the
+# repo root:
+#   bash tests/gpu/multi_gpu.sh
+# Builds scuda (SCUDA_SKIP_BUILD=1 keeps build/) and runs, natively and
+# through one scuda server that offers both GPUs (clients inside isolate.sh):
+#   multi_gpu_peer   device count, peer copies both ways, a kernel reading
+#                    the other GPU's memory, cudaMemcpyPeer's bandwidth
+#   ddp_train        torchrun --nproc_per_node=2 DDP with NCCL: losses equal
+#                    to native bit for bit, step time ratio
+# Writes $OUT/multi_gpu.md and every run's output in $OUT/multi_logs/.
+# Exits non-zero if anything failed.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+out=${OUT:-$(mktemp -d /tmp/scuda-multi.XXXXXX)}
+logs=$out/multi_logs
+mkdir -p "$logs" build/gpu
+limit=${SCUDA_TEST_TIMEOUT:-300}
+[ -d /usr/local/cuda/bin ] && PATH=$PATH:/usr/local/cuda/bin
+report=$out/multi_gpu.md
+failed=0
+echo "results go to $out"
+nvidia-smi -L
+
+note() { echo "$*" | tee -a "$report"; }
+# ran NAME CMD...: runs CMD with the time limit, output in $logs/NAME.{out,err}.
+ran() {
+  local name=$1 t0
+  shift
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err"
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  result=$(grep -a '^RESULT ' "$logs/$name.out" | tail -n1)
+  [ -n "$result" ] || result="rc=$rc $(grep -av '^isolate:' "$logs/$name.err" | tail -n3 | tr '\n' ' ')"
+  note "- $name: rc=$rc ${secs}s: $(echo "$result" | cut -c1-240)"
+  [ "$rc" -eq 0 ] || failed=1
+}
+
+SCUDA_BUILD_LOG=$logs/cmake.log source tests/gpu/build.sh
+nvcc -O2 -arch=sm_90 -Itests/gpu/programs -o build/gpu/multi_gpu_peer \
+  tests/gpu/programs/multi_gpu_peer.cu >"$logs/nvcc.log" 2>&1 || cat "$logs/nvcc.log"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server=127.0.0.1:$port
+build/bin/scuda server -l "$server" -v >"$out/server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null' EXIT
+sleep 2
+scuda=(tests/gpu/isolate.sh build/bin/scuda run --server "$server" --)
+ddp=(torchrun --standalone --nproc_per_node=2 tests/gpu/torch/ddp_train.py)
+
+note "## multi_gpu_peer"
+ran peer.native build/gpu/multi_gpu_peer
+ran peer.scuda "${scuda[@]}" build/gpu/multi_gpu_peer
+for run in native scuda; do
+  grep -a '^# ' "$logs/peer.$run.out" | sed "s/^/  $run /" | tee -a "$report"
+done
+
+note "## ddp_train (2 ranks, NCCL)"
+ran ddp.native "${ddp[@]}"
+ran ddp.scuda "${scuda[@]}" "${ddp[@]}"
+python3 - "$logs/ddp.native.out" "$logs/ddp.scuda.out" <<'PY' | tee -a "$report" || failed=1
+import json, sys
+runs = []
+for path in sys.argv[1:]:
+    lines = [l for l in open(path, errors="replace") if l.startswith("RESULT ddp_train ")]
+    runs.append(json.loads(lines[-1].split(" ", 2)[2]) if lines else None)
+native, scuda = runs
+if not native or not scuda:
+    print("- compare: FAIL, a run printed no RESULT line")
+    sys.exit(1)
+same = native["losses"] == scuda["losses"] and native["params"] == scuda["params"]
+ratio = scuda["step_ms"] / native["step_ms"]
+print(f"- compare: losses and parameters {'equal' if same else 'DIFFERENT'}; step "
+      f"{native['step_ms']} ms native, {scuda['step_ms']} ms scuda, ratio {ratio:.3f}")
+sys.exit(0 if same else 1)
+PY
+
+kill "$server_pid" 2>/dev/null
+wait "$server_pid" 2>/dev/null
+[ "$failed" -eq 0 ] && note "ALL PASSED" || note "FAILED"
+exit "$failed"
