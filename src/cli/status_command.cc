@@ -37,9 +37,35 @@ bool fetch_status(const std::string& address, const std::string& token, nlohmann
   return true;
 }
 
+// Prints one server's status; false, having said why, when it has none.
+bool show_one(const std::string& address, const std::string& token, bool json,
+              nlohmann::json* all) {
+  nlohmann::json status;
+  std::string error;
+  if (!fetch_status(address, token, &status, &error)) {
+    fmt::print(stderr, "scuda status: {}\n", error);
+    return false;
+  }
+  if (all) {
+    (*all)[address] = status;
+    return true;
+  }
+  try {
+    fmt::print("{}", json ? status.dump(2) + "\n" : status_text(address, status));
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "scuda status: {} answered with status this scuda cannot read ({}); try "
+                       "--json\n", address, e.what());
+    return false;
+  }
+  return true;
+}
+
+// A list of servers (a pool) shows each in turn; as JSON, one object keyed
+// by address.
 int show_status(const StatusArgs& args) {
-  const std::string address = args.server.empty() ? configured_server() : args.server;
-  if (address.empty()) {
+  const std::vector<std::string> servers =
+      split_servers(args.server.empty() ? configured_server() : args.server);
+  if (servers.empty()) {
     fmt::print(stderr, "scuda status: no server: give --server HOST:PORT, set SCUDA_SERVER, or "
                        "remember one with `scuda HOST:PORT`\n");
     return 2;
@@ -51,19 +77,13 @@ int show_status(const StatusArgs& args) {
     fmt::print(stderr, "scuda status: {}\n", error);
     return 2;
   }
-  nlohmann::json status;
-  if (!fetch_status(address, token, &status, &error)) {
-    fmt::print(stderr, "scuda status: {}\n", error);
-    return 1;
-  }
-  try {
-    fmt::print("{}", args.json ? status.dump(2) + "\n" : status_text(address, status));
-  } catch (const nlohmann::json::exception& e) {
-    fmt::print(stderr, "scuda status: {} answered with status this scuda cannot read ({}); try "
-                       "--json\n", address, e.what());
-    return 1;
-  }
-  return 0;
+  const bool pool = servers.size() > 1;
+  nlohmann::json all = nlohmann::json::object();
+  bool ok = true;
+  for (const std::string& address : servers)
+    ok = show_one(address, token, args.json, pool && args.json ? &all : nullptr) && ok;
+  if (pool && args.json) fmt::print("{}\n", all.dump(2));
+  return ok ? 0 : 1;
 }
 
 }  // namespace
@@ -74,7 +94,8 @@ void add_status_command(CLI::App& app) {
       "status", "Show a scuda server's GPUs and its client sessions (peer, age, device memory, "
                 "bytes each way)");
   cmd->add_option("--server", args->server,
-                  "Server HOST:PORT (default: SCUDA_SERVER, then ~/.config/scuda/host)");
+                  "Server HOST:PORT, or a list a,b of a pool (default: SCUDA_SERVER, then "
+                  "~/.config/scuda/host)");
   cmd->add_option("--token-file", args->token_file,
                   "File holding the server's token (default: SCUDA_TOKEN_FILE)")
       ->check(CLI::ExistingFile);

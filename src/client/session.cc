@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -29,23 +31,40 @@ void watch_process_events() {
                  [] { g_connection->after_fork(g_locked_for_fork, true); });
 }
 
+// Opens a connection to `server`; nullptr, with *error, when it cannot.
+Connection* open_one(const std::string& server, const std::string& token, std::string* error) {
+  auto* conn = new Connection;
+  const std::vector<protocol::ImageRef> images = images_kept_on(server);
+  if (!conn->open(server, token, images, error)) {
+    delete conn;
+    return nullptr;
+  }
+  hold_kept(images, conn->welcome().images_kept);
+  return conn;
+}
+
+// A list of servers (SCUDA_SERVER="a:14833,b:14833") is a pool: the first
+// that takes the client serves it, so that one down or refusing does not
+// stop the program (`scuda run --pick least-loaded` puts the least loaded
+// first).
 CUresult connect_once() {
-  const std::string server = configured_server();
+  const std::vector<std::string> servers = split_servers(configured_server());
   std::string token, error;
   const std::string token_file = configured_token_file();
   if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
     spdlog::error("{}", error);
     return CUDA_ERROR_NO_DEVICE;
   }
-  auto* conn = new Connection;
-  const std::vector<protocol::ImageRef> images = images_kept_on(server);
-  if (!conn->open(server, token, images, &error)) {
-    spdlog::error("{}", error);
-    delete conn;
+  for (size_t i = 0; i < servers.size() && !g_connection; ++i) {
+    error.clear();
+    g_connection = open_one(servers[i], token, &error);
+    if (!g_connection && i + 1 < servers.size())
+      spdlog::warn("{}; trying the next server of the list, {}", error, servers[i + 1]);
+  }
+  if (!g_connection) {
+    spdlog::error("{}", servers.empty() ? "no scuda server is configured" : error);
     return CUDA_ERROR_NO_DEVICE;
   }
-  hold_kept(images, conn->welcome().images_kept);
-  g_connection = conn;
   watch_process_events();
   g_open.store(true, std::memory_order_release);
   return CUDA_SUCCESS;

@@ -1,7 +1,9 @@
 #include "common/config.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -46,6 +48,19 @@ std::string configured_server() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return first_line(std::string(home) + "/.config/scuda/host");
   return "";
+}
+
+std::vector<std::string> split_servers(const std::string& list) {
+  std::vector<std::string> out;
+  std::string one;
+  for (const char c : list + ",") {
+    if (c == ',' || std::isspace(static_cast<unsigned char>(c))) {
+      if (!one.empty()) out.push_back(std::exchange(one, ""));
+    } else {
+      one += c;
+    }
+  }
+  return out;
 }
 
 bool pass_through() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace scuda {
 
@@ -10,6 +11,10 @@ constexpr char kDefaultPort[] = "14833";
 // The server address from SCUDA_SERVER, else the first line of
 // ~/.config/scuda/host; empty when neither is set (pass-through mode).
 std::string configured_server();
+
+// The servers of a list such as SCUDA_SERVER's "a:14833,b:14833": split at
+// commas and whitespace, empty entries dropped, in the list's order.
+std::vector<std::string> split_servers(const std::string& list);
 
 // True when no server is configured, so a stand-in library passes every call
 // to the local library it stands in for. Decided once per process, which is

@@ -1,0 +1,37 @@
+// Choosing among several servers (`scuda run --pick`): each is asked for its
+// status, and the list is put in the order the client should try them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scuda::cli {
+
+// How `scuda run` orders a list of servers.
+enum class Pick { kFirst, kLeastLoaded };
+
+// One server's load, from its status answer.
+struct ServerLoad {
+  std::string address;
+  std::string error;        // why it did not answer; empty when it did
+  uint64_t gpus = 0;
+  uint64_t busy = 0;        // sessions running plus clients in its queue
+  uint64_t free_bytes = 0;  // device memory not in use, over all its GPUs
+};
+
+// Parses `pick` ("first" or "least-loaded"); false for anything else.
+bool parse_pick(const std::string& pick, Pick* out);
+
+// Asks each server of `servers` for its status with `token`.
+std::vector<ServerLoad> measure_loads(const std::vector<std::string>& servers,
+                                      const std::string& token);
+
+// The servers that answered, least loaded first: fewest busy sessions per
+// GPU, then most free device memory, then the list's order.
+std::vector<ServerLoad> least_loaded_first(std::vector<ServerLoad> loads);
+
+// One line saying a server's load, for the user.
+std::string describe_load(const ServerLoad& load);
+
+}  // namespace scuda::cli

@@ -1,0 +1,146 @@
+// A pool of servers given to one client: `scuda run --pick least-loaded`
+// against real servers on the driver double, the client library's turn to
+// the next server of a list, and the order the pick makes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/server_pick.h"
+#include "server_process.h"
+
+namespace scuda {
+namespace {
+
+using test::Output;
+using test::ServerProcess;
+
+std::string nobody_there() { return "127.0.0.1:" + std::to_string(test::free_port()); }
+
+Output run_pool(const std::vector<std::string>& servers, const std::string& pick) {
+  std::vector<std::string> argv = {SCUDA_BIN, "run", "--pick", pick};
+  for (const std::string& s : servers) argv.insert(argv.end(), {"--server", s});
+  argv.insert(argv.end(), {"--", CLIENT_TOOL, "init"});
+  return test::run_program(argv, {"SCUDA_TOKEN_FILE=", "SCUDA_CONNECT_RETRY=0"});
+}
+
+// How many sessions the server at `address` has started, from its status.
+uint64_t sessions_started(const std::string& address) {
+  Output o = test::run_program({SCUDA_BIN, "status", "--json", "--server", address},
+                               {"SCUDA_TOKEN_FILE="});
+  const nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  return j.is_object() ? j["totals"]["sessions_started"].get<uint64_t>() : ~0ull;
+}
+
+// The first server of the list is busy: the program runs on the second.
+TEST(ServerPool, LeastLoadedTakesTheIdleServer) {
+  ServerProcess busy, idle;
+  test::InteractiveClient holder(busy, "launch-after-loss");
+  ASSERT_EQ(holder.line(), "ready\n") << holder.err();
+  Output o = run_pool({busy.address(), idle.address()}, "least-loaded");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_NE(o.err.find("least loaded of 2 servers is " + idle.address()), std::string::npos)
+      << o.err;
+  EXPECT_EQ(sessions_started(idle.address()), 1u);
+  EXPECT_EQ(sessions_started(busy.address()), 1u);  // the holder's only
+  holder.go();
+  EXPECT_EQ(holder.wait(), 0) << holder.err();
+}
+
+// "first" keeps the given order, busy or not.
+TEST(ServerPool, FirstKeepsTheGivenOrder) {
+  ServerProcess busy, idle;
+  test::InteractiveClient holder(busy, "launch-after-loss");
+  ASSERT_EQ(holder.line(), "ready\n") << holder.err();
+  Output o = run_pool({busy.address(), idle.address()}, "first");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(sessions_started(busy.address()), 2u);
+  EXPECT_EQ(sessions_started(idle.address()), 0u);
+  holder.go();
+  EXPECT_EQ(holder.wait(), 0) << holder.err();
+}
+
+// A server that does not answer is left out of the pick, and said so.
+TEST(ServerPool, AServerThatDoesNotAnswerIsLeftOut) {
+  ServerProcess server;
+  const std::string gone = nobody_there();
+  Output o = run_pool({gone, server.address()}, "least-loaded");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("leaving a server out of the pool: nothing listens at " + gone),
+            std::string::npos) << o.err;
+  EXPECT_EQ(sessions_started(server.address()), 1u);
+}
+
+TEST(ServerPool, NoServerAnsweringFailsAndSaysSo) {
+  Output o = run_pool({nobody_there(), nobody_there()}, "least-loaded");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("none of the 2 servers answered"), std::string::npos) << o.err;
+}
+
+// Without `scuda run`, the library given a list takes the first server
+// that takes the client.
+TEST(ServerPool, TheLibraryTurnsToTheNextServerOfAList) {
+  ServerProcess server;
+  const std::string gone = nobody_there();
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + gone + ", " + server.address(),
+                                "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_NE(o.err.find("trying the next server of the list, " + server.address()),
+            std::string::npos) << o.err;
+}
+
+TEST(ServerPool, TheLibrarysErrorNamesTheLastServerTried) {
+  const std::string last = nobody_there();
+  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + nobody_there() + "," + last,
+                                                       "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
+  EXPECT_NE(o.err.find(last), std::string::npos) << o.err;
+}
+
+// `scuda status` given a pool shows every server, keyed by address.
+TEST(ServerPool, StatusShowsEveryServerOfAPool) {
+  ServerProcess a, b;
+  Output o = test::run_program({SCUDA_BIN, "status", "--json", "--server",
+                                a.address() + "," + b.address()}, {"SCUDA_TOKEN_FILE="});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << o.out;
+  EXPECT_EQ(j.size(), 2u);
+  EXPECT_TRUE(j.contains(a.address()) && j[a.address()].contains("gpus")) << o.out;
+  EXPECT_TRUE(j.contains(b.address()) && j[b.address()].contains("gpus")) << o.out;
+}
+
+cli::ServerLoad load(const char* address, uint64_t busy, uint64_t gpus, uint64_t free_gib) {
+  cli::ServerLoad l;
+  l.address = address;
+  l.busy = busy;
+  l.gpus = gpus;
+  l.free_bytes = free_gib << 30;
+  return l;
+}
+
+// Fewest busy sessions per GPU first, then the most free memory; a server
+// that did not answer is dropped.
+TEST(ServerPool, LeastLoadedOrdersBySessionsPerGpuThenFreeMemory) {
+  cli::ServerLoad gone = load("gone", 0, 8, 640);
+  gone.error = "nothing listens";
+  const auto order = cli::least_loaded_first(
+      {load("two-on-two", 2, 2, 1), load("one-on-one", 1, 1, 5), gone, load("idle", 0, 1, 0),
+       load("three-on-two", 3, 2, 80)});
+  std::vector<std::string> names;
+  for (const cli::ServerLoad& l : order) names.push_back(l.address);
+  EXPECT_EQ(names, (std::vector<std::string>{"idle", "one-on-one", "two-on-two", "three-on-two"}));
+}
+
+TEST(ServerPool, PickNames) {
+  cli::Pick p;
+  EXPECT_TRUE(cli::parse_pick("least-loaded", &p));
+  EXPECT_EQ(p, cli::Pick::kLeastLoaded);
+  EXPECT_TRUE(cli::parse_pick("first", &p));
+  EXPECT_EQ(p, cli::Pick::kFirst);
+  EXPECT_FALSE(cli::parse_pick("random", &p));
+}
+
+}  // namespace
+}  // namespace scuda
