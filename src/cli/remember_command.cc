@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/server_request.h"
+#include "common/server_request.h"
 #include "common/config.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"

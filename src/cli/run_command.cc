@@ -11,9 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
-#include "cli/server_pick.h"
 #include "cli/tls_options.h"
-#include "common/config.h"
 
 namespace scuda::cli {
 
@@ -43,42 +41,6 @@ void prepend_env(const char* name, const std::string& value, char separator) {
   setenv(name, joined.c_str(), 1);
 }
 
-// Puts SCUDA_SERVER's list in the order `pick` asks for; the client library
-// takes the first server that answers. False, having said why, when none of
-// the servers answers the status request.
-bool order_servers(const std::string& pick) {
-  Pick how = Pick::kFirst;
-  const char* env = std::getenv("SCUDA_PICK");
-  const std::string chosen = !pick.empty() ? pick : env && *env ? env : "first";
-  if (!parse_pick(chosen, &how)) {
-    fmt::print(stderr, "scuda run: SCUDA_PICK is '{}'; it must be first or least-loaded\n", chosen);
-    return false;
-  }
-  const std::vector<std::string> servers = split_servers(configured_server());
-  if (how == Pick::kFirst || servers.size() < 2) return true;
-  std::string token, error;
-  const std::string token_file = configured_token_file();
-  if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
-    fmt::print(stderr, "scuda run: {}\n", error);
-    return false;
-  }
-  const std::vector<ServerLoad> loads = measure_loads(servers, token);
-  for (const ServerLoad& load : loads)
-    if (!load.error.empty()) fmt::print(stderr, "scuda run: leaving a server out of the pool: {}\n", load.error);
-  const std::vector<ServerLoad> order = least_loaded_first(loads);
-  if (order.empty()) {
-    fmt::print(stderr, "scuda run: none of the {} servers answered its status request\n",
-               servers.size());
-    return false;
-  }
-  std::vector<std::string> addresses;
-  for (const ServerLoad& load : order) addresses.push_back(load.address);
-  fmt::print(stderr, "scuda run: the least loaded of {} servers is {}\n", servers.size(),
-             describe_load(order.front()));
-  setenv("SCUDA_SERVER", fmt::format("{}", fmt::join(addresses, ",")).c_str(), 1);
-  return true;
-}
-
 int run_program(const RunArgs& args) {
   const std::filesystem::path lib = library_dir();
   if (!std::filesystem::exists(lib / "libcuda.so.1")) {
@@ -95,7 +57,7 @@ int run_program(const RunArgs& args) {
     setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
   set_path_env("SCUDA_TOKEN_FILE", args.token_file);
   export_tls_env(args.tls);
-  if (!order_servers(args.pick)) return 1;
+  if (!args.pick.empty()) setenv("SCUDA_PICK", args.pick.c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);
@@ -121,13 +83,13 @@ void add_run_command(CLI::App& app) {
       "run", "Run a program whose CUDA work executes on the scuda server");
   cmd->add_option("--server", args->servers,
                   "Server HOST:PORT, or tls://HOST:PORT (default: SCUDA_SERVER, then "
-                  "~/.config/scuda/host); given more than once, or as a list a,b, a pool: the "
-                  "program uses the first that takes it, in the order --pick makes")
+                  "~/.config/scuda/host); given more than once, or as a list a,b: several servers, "
+                  "of which --pick chooses one")
       ->allow_extra_args(false);
   cmd->add_option("--pick", args->pick,
-                  "How to order a pool of servers: first (as given) or least-loaded (fewest "
-                  "sessions per GPU, then most free memory; asks each for its status) "
-                  "(default: SCUDA_PICK, else first)")
+                  "Which of several servers the program uses: first (the first that takes it, "
+                  "in the order given) or least-loaded (asks each for its status: fewest "
+                  "sessions per GPU, then most free memory) (default: SCUDA_PICK)")
       ->check(CLI::IsMember({"first", "least-loaded"}));
   cmd->add_option("--token-file", args->token_file, "File holding the server's token")
       ->check(CLI::ExistingFile);

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/server_request.h"
+#include "common/server_request.h"
 #include "cli/status_text.h"
 #include "cli/tls_options.h"
 #include "common/config.h"

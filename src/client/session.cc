@@ -13,6 +13,7 @@
 #include "client/held_images.h"
 #include "client/kept_images.h"
 #include "common/config.h"
+#include "common/server_pick.h"
 
 namespace scuda::client {
 
@@ -43,18 +44,54 @@ Connection* open_one(const std::string& server, const std::string& token, std::s
   return conn;
 }
 
-// A list of servers (SCUDA_SERVER="a:14833,b:14833") is a pool: the first
-// that takes the client serves it, so that one down or refusing does not
-// stop the program (`scuda run --pick least-loaded` puts the least loaded
-// first).
+// Puts several servers in the order SCUDA_PICK asks for. Without a pick,
+// several servers would be one list of devices, which scuda does not show
+// yet: the first server alone serves, and the warning says so. False, having
+// said why, when none is left.
+bool pick_order(const std::string& token, std::vector<std::string>* servers) {
+  if (servers->size() < 2) return true;
+  const char* env = std::getenv("SCUDA_PICK");
+  Pick pick = Pick::kFirst;
+  if (!env || !*env) {
+    spdlog::warn("SCUDA_SERVER names {} servers, but scuda does not yet show the GPUs of several "
+                 "servers as one list of devices: this program uses {} alone (SCUDA_PICK=first or "
+                 "least-loaded, or scuda run --pick, makes it choose among them)",
+                 servers->size(), servers->front());
+    servers->resize(1);
+    return true;
+  }
+  if (!parse_pick(env, &pick)) {
+    spdlog::error("SCUDA_PICK is '{}'; it must be first or least-loaded", env);
+    return false;
+  }
+  if (pick == Pick::kFirst) return true;
+  const std::vector<ServerLoad> loads = measure_loads(*servers, token);
+  for (const ServerLoad& load : loads)
+    if (!load.error.empty()) spdlog::warn("leaving a server out of the pick: {}", load.error);
+  const std::vector<ServerLoad> order = least_loaded_first(loads);
+  if (order.empty()) {
+    spdlog::error("none of the {} servers of SCUDA_SERVER answered its status request",
+                  servers->size());
+    return false;
+  }
+  spdlog::info("the least loaded of {} servers is {}", servers->size(), describe_load(order.front()));
+  servers->clear();
+  for (const ServerLoad& load : order) servers->push_back(load.address);
+  return true;
+}
+
+// Several servers (SCUDA_SERVER="a:14833,b:14833"): SCUDA_PICK says which
+// one serves the program; the first in its order that takes the client does,
+// so that one down or refusing is passed over.
 CUresult connect_once() {
-  const std::vector<std::string> servers = split_servers(configured_server());
+  std::vector<std::string> servers = split_servers(configured_server());
   std::string token, error;
   const std::string token_file = configured_token_file();
   if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
     spdlog::error("{}", error);
     return CUDA_ERROR_NO_DEVICE;
   }
+  if (!pick_order(token, &servers)) return CUDA_ERROR_NO_DEVICE;
   for (size_t i = 0; i < servers.size() && !g_connection; ++i) {
     error.clear();
     g_connection = open_one(servers[i], token, &error);

@@ -5,7 +5,7 @@
 
 #include <future>
 
-#include "cli/server_request.h"
+#include "common/server_request.h"
 #include "protocol/ops.h"
 
 namespace scuda::k8s {
@@ -15,7 +15,7 @@ Probe status_probe(const std::string& token) {
     std::vector<uint8_t> body;
     // Shorter than a status request's usual wait: a server this slow to
     // answer is no use to a pod about to start on it.
-    if (!cli::ask_server({address, protocol::kOpStatus, token, "the device plugin's status request",
+    if (!ask_server({address, protocol::kOpStatus, token, "the device plugin's status request",
                           std::chrono::seconds(5)},
                          &body, error))
       return false;

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/server_pick.h"
+#include "common/server_pick.h"
 #include "server_process.h"
 
 namespace scuda {
@@ -20,7 +20,8 @@ Output run_pool(const std::vector<std::string>& servers, const std::string& pick
   std::vector<std::string> argv = {SCUDA_BIN, "run", "--pick", pick};
   for (const std::string& s : servers) argv.insert(argv.end(), {"--server", s});
   argv.insert(argv.end(), {"--", CLIENT_TOOL, "init"});
-  return test::run_program(argv, {"SCUDA_TOKEN_FILE=", "SCUDA_CONNECT_RETRY=0"});
+  return test::run_program(argv,
+                           {"SCUDA_TOKEN_FILE=", "SCUDA_CONNECT_RETRY=0", "SCUDA_LOG_LEVEL=info"});
 }
 
 // How many sessions the server at `address` has started, from its status.
@@ -66,24 +67,25 @@ TEST(ServerPool, AServerThatDoesNotAnswerIsLeftOut) {
   const std::string gone = nobody_there();
   Output o = run_pool({gone, server.address()}, "least-loaded");
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("leaving a server out of the pool: nothing listens at " + gone),
+  EXPECT_NE(o.err.find("leaving a server out of the pick: nothing listens at " + gone),
             std::string::npos) << o.err;
   EXPECT_EQ(sessions_started(server.address()), 1u);
 }
 
 TEST(ServerPool, NoServerAnsweringFailsAndSaysSo) {
   Output o = run_pool({nobody_there(), nobody_there()}, "least-loaded");
-  EXPECT_EQ(o.exit_code, 1);
-  EXPECT_NE(o.err.find("none of the 2 servers answered"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
+  EXPECT_NE(o.err.find("none of the 2 servers of SCUDA_SERVER answered"), std::string::npos)
+      << o.err;
 }
 
-// Without `scuda run`, the library given a list takes the first server
-// that takes the client.
+// Without `scuda run`, SCUDA_PICK=first takes the first server of the
+// list that takes the client.
 TEST(ServerPool, TheLibraryTurnsToTheNextServerOfAList) {
   ServerProcess server;
   const std::string gone = nobody_there();
   Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + gone + ", " + server.address(),
+                               {"SCUDA_SERVER=" + gone + ", " + server.address(), "SCUDA_PICK=first",
                                 "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
   EXPECT_NE(o.err.find("trying the next server of the list, " + server.address()),
@@ -92,10 +94,33 @@ TEST(ServerPool, TheLibraryTurnsToTheNextServerOfAList) {
 
 TEST(ServerPool, TheLibrarysErrorNamesTheLastServerTried) {
   const std::string last = nobody_there();
-  Output o = test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + nobody_there() + "," + last,
-                                                       "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + nobody_there() + "," + last, "SCUDA_PICK=first",
+                                "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
   EXPECT_NE(o.err.find(last), std::string::npos) << o.err;
+}
+
+// Without a pick, several servers would be one list of devices, which is
+// not built: the first server alone serves, and the warning says so.
+TEST(ServerPool, WithoutAPickTheFirstServerAloneServesAndItIsSaid) {
+  ServerProcess a, b;
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + a.address() + "," + b.address(),
+                                "SCUDA_PICK=", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_NE(o.err.find("this program uses " + a.address() + " alone"), std::string::npos) << o.err;
+  EXPECT_EQ(sessions_started(a.address()), 1u);
+  EXPECT_EQ(sessions_started(b.address()), 0u);
+}
+
+TEST(ServerPool, AnUnknownPickIsRefused) {
+  ServerProcess a, b;
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + a.address() + "," + b.address(),
+                                "SCUDA_PICK=random", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
+  EXPECT_NE(o.err.find("SCUDA_PICK is 'random'"), std::string::npos) << o.err;
 }
 
 // `scuda status` given a pool shows every server, keyed by address.
@@ -111,8 +136,8 @@ TEST(ServerPool, StatusShowsEveryServerOfAPool) {
   EXPECT_TRUE(j.contains(b.address()) && j[b.address()].contains("gpus")) << o.out;
 }
 
-cli::ServerLoad load(const char* address, uint64_t busy, uint64_t gpus, uint64_t free_gib) {
-  cli::ServerLoad l;
+ServerLoad load(const char* address, uint64_t busy, uint64_t gpus, uint64_t free_gib) {
+  ServerLoad l;
   l.address = address;
   l.busy = busy;
   l.gpus = gpus;
@@ -123,23 +148,23 @@ cli::ServerLoad load(const char* address, uint64_t busy, uint64_t gpus, uint64_t
 // Fewest busy sessions per GPU first, then the most free memory; a server
 // that did not answer is dropped.
 TEST(ServerPool, LeastLoadedOrdersBySessionsPerGpuThenFreeMemory) {
-  cli::ServerLoad gone = load("gone", 0, 8, 640);
+  ServerLoad gone = load("gone", 0, 8, 640);
   gone.error = "nothing listens";
-  const auto order = cli::least_loaded_first(
+  const auto order = least_loaded_first(
       {load("two-on-two", 2, 2, 1), load("one-on-one", 1, 1, 5), gone, load("idle", 0, 1, 0),
        load("three-on-two", 3, 2, 80)});
   std::vector<std::string> names;
-  for (const cli::ServerLoad& l : order) names.push_back(l.address);
+  for (const ServerLoad& l : order) names.push_back(l.address);
   EXPECT_EQ(names, (std::vector<std::string>{"idle", "one-on-one", "two-on-two", "three-on-two"}));
 }
 
 TEST(ServerPool, PickNames) {
-  cli::Pick p;
-  EXPECT_TRUE(cli::parse_pick("least-loaded", &p));
-  EXPECT_EQ(p, cli::Pick::kLeastLoaded);
-  EXPECT_TRUE(cli::parse_pick("first", &p));
-  EXPECT_EQ(p, cli::Pick::kFirst);
-  EXPECT_FALSE(cli::parse_pick("random", &p));
+  Pick p;
+  EXPECT_TRUE(parse_pick("least-loaded", &p));
+  EXPECT_EQ(p, Pick::kLeastLoaded);
+  EXPECT_TRUE(parse_pick("first", &p));
+  EXPECT_EQ(p, Pick::kFirst);
+  EXPECT_FALSE(parse_pick("random", &p));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cli/server_request.h"
+#include "common/server_request.h"
 
 #include <cuda.h>
 
@@ -10,7 +10,7 @@
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 
-namespace scuda::cli {
+namespace scuda {
 
 namespace {
 
@@ -77,4 +77,4 @@ bool ask_server(const ServerRequest& request, std::vector<uint8_t>* body, std::s
   return true;
 }
 
-}  // namespace scuda::cli
+}  // namespace scuda

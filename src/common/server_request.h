@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace scuda::cli {
+namespace scuda {
 
 struct ServerRequest {
   std::string address;  // HOST:PORT
@@ -22,4 +22,4 @@ struct ServerRequest {
 // be reached, it is not a scuda server, or it refused (a wrong token).
 bool ask_server(const ServerRequest& request, std::vector<uint8_t>* body, std::string* error);
 
-}  // namespace scuda::cli
+}  // namespace scuda

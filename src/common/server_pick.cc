@@ -1,4 +1,4 @@
-#include "cli/server_pick.h"
+#include "common/server_pick.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/server_request.h"
+#include "common/server_request.h"
 #include "protocol/ops.h"
 
-namespace scuda::cli {
+namespace scuda {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::string describe_load(const ServerLoad& load) {
                      load.busy, load.gpus, static_cast<double>(load.free_bytes) / (1ull << 30));
 }
 
-}  // namespace scuda::cli
+}  // namespace scuda

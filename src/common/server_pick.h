@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace scuda::cli {
+namespace scuda {
 
 // How `scuda run` orders a list of servers.
 enum class Pick { kFirst, kLeastLoaded };
@@ -34,4 +34,4 @@ std::vector<ServerLoad> least_loaded_first(std::vector<ServerLoad> loads);
 // One line saying a server's load, for the user.
 std::string describe_load(const ServerLoad& load);
 
-}  // namespace scuda::cli
+}  // namespace scuda
