@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -39,7 +40,13 @@ std::chrono::milliseconds server_silence_limit() {
 }
 
 protocol::Hello Connection::hello() const {
-  return {protocol::kApiHash, CUDA_VERSION, token_, program_name()};
+  protocol::Hello h{protocol::kApiHash, CUDA_VERSION, token_, program_name()};
+  // The driver reads it at cuInit; the session's driver reads it for us.
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    h.visible_set = true;
+    h.visible = visible;
+  }
+  return h;
 }
 
 bool Connection::open(const std::string& address, const std::string& token,

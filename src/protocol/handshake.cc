@@ -70,6 +70,8 @@ void encode(const Hello& h, Writer& w) {
     w.put(image.hash);
     w.u64(image.size);
   }
+  w.u8(h.visible_set ? 1 : 0);
+  w.str(h.visible);
 }
 
 bool decode(Reader& r, Hello* h) {
@@ -86,7 +88,10 @@ bool decode(Reader& r, Hello* h) {
     image.hash = r.get<ImageHash>();
     image.size = r.u64();
   }
-  return r.done();
+  const uint8_t visible_set = r.u8();
+  h->visible_set = visible_set == 1;
+  read_bounded_string(r, &h->visible);
+  return visible_set <= 1 && r.done();
 }
 
 void encode(const Welcome& w, Writer& out) {

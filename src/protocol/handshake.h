@@ -37,6 +37,10 @@ struct Hello {
   // session keeps those it still has, so that their loads need not wait
   // (docs/protocol.md, "Module images").
   std::vector<ImageRef> images = {};
+  // The client's CUDA_VISIBLE_DEVICES, which its session applies
+  // (server/visible_devices.h); unset: every GPU the server offers.
+  bool visible_set = false;
+  std::string visible = {};
 };
 
 struct DeviceInfo {

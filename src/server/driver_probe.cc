@@ -5,17 +5,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/driver_table.h"
+#include "common/gpu_uuid.h"
 #include "server/snapshot.h"
 
 namespace scuda::server {
 
 namespace {
 
-// In the child: what to report, and whether it is a success.
+// In the child: what to report, and whether it is a success. The summary's
+// line is followed by one line per GPU, its UUID.
 bool describe(const std::string& path, std::string* text) {
   DriverTable d;
   protocol::Welcome w;
@@ -26,12 +29,15 @@ bool describe(const std::string& path, std::string* text) {
   for (size_t i = 0; i < w.devices.size(); ++i)
     *text += fmt::format("{} {} {} ({:.1f} GiB)", i == 0 ? ":" : ",", i, w.devices[i].name,
                          static_cast<double>(w.devices[i].total_mem) / (1 << 30));
-  return !w.devices.empty() || (*text += " (it sees no GPU)", false);
+  if (w.devices.empty()) return *text += " (it sees no GPU)", false;
+  for (const protocol::DeviceInfo& device : w.devices) *text += "\n" + gpu_uuid_text(device.uuid);
+  return true;
 }
 
 }  // namespace
 
-bool probe_driver(const std::string& path, std::string* summary, std::string* error) {
+bool probe_driver(const std::string& path, std::string* summary, std::vector<std::string>* gpus,
+                  std::string* error) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
     *error = fmt::format("cannot check the driver: {}", std::strerror(errno));
@@ -58,7 +64,9 @@ bool probe_driver(const std::string& path, std::string* summary, std::string* er
     *error = text.empty() ? "the driver check did not finish (it crashed)" : text;
     return false;
   }
-  *summary = text;
+  std::istringstream lines(text);
+  std::getline(lines, *summary);
+  for (std::string uuid; std::getline(lines, uuid);) gpus->push_back(uuid);
   return true;
 }
 

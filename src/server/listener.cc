@@ -255,7 +255,8 @@ int serve(const ListenerOptions& options) {
     return 2;
   }
   std::string driver;
-  if (!probe_driver(options.session.driver_path, &driver, &error)) {
+  SessionOptions session = options.session;
+  if (!probe_driver(session.driver_path, &driver, &session.offered_gpus, &error)) {
     spdlog::error("no usable GPU driver, so nothing to serve: {}", error);
     return 1;
   }
@@ -287,7 +288,6 @@ int serve(const ListenerOptions& options) {
   if (!start_metrics(options, &metrics)) return 1;
   std::fflush(stdout);
   std::unordered_set<pid_t> sessions;
-  SessionOptions session = options.session;
   session.max_sessions = options.max_sessions;
   session.table = g_table;
   for (;;) {

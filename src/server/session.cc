@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/frame_io.h"
@@ -22,6 +23,7 @@
 #include "server/queue_wait.h"
 #include "server/snapshot.h"
 #include "server/status/status_answer.h"
+#include "server/visible_devices.h"
 
 namespace scuda::server {
 
@@ -156,6 +158,7 @@ bool Session::take_place(uint64_t request_id) {
 
 bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   std::string error;
+  if (hello.visible_set && !apply_visible(hello.visible, request_id)) return false;
   if (!load_driver(options_.driver_path, &driver_, &error)) {
     refuse(request_id, "server: " + error);
     return false;
@@ -189,6 +192,24 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
   h.op = protocol::kOpHello;
   h.request_id = request_id;
   return protocol::write_frame(socket_, h, w.data().data(), w.size());
+}
+
+// Before the driver starts: the client's CUDA_VISIBLE_DEVICES becomes the
+// session's, in UUIDs of GPUs the server offers (visible_devices.h).
+bool Session::apply_visible(const std::string& list, uint64_t request_id) {
+  const std::vector<std::string> chosen = pick_visible(list, options_.offered_gpus);
+  if (chosen.empty()) {
+    refuse(request_id, fmt::format("the client's CUDA_VISIBLE_DEVICES='{}' names none of the {} "
+                                   "GPUs this server offers ({}): give their indices, from 0, or "
+                                   "their UUIDs",
+                                   list, options_.offered_gpus.size(),
+                                   fmt::join(options_.offered_gpus, ", ")));
+    return false;
+  }
+  const std::string value = fmt::format("{}", fmt::join(chosen, ","));
+  setenv("CUDA_VISIBLE_DEVICES", value.c_str(), 1);
+  spdlog::info("the client's CUDA_VISIBLE_DEVICES='{}' leaves the session {}", list, value);
+  return true;
 }
 
 bool Session::serve_one(const FrameHeader& rh) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/compression.h"
 #include "common/driver_table.h"
@@ -43,6 +44,9 @@ struct SessionOptions {
   // be null, and then nothing is reported.
   SessionTable* table = nullptr;
   SessionSlot* slot = nullptr;
+  // The UUIDs of the GPUs the server offers, in its driver's order: what a
+  // client's CUDA_VISIBLE_DEVICES chooses from (visible_devices.h).
+  std::vector<std::string> offered_gpus;
 };
 
 class Session {
@@ -107,6 +111,7 @@ class Session {
   bool take_place(uint64_t request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
+  bool apply_visible(const std::string& list, uint64_t request_id);
   // Reads requests and serves them until the client goes away (0) or
   // breaks the protocol (1).
   int serve_requests();

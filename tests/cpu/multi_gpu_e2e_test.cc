@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -272,6 +273,62 @@ TEST(MultiGpuVisibleDevices, TheServerOffersTheDevicesItWasGiven) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "devices 1\ndevice 0 0000:43:00.0\n");
   EXPECT_NE(second.output().find("1 GPU:"), std::string::npos) << second.output();
+}
+
+// A server whose double shows three devices, with the server's own
+// CUDA_VISIBLE_DEVICES `offered` (empty: unset).
+std::unique_ptr<scuda::test::ServerProcess> three_device_server(const char* offered = "") {
+  setenv("SCUDA_DOUBLE_DEVICES", "3", 1);
+  if (*offered) setenv("CUDA_VISIBLE_DEVICES", offered, 1);
+  auto s = std::make_unique<scuda::test::ServerProcess>();
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  setenv("SCUDA_DOUBLE_DEVICES", "2", 1);
+  return s;
+}
+
+scuda::test::Output devices_with(const scuda::test::ServerProcess& s, const std::string& visible) {
+  return scuda::test::run_program({CLIENT_TOOL, "devices"},
+                                  {"SCUDA_SERVER=" + s.address(), "CUDA_VISIBLE_DEVICES=" + visible});
+}
+
+// The UUID the double gives its device `physical`, as CUDA_VISIBLE_DEVICES
+// names it ("scuda-test-dbl01" in hexadecimal, then ...02, ...03).
+std::string double_uuid(int physical) {
+  return "GPU-73637564-612d-7465-7374-2d64626c30" + std::to_string(31 + physical);
+}
+
+// The client's CUDA_VISIBLE_DEVICES picks among the server's GPUs, in its
+// order, as it does among a local driver's.
+TEST(MultiGpuVisibleDevices, TheClientsListPicksAndOrdersTheServersGpus) {
+  const auto s = three_device_server();
+  scuda::test::Output o = devices_with(*s, "2,0");
+  EXPECT_EQ(o.out, "devices 2\ndevice 0 0000:44:00.0\ndevice 1 0000:42:00.0\n") << o.err;
+  o = devices_with(*s, double_uuid(1));
+  EXPECT_EQ(o.out, "devices 1\ndevice 0 0000:43:00.0\n") << o.err;
+  o = devices_with(*s, "1,7,0");  // read up to the first entry that names none
+  EXPECT_EQ(o.out, "devices 1\ndevice 0 0000:43:00.0\n") << o.err;
+}
+
+TEST(MultiGpuVisibleDevices, AListThatNamesNoGpuIsRefusedAndSaysWhichThereAre) {
+  const auto s = three_device_server();
+  for (const std::string visible : {"5", "", "GPU-7363"}) {  // the last names all three
+    const scuda::test::Output o = devices_with(*s, visible);
+    EXPECT_NE(o.exit_code, 0) << visible;
+    EXPECT_NE(o.err.find("names none of the 3 GPUs this server offers"), std::string::npos)
+        << visible << ": " << o.err;
+    EXPECT_NE(o.err.find(double_uuid(2)), std::string::npos) << o.err;
+  }
+}
+
+// The client's list indexes the GPUs the server offers; a GPU the server's
+// own CUDA_VISIBLE_DEVICES hides stays hidden, even named by its UUID.
+TEST(MultiGpuVisibleDevices, TheServersOwnListStillHolds) {
+  const auto s = three_device_server("1,2");
+  scuda::test::Output o = devices_with(*s, "1");
+  EXPECT_EQ(o.out, "devices 1\ndevice 0 0000:44:00.0\n") << o.err;
+  o = devices_with(*s, double_uuid(0));
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("names none of the 2 GPUs"), std::string::npos) << o.err;
 }
 
 }  // namespace

@@ -15,9 +15,6 @@ using namespace scuda_double;
 namespace {
 
 constexpr const char* kName = "scuda test double";
-// Device 0's; the others' end in 2, 3, ...
-constexpr char kUuid[16] = {'s', 'c', 'u', 'd', 'a', '-', 't', 'e',
-                            's', 't', '-', 'd', 'b', 'l', '0', '1'};
 
 CUresult copy_string(const char* text, char* out, int len) {
   if (out == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
@@ -95,8 +92,7 @@ CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   Call call = begin_device(dev);
   if (call.status != CUDA_SUCCESS) return call.status;
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(uuid->bytes, kUuid, sizeof(kUuid));
-  uuid->bytes[15] = static_cast<char>(kUuid[15] + physical_device(dev));
+  *uuid = device_uuid(physical_device(dev));
   return CUDA_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocations.h"
+#include "common/gpu_uuid.h"
 #include "current.h"
 
 namespace scuda_double {
@@ -19,6 +20,13 @@ size_t total_memory() {
   return total;
 }
 
+CUuuid device_uuid(int physical) {
+  CUuuid id;
+  std::memcpy(id.bytes, "scuda-test-dbl01", sizeof id.bytes);
+  id.bytes[15] = static_cast<char>(id.bytes[15] + physical);
+  return id;
+}
+
 namespace {
 
 int shown_devices() {
@@ -27,7 +35,24 @@ int shown_devices() {
   return count >= 1 && count <= kMaxDevices ? count : 1;
 }
 
-// The indices CUDA_VISIBLE_DEVICES lists, up to the first that names no
+// The device an entry of CUDA_VISIBLE_DEVICES names: an index, or a "GPU-"
+// prefix of one device's UUID; -1 when it names none or several.
+int named_device(const std::string& item, int shown) {
+  if (item.rfind("GPU-", 0) == 0) {
+    int found = -1;
+    for (int i = 0; i < shown; ++i) {
+      if (scuda::gpu_uuid_text(device_uuid(i)).rfind(item, 0) != 0) continue;
+      if (found >= 0) return -1;
+      found = i;
+    }
+    return found;
+  }
+  char* rest = nullptr;
+  const long index = std::strtol(item.c_str(), &rest, 10);
+  return item.empty() || *rest != '\0' || index < 0 || index >= shown ? -1 : static_cast<int>(index);
+}
+
+// The devices CUDA_VISIBLE_DEVICES lists, up to the first that names no
 // device or repeats one, as the driver reads it; all when it is unset.
 std::vector<int> visible_devices() {
   const int shown = shown_devices();
@@ -40,13 +65,9 @@ std::vector<int> visible_devices() {
   std::string items(list);
   for (size_t at = 0; at <= items.size();) {
     const size_t end = std::min(items.find(',', at), items.size());
-    const std::string item = items.substr(at, end - at);
-    char* rest = nullptr;
-    const long index = std::strtol(item.c_str(), &rest, 10);
-    if (item.empty() || *rest != '\0' || index < 0 || index >= shown ||
-        std::find(out.begin(), out.end(), index) != out.end())
-      break;
-    out.push_back(static_cast<int>(index));
+    const int index = named_device(items.substr(at, end - at), shown);
+    if (index < 0 || std::find(out.begin(), out.end(), index) != out.end()) break;
+    out.push_back(index);
     at = end + 1;
   }
   return out;

@@ -30,6 +30,9 @@ int device_count();
 // The double's own index of visible device `dev`, which its UUID and PCI
 // address follow, so that a test can tell which one CUDA_VISIBLE_DEVICES kept.
 int physical_device(CUdevice dev);
+// The UUID of the double's device `physical`: "scuda-test-dbl01" for its
+// first, ending in 2, 3, ... for the others.
+CUuuid device_uuid(int physical);
 // The PCI bus of visible device `dev`: 0x42 for the double's first.
 inline int pci_bus(CUdevice dev) { return 0x42 + physical_device(dev); }
 

@@ -1,0 +1,36 @@
+// How a session reads its client's CUDA_VISIBLE_DEVICES against the GPUs
+// the server offers (server/visible_devices.h).
+#include <gtest/gtest.h>
+
+#include "server/visible_devices.h"
+
+namespace scuda::server {
+namespace {
+
+using List = std::vector<std::string>;
+const List kOffered = {"GPU-aaaa1111-0000", "GPU-aaaa2222-0000", "GPU-bbbb3333-0000"};
+
+TEST(VisibleDevices, IndicesPickInTheClientsOrder) {
+  EXPECT_EQ(pick_visible("2,0", kOffered), (List{kOffered[2], kOffered[0]}));
+  EXPECT_EQ(pick_visible(" 1 , 2", kOffered), (List{kOffered[1], kOffered[2]}));
+}
+
+TEST(VisibleDevices, UuidPrefixesNameOneGpuCaseAside) {
+  EXPECT_EQ(pick_visible("GPU-bbbb", kOffered), (List{kOffered[2]}));
+  EXPECT_EQ(pick_visible("gpu-AAAA2222", kOffered), (List{kOffered[1]}));
+  EXPECT_EQ(pick_visible("GPU-aaaa", kOffered), List{});  // names two
+  EXPECT_EQ(pick_visible("GPU-", kOffered), List{});
+}
+
+TEST(VisibleDevices, ReadingStopsAtTheFirstEntryThatNamesNoneOrRepeats) {
+  EXPECT_EQ(pick_visible("1,3,0", kOffered), (List{kOffered[1]}));
+  EXPECT_EQ(pick_visible("0,GPU-aaaa1111,2", kOffered), (List{kOffered[0]}));
+  EXPECT_EQ(pick_visible("0,-1,2", kOffered), (List{kOffered[0]}));
+  EXPECT_EQ(pick_visible("0,,2", kOffered), (List{kOffered[0]}));
+  EXPECT_EQ(pick_visible("MIG-1234", kOffered), List{});
+  EXPECT_EQ(pick_visible("", kOffered), List{});
+  EXPECT_EQ(pick_visible("99999999999999999999", kOffered), List{});
+}
+
+}  // namespace
+}  // namespace scuda::server
