@@ -6,6 +6,8 @@
 # through one scuda server that offers both GPUs (clients inside isolate.sh):
 #   multi_gpu_peer   device count, peer copies both ways, a kernel reading
 #                    the other GPU's memory, cudaMemcpyPeer's bandwidth
+#   visible          CUDA_VISIBLE_DEVICES=1 in the client: one device, the
+#                    same GPU (UUID) as natively
 #   ddp_train        torchrun --nproc_per_node=2 DDP with NCCL: losses equal
 #                    to native bit for bit, step time ratio
 # Writes $OUT/multi_gpu.md and every run's output in $OUT/multi_logs/.
@@ -57,6 +59,17 @@ for run in native scuda; do
   grep -a '^# ' "$logs/peer.$run.out" | sed "s/^/  $run /" | tee -a "$report"
 done
 
+note "## CUDA_VISIBLE_DEVICES=1 in the client: its device 0 is the server's GPU 1"
+which=(python3 -c 'import torch; print(torch.cuda.device_count(), torch.cuda.get_device_properties(0).uuid)')
+CUDA_VISIBLE_DEVICES=1 ran visible.native "${which[@]}"
+CUDA_VISIBLE_DEVICES=1 ran visible.scuda "${scuda[@]}" "${which[@]}"
+if [ -s "$logs/visible.native.out" ] && cmp -s "$logs/visible.native.out" "$logs/visible.scuda.out"; then
+  note "- same device: $(cat "$logs/visible.native.out")"
+else
+  note "- FAIL: native '$(cat "$logs/visible.native.out")', scuda '$(cat "$logs/visible.scuda.out")'"
+  failed=1
+fi
+
 note "## ddp_train (2 ranks, NCCL)"
 ran ddp.native "${ddp[@]}"
 ran ddp.scuda "${scuda[@]}" "${ddp[@]}"
@@ -79,5 +92,5 @@ PY
 
 kill "$server_pid" 2>/dev/null
 wait "$server_pid" 2>/dev/null
-[ "$failed" -eq 0 ] && note "ALL PASSED" || note "FAILED"
+if [ "$failed" -eq 0 ]; then note "ALL PASSED"; else note "FAILED"; fi
 exit "$failed"
