@@ -47,7 +47,8 @@ int run_program(const RunArgs& args) {
     fmt::print(stderr, "scuda run: {} has no libcuda.so.1; is scuda built?\n", lib.string());
     return 127;
   }
-  if (!args.servers.empty()) setenv("SCUDA_SERVER", fmt::format("{}", fmt::join(args.servers, ",")).c_str(), 1);
+  if (!args.servers.empty())
+    setenv("SCUDA_SERVER", fmt::format("{}", fmt::join(args.servers, ",")).c_str(), 1);
   if (args.stats) setenv("SCUDA_STATS", "1", 1);
   if (!args.stats_json.empty())
     setenv("SCUDA_STATS_JSON", std::filesystem::absolute(args.stats_json).c_str(), 1);

@@ -74,7 +74,8 @@ bool pick_order(const std::string& token, std::vector<std::string>* servers) {
                   servers->size());
     return false;
   }
-  spdlog::info("the least loaded of {} servers is {}", servers->size(), describe_load(order.front()));
+  spdlog::info("the least loaded of {} servers is {}", servers->size(),
+               describe_load(order.front()));
   servers->clear();
   for (const ServerLoad& load : order) servers->push_back(load.address);
   return true;

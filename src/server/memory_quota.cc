@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -30,6 +31,7 @@ struct Counted {
   std::map<CUmemGenericAllocationHandle, Physical> physical;
   std::map<CUdeviceptr, CUmemGenericAllocationHandle> mapped;  // cuMemMap's address -> memory
   std::map<const void*, uint64_t> arrays;  // CUarray and CUmipmappedArray -> size
+  std::map<CUgraphExec, uint64_t> graph_execs;  // an exec -> its allocation nodes' bytes
 };
 
 // One session per process: set once, before the first request.
@@ -254,6 +256,62 @@ CUresult CUDAAPI mem_unmap(CUdeviceptr p, size_t n) {
   return rc;
 }
 
+// What a graph's allocation nodes take when it runs, its child graphs'
+// included; 0 where the driver cannot say.
+uint64_t graph_alloc_bytes(CUgraph graph) {
+  const DriverTable& d = g->real;
+  size_t n = 0;
+  if (!d.cuGraphGetNodes || !d.cuGraphNodeGetType || !d.cuGraphMemAllocNodeGetParams ||
+      d.cuGraphGetNodes(graph, nullptr, &n) != CUDA_SUCCESS)
+    return 0;
+  std::vector<CUgraphNode> nodes(n);
+  if (n && d.cuGraphGetNodes(graph, nodes.data(), &n) != CUDA_SUCCESS) return 0;
+  uint64_t bytes = 0;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType type;
+    CUDA_MEM_ALLOC_NODE_PARAMS alloc{};
+    CUgraph child = nullptr;
+    if (d.cuGraphNodeGetType(node, &type) != CUDA_SUCCESS) continue;
+    if (type == CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
+        d.cuGraphMemAllocNodeGetParams(node, &alloc) == CUDA_SUCCESS)
+      bytes += alloc.bytesize;
+    else if (type == CU_GRAPH_NODE_TYPE_GRAPH && d.cuGraphChildGraphNodeGetGraph &&
+             d.cuGraphChildGraphNodeGetGraph(node, &child) == CUDA_SUCCESS)
+      bytes += graph_alloc_bytes(child);
+  }
+  return bytes;
+}
+
+// An exec holds its graph's allocation nodes' memory from its instantiation
+// to its destruction: the driver keeps it for the exec's launches, so the
+// cap counts it for that long.
+template <class Call>
+CUresult counted_instantiate(CUgraphExec* exec, CUgraph graph, Call call) {
+  const uint64_t bytes = graph_alloc_bytes(graph);
+  return bytes ? counted_make(g->graph_execs, exec, bytes, call) : call();
+}
+
+CUresult CUDAAPI instantiate_with_flags(CUgraphExec* e, CUgraph graph, unsigned long long flags) {
+  return counted_instantiate(e, graph,
+                             [&] { return g->real.cuGraphInstantiateWithFlags(e, graph, flags); });
+}
+
+CUresult CUDAAPI instantiate_with_params(CUgraphExec* e, CUgraph graph,
+                                         CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return counted_instantiate(
+      e, graph, [&] { return g->real.cuGraphInstantiateWithParams(e, graph, params); });
+}
+
+CUresult CUDAAPI instantiate_with_params_ptsz(CUgraphExec* e, CUgraph graph,
+                                              CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return counted_instantiate(
+      e, graph, [&] { return g->real.cuGraphInstantiateWithParams_ptsz(e, graph, params); });
+}
+
+CUresult CUDAAPI exec_destroy(CUgraphExec e) {
+  return counted_release(g->graph_execs, e, [&] { return g->real.cuGraphExecDestroy(e); });
+}
+
 // A program that asks how much memory there is sees its token's cap.
 CUresult CUDAAPI mem_get_info(size_t* free, size_t* total) {
   const CUresult rc = g->real.cuMemGetInfo_v2(free, total);
@@ -297,6 +355,10 @@ void enforce_memory_quota(DriverTable* d, MemoryQuota quota) {
   replace(&d->cuMipmappedArrayCreate, mipmapped_create);
   replace(&d->cuArrayDestroy, array_destroy);
   replace(&d->cuMipmappedArrayDestroy, mipmapped_destroy);
+  replace(&d->cuGraphInstantiateWithFlags, instantiate_with_flags);
+  replace(&d->cuGraphInstantiateWithParams, instantiate_with_params);
+  replace(&d->cuGraphInstantiateWithParams_ptsz, instantiate_with_params_ptsz);
+  replace(&d->cuGraphExecDestroy, exec_destroy);
   spdlog::info("token '{}': device memory capped at {} bytes across its sessions", g->quota.token,
                g->quota.cap);
 }

@@ -2,7 +2,8 @@
 // admission queue"): the session replaces its driver table's allocating and
 // freeing entry points with ones that count the memory its allocations hold,
 // so that every path that takes device memory is counted, generated handlers
-// and hand-written ones (client-placed allocations) alike. An allocation that
+// and hand-written ones (client-placed allocations) alike, arrays and the
+// allocation nodes of instantiated graphs too. An allocation that
 // would take the token's sessions past the cap fails with
 // CUDA_ERROR_OUT_OF_MEMORY and a log line naming the token and its cap.
 #pragma once

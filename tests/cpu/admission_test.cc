@@ -323,18 +323,35 @@ INSTANTIATE_TEST_SUITE_P(Admission, MemoryCap, ::testing::Values("SCUDA_VMM=1", 
                            return std::string(info.param[10] == '1' ? "ClientPlaced" : "Driver");
                          });
 
-// CUDA arrays hold device memory too: they count against the cap.
-TEST(Admission, ArraysCountAgainstTheMemoryCap) {
+// Arrays hold device memory too, and so do a graph's allocation nodes for
+// as long as its exec lives: they count against the cap.
+struct HeldMemory {
+  const char* name;
+  const char* command;  // client_tool's, run with "32 48" against a 64 MiB cap
+  const char* out;
+};
+
+class MemoryCapCounts : public ::testing::TestWithParam<HeldMemory> {};
+
+TEST_P(MemoryCapCounts, AgainstTheCap) {
   TokenDir dir;
   ServerProcess server({"--tokens", dir.tokens(token_entry("capped", "memory = \"64 MiB\""))});
-  Output o = run_client(server, dir, "capped", {"array-quota", "32", "48"});
-  EXPECT_EQ(o.out,
-            "cuArrayCreate 32 MiB: 0\ncuArrayCreate 48 MiB: 2\nafter a destroy, cuArrayCreate 48 "
-            "MiB: 0\ncuCtxSynchronize: CUDA_SUCCESS\n")
-      << o.err;
+  Output o = run_client(server, dir, "capped", {GetParam().command, "32", "48"});
+  EXPECT_EQ(o.out, GetParam().out) << o.err;
   EXPECT_NE(server.log().find("token 'capped' is at its device memory cap"), std::string::npos)
       << server.log();
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Admission, MemoryCapCounts,
+    ::testing::Values(
+        HeldMemory{"Arrays", "array-quota",
+                   "cuArrayCreate 32 MiB: 0\ncuArrayCreate 48 MiB: 2\nafter a destroy, "
+                   "cuArrayCreate 48 MiB: 0\ncuCtxSynchronize: CUDA_SUCCESS\n"},
+        HeldMemory{"GraphAllocationNodes", "graph-quota",
+                   "graph of 32 MiB: 0\ncuMemAlloc 48 MiB: 2\nafter cuGraphExecDestroy, "
+                   "cuMemAlloc 48 MiB: 0\ngraph of 80 MiB: 2\ncuCtxSynchronize: CUDA_SUCCESS\n"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // SIGHUP: a token added to the file works at once, a running session goes
 // on, and a file that does not read leaves the tokens as they were.

@@ -20,6 +20,9 @@
 //                             then B MiB again, printing each result (a
 //                             token's memory cap)
 //   client_tool array-quota A B  the same with 2D float arrays of A and B MiB
+//   client_tool graph-quota A B  a graph exec whose allocation node takes A
+//                             MiB, cuMemAlloc of B MiB while it lives and
+//                             after its destruction, then an exec of A + B
 //   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
 //                             requests on the main connection), then a
 //                             synchronize
@@ -186,6 +189,39 @@ int array_quota(size_t a, size_t b) {
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
+// An exec of a graph with one allocation node of `mib` MiB; *exec stays
+// null when the instantiation fails.
+CUresult graph_exec_allocating(CUgraphExec* exec, size_t mib) {
+  CUgraph graph = nullptr;
+  if (CUresult rc = cuGraphCreate(&graph, 0)) return rc;
+  CUDA_MEM_ALLOC_NODE_PARAMS params{};
+  params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  params.bytesize = mib << 20;
+  CUgraphNode alloc = nullptr;
+  CUresult rc = cuGraphAddMemAllocNode(&alloc, graph, nullptr, 0, &params);
+  if (rc == CUDA_SUCCESS) rc = cuGraphInstantiate(exec, graph, 0);
+  cuGraphDestroy(graph);
+  return rc;
+}
+
+int graph_quota(size_t a, size_t b) {
+  if (CUresult rc = primary_current()) return report("context", rc);
+  CUgraphExec exec = nullptr, big = nullptr;
+  CUdeviceptr p = 0;
+  std::printf("graph of %zu MiB: %d\n", a, static_cast<int>(graph_exec_allocating(&exec, a)));
+  CUresult rc = cuMemAlloc(&p, b << 20);
+  std::printf("cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
+  if (rc == CUDA_SUCCESS) cuMemFree(p);
+  if (exec) cuGraphExecDestroy(exec);
+  rc = cuMemAlloc(&p, b << 20);
+  std::printf("after cuGraphExecDestroy, cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
+  if (rc == CUDA_SUCCESS) cuMemFree(p);
+  std::printf("graph of %zu MiB: %d\n", a + b,
+              static_cast<int>(graph_exec_allocating(&big, a + b)));
+  return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
 int copy_after_loss() {
   constexpr size_t kSize = 1 << 20;
   CUdeviceptr d = 0;
@@ -269,7 +305,8 @@ int callback_then_exit() {
     running = true;
     for (;;) pause();
   };
-  if (CUresult rc = cuLaunchHostFunc(stream, forever, nullptr)) return report("cuLaunchHostFunc", rc);
+  if (CUresult rc = cuLaunchHostFunc(stream, forever, nullptr))
+    return report("cuLaunchHostFunc", rc);
   while (!running) usleep(1000);
   std::printf("callback running\n");
   return 0;
@@ -354,6 +391,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "quota") == 0 && argc > 3)
     return quota(std::atoi(argv[2]), std::atoi(argv[3]));
+  if (std::strcmp(argv[1], "graph-quota") == 0 && argc > 3)
+    return graph_quota(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10));
   if (std::strcmp(argv[1], "array-quota") == 0 && argc > 3)
     return array_quota(std::atoi(argv[2]), std::atoi(argv[3]));
   return 2;

@@ -287,8 +287,8 @@ std::unique_ptr<scuda::test::ServerProcess> three_device_server(const char* offe
 }
 
 scuda::test::Output devices_with(const scuda::test::ServerProcess& s, const std::string& visible) {
-  return scuda::test::run_program({CLIENT_TOOL, "devices"},
-                                  {"SCUDA_SERVER=" + s.address(), "CUDA_VISIBLE_DEVICES=" + visible});
+  return scuda::test::run_program(
+      {CLIENT_TOOL, "devices"}, {"SCUDA_SERVER=" + s.address(), "CUDA_VISIBLE_DEVICES=" + visible});
 }
 
 // The UUID the double gives its device `physical`, as CUDA_VISIBLE_DEVICES

@@ -84,9 +84,9 @@ TEST(ServerPool, NoServerAnsweringFailsAndSaysSo) {
 TEST(ServerPool, TheLibraryTurnsToTheNextServerOfAList) {
   ServerProcess server;
   const std::string gone = nobody_there();
-  Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + gone + ", " + server.address(), "SCUDA_PICK=first",
-                                "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+  Output o = test::run_program(
+      {CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + gone + ", " + server.address(), "SCUDA_PICK=first",
+                              "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
   EXPECT_NE(o.err.find("trying the next server of the list, " + server.address()),
             std::string::npos) << o.err;
