@@ -6,7 +6,8 @@
 # GPU has none of them (a tmpfs over /dev/nvidia* folders). nvJPEG, for one,
 # finds the driver's libnvcuvid and waits forever for hardware it cannot
 # open. The repo's build/ folder, which holds scuda's stand-ins, is left
-# alone. Needs root.
+# alone, and so are the folders in SCUDA_ISOLATE_KEEP="dir1 dir2" (an
+# installed scuda's stand-ins). Needs root.
 # Extra folders to search: SCUDA_ISOLATE_DIRS="dir1 dir2".
 # Exit 125 when the hiding itself fails (CMD did not run).
 set -u
@@ -50,6 +51,9 @@ dirs+=(/usr/local/cuda*/compat ${SCUDA_ISOLATE_DIRS:-})
 libs=0
 while read -r real; do
   case "$real" in "$repo"/build/*) continue ;; esac
+  for keep in ${SCUDA_ISOLATE_KEEP:-}; do
+    case "$real" in "$keep"/*) continue 2 ;; esac
+  done
   [ -f "$real" ] || continue
   hide "$real"
   [ -s "$real" ] && die "$real still has content after hiding"
