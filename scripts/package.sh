@@ -33,7 +33,24 @@ PATH=$venv/bin:$PATH "$venv/bin/auditwheel" repair --plat manylinux_2_35_x86_64 
   -w "$out_dir" "$build_dir"/wheel/scuda-*.whl
 rm -rf "$build_dir/wheel"
 
+# CPack counts a symbolic link as the size of the file it points to
+# (/usr/bin/scuda, libscuda.so), which nearly doubles the client's
+# Installed-Size: the control field is set again as dpkg-gencontrol counts,
+# each file's KiB rounded up and 1 for each folder or link.
+fix_installed_size() {
+  local deb=$1 unpacked size
+  unpacked=$(mktemp -d)
+  chmod 755 "$unpacked"  # the package's root folder, as CPack made it
+  dpkg-deb -R "$deb" "$unpacked"
+  size=$(find "$unpacked" -path "$unpacked/DEBIAN" -prune -o -printf '%y %s\n' |
+    awk '{ s += $1 == "f" ? int(($2 + 1023) / 1024) : 1 } END { print s }')
+  sed -i "s/^Installed-Size: .*/Installed-Size: $size/" "$unpacked/DEBIAN/control"
+  dpkg-deb --root-owner-group -b "$unpacked" "$deb" >/dev/null
+  rm -rf "$unpacked"
+}
+
 # The .deb packages, from the binaries that build left.
 (cd "$build_dir" && cpack -G DEB -B "$build_dir/cpack")
 cp "$build_dir"/cpack/*.deb "$out_dir"/
+for deb in "$out_dir"/*.deb; do fix_installed_size "$deb"; done
 ls -l "$out_dir"

@@ -23,6 +23,14 @@ debs=("$packages"/scuda-client_*.deb "$packages"/scuda-server_*.deb)
 for deb in "${debs[@]}"; do
   [ -f "$deb" ] || { echo "no $deb (scripts/package.sh makes it)" >&2; exit 1; }
   dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Depends\|Installed-Size\):/  &/p'
+  # Installed-Size counts as dpkg-gencontrol does: each file's KiB rounded
+  # up, 1 for each folder or link (not the size of what a link points to).
+  said=$(dpkg-deb -f "$deb" Installed-Size)
+  files=$(dpkg-deb -c "$deb" | awk '{ s += $1 ~ /^-/ ? int(($3 + 1023) / 1024) : 1 } END { print s }')
+  if [ "$said" != "$files" ]; then
+    echo "${deb##*/} says Installed-Size $said KiB, but its files take $files KiB" >&2
+    exit 1
+  fi
 done
 
 if [ "$(id -u)" -eq 0 ] && [ "${SCUDA_DEB_TEST_UNPACK:-0}" != 1 ]; then
