@@ -4,7 +4,11 @@ runs, reads the CPU time of every thread of CMD's process tree and of each
 ROOT_PID's (a server: its sessions are its children). At the end it prints,
 for the busiest half second, each thread over 10% of a core: process,
 thread name and share of a core. Shows which thread limits a copy that
-does not scale (one thread at 100% while the others wait)."""
+does not scale (one thread at 100% while the others wait), and where each
+of those threads waited when it did (its most frequent wait channels,
+sampled every 10 ms: futex_wait_queue is a lock or condition variable,
+do_poll or do_sys_poll a socket)."""
+import collections
 import os
 import subprocess
 import sys
@@ -50,13 +54,22 @@ def main():
     roots = [int(p) for p in sys.argv[1:split]]
     child = subprocess.Popen(sys.argv[split + 1:])
     before, busiest, busiest_total = threads(roots + [child.pid]), [], 0.0
+    waits = collections.defaultdict(collections.Counter)
+    last = time.monotonic()
     while child.poll() is None:
-        time.sleep(0.5)
+        for _ in range(50):
+            time.sleep(0.01)
+            for pid, tid in before:
+                try:
+                    waits[(pid, tid)][open(f"/proc/{pid}/task/{tid}/wchan").read() or "running"] += 1
+                except OSError:
+                    pass
         now = threads(roots + [child.pid])
+        elapsed, last = time.monotonic() - last, time.monotonic()
         rows = []
         for key, (comm, name, cpu) in now.items():
             if key in before:
-                rows.append(((cpu - before[key][2]) / 0.5, key, comm, name))
+                rows.append(((cpu - before[key][2]) / elapsed, key, comm, name))
         total = sum(r[0] for r in rows)
         if total > busiest_total:
             busiest, busiest_total = rows, total
@@ -64,7 +77,8 @@ def main():
     print(f"# busiest half second: {busiest_total:.2f} cores in all")
     for share, (pid, tid), comm, name in sorted(busiest, reverse=True):
         if share >= 0.1:
-            print(f"#   {share:5.2f}  pid {pid} {comm}  thread {tid} {name}")
+            where = ", ".join(f"{w} {n}" for w, n in waits[(pid, tid)].most_common(3))
+            print(f"#   {share:5.2f}  pid {pid} {comm}  thread {tid} {name}: {where}")
     return child.returncode
 
 
