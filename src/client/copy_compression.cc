@@ -20,8 +20,6 @@ using compression::Mode;
 // Chunks this small always go raw: lz4 could save little more than the
 // bytes that say it was used.
 constexpr size_t kSmallest = 4u << 10;
-// Lighter chunks say little about the link's rate: buffers absorb them.
-constexpr size_t kSmallestSample = 1u << 20;
 // What a device-to-host chunk is hoped to shrink to, since the client
 // cannot see it before asking.
 constexpr double kHopedRatio = 0.5;
@@ -39,25 +37,7 @@ std::atomic<Mode>& current() {
   return m;
 }
 
-// A moving estimate of the link's bulk rate one way, in bytes per second;
-// 0 until a chunk has been measured. It rises fast and falls slowly, so that
-// a slow chunk or two (a busy CPU, a hiccup) does not start compressing on a
-// fast link.
-class LinkRate {
- public:
-  void observe(size_t bytes, double seconds) {
-    if (bytes < kSmallestSample || seconds <= 0) return;
-    const double sample = bytes / seconds;
-    const double weight = sample > rate_ ? 0.5 : 0.125;
-    rate_ = rate_ ? rate_ + weight * (sample - rate_) : sample;
-  }
-  double get() const { return rate_; }
-
- private:
-  double rate_ = 0;
-};
-
-LinkRate up, down;
+compression::LinkRate up, down;
 
 CUresult decode(protocol::Reader& reply, void* dst, size_t size) {
   std::string why;
@@ -80,7 +60,7 @@ Chunk outgoing(const void* data, size_t size) {
   if (m == Mode::kOff || size < kSmallest) return raw;
   // The sample costs a little: taken only when even the best ratio would pay.
   if (m == Mode::kAuto && !(compression::pays(up.get(), 0) &&
-                            compression::pays(up.get(), compression::sample_ratio(data, size))))
+                            up.compress(size, compression::sample_ratio(data, size))))
     return raw;
   static compression::Scratch buffer;  // used under the connection's lock
   uint8_t* block = buffer.get(compression::bound(size));
@@ -90,15 +70,15 @@ Chunk outgoing(const void* data, size_t size) {
   return {true, block, n};
 }
 
-bool may_compress_up() {
+bool may_compress_up(size_t size) {
   const Mode m = mode();
-  return m == Mode::kOn || (m == Mode::kAuto && compression::pays(up.get(), 0));
+  return m == Mode::kOn || (m == Mode::kAuto && up.compress(size, 0));
 }
 
 bool ask_compressed(size_t size) {
   const Mode m = mode();
   if (m == Mode::kOff || size < kSmallest) return false;
-  return m == Mode::kOn || compression::pays(down.get(), kHopedRatio);
+  return m == Mode::kOn || down.compress(size, kHopedRatio);
 }
 
 CUresult receive(Connection& conn, uint64_t id, void* dst, size_t size) {

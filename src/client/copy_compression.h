@@ -27,9 +27,10 @@ struct Chunk {
 };
 Chunk outgoing(const void* data, size_t size);
 
-// Whether a host-to-device chunk might go compressed now, were its bytes
-// to shrink well.
-bool may_compress_up();
+// Whether a host-to-device copy of `size` bytes might go compressed now,
+// were its bytes to shrink well (then it takes no lanes); a probe of the
+// link (compression::LinkRate) answers false.
+bool may_compress_up(size_t size);
 // Whether to ask the server to compress a device-to-host chunk of `size`
 // bytes, which it does to each piece that shrinks.
 bool ask_compressed(size_t size);

@@ -42,6 +42,18 @@ bool pays(double link_rate, double ratio) {
   return link_rate > 0 && ratio <= kMaxRatio && (1 - ratio) * kLz4BytesPerSecond > link_rate;
 }
 
+void LinkRate::observe(size_t bytes, double seconds) {
+  if (bytes < kSmallestSample || seconds <= 0) return;
+  const double sample = bytes / seconds;
+  const double weight = sample > rate_ ? 0.5 : 0.125;
+  rate_ = rate_ ? rate_ + weight * (sample - rate_) : sample;
+}
+
+bool LinkRate::compress(size_t size, double ratio) {
+  if (!pays(rate_, ratio)) return false;
+  return size < kSmallestSample || ++chosen_ % kProbeEvery != 0;
+}
+
 uint8_t* Scratch::get(size_t size) {
   if (size > size_) {
     data_ = std::make_unique_for_overwrite<uint8_t[]>(size);

@@ -42,6 +42,33 @@ constexpr double kLz4BytesPerSecond = 1e9;
 // longer to send than lz4 takes to compress and decompress them all.
 bool pays(double link_rate, double ratio);
 
+// A link's bulk rate one way, as auto mode estimates it, and its choice for
+// each chunk. Compressed frames are too small to measure the link, so while
+// it compresses, every kProbeEvery-th chunk that could measure it crosses
+// raw: a rate once measured low (a cold connection, a busy moment) cannot
+// keep compression on, and with it the lanes off, for good. Used under the
+// connection's lock.
+class LinkRate {
+ public:
+  // Chunks lighter than this say little about the rate: buffers absorb them.
+  static constexpr size_t kSmallestSample = 1u << 20;
+  static constexpr unsigned kProbeEvery = 16;
+
+  // A chunk of `bytes` crossed raw in `seconds`. The estimate rises fast
+  // and falls slowly, so that a slow chunk or two does not start
+  // compressing on a fast link.
+  void observe(size_t bytes, double seconds);
+  // Whether a chunk of `size` bytes, expected to shrink to `ratio`, should
+  // cross compressed: pays() at the estimate, unless this chunk is a probe.
+  bool compress(size_t size, double ratio);
+  // Bytes per second; 0 until a chunk has been measured.
+  double get() const { return rate_; }
+
+ private:
+  double rate_ = 0;
+  unsigned chosen_ = 0;  // chunks compression was chosen for, which could measure
+};
+
 // A buffer that grows to the largest size asked of it, never zero-filled.
 class Scratch {
  public:

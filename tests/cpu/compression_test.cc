@@ -42,6 +42,23 @@ TEST(Compression, PaysOnlyOnLinksSlowerThanLz4AndDataThatShrinks) {
   EXPECT_FALSE(compression::pays(0.1 * kGbit, 1.0));
 }
 
+// A link measured slow once compresses, but every kProbeEvery-th chunk big
+// enough to measure it goes raw; one fast raw measurement ends compression.
+TEST(Compression, ALinkMeasuredSlowOnceIsProbedAgain) {
+  using compression::LinkRate;
+  LinkRate rate;
+  EXPECT_FALSE(rate.compress(LinkRate::kSmallestSample, 0));  // not measured yet
+  rate.observe(LinkRate::kSmallestSample, 0.01);  // 100 MB/s: a cold start
+  int raw = 0;
+  for (unsigned i = 0; i < 4 * LinkRate::kProbeEvery; ++i)
+    raw += rate.compress(LinkRate::kSmallestSample, 0) ? 0 : 1;
+  EXPECT_EQ(raw, 4);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(rate.compress(LinkRate::kSmallestSample - 1, 0));
+  rate.observe(LinkRate::kSmallestSample, 0.0001);  // 10 GB/s, the probe's
+  EXPECT_GT(rate.get(), 1e9);
+  EXPECT_FALSE(rate.compress(LinkRate::kSmallestSample, 0));
+}
+
 TEST(Compression, ModesParse) {
   compression::Mode m = compression::Mode::kAuto;
   EXPECT_TRUE(compression::parse_mode("off", &m));
