@@ -82,6 +82,7 @@ CUresult sync_primary(const DriverTable& d, CUdevice dev) {
   unsigned flags = 0;
   int active = 0;
   if (!d.cuDevicePrimaryCtxGetState || !d.cuDevicePrimaryCtxRetain || !d.cuCtxPushCurrent_v2 ||
+      !d.cuCtxSynchronize || !d.cuCtxPopCurrent_v2 || !d.cuDevicePrimaryCtxRelease_v2 ||
       d.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
     return CUDA_SUCCESS;
   CUcontext ctx = nullptr;
@@ -99,7 +100,7 @@ CUresult sync_primary(const DriverTable& d, CUdevice dev) {
 // when the driver cannot tell.
 void write_memory_info(const DriverTable& d, Writer& out) {
   size_t free = 0, total = 0;
-  if (d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return;
+  if (!d.cuMemGetInfo_v2 || d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return;
   out.u64(free);
   out.u64(total);
 }
