@@ -167,8 +167,17 @@ TEST_F(ModuleCacheE2E, LibraryLoadsWaitOnceForAllTheirProbes) {
 // gone from the server's cache is probed and sent again, then kept again.
 TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
   start({"--module-cache", cache_});
-  const std::string bytes_a = image("a");
-  const std::string a = write("a", bytes_a), b = write("b", image("b")), c = write("c", image("c"));
+  const std::string bytes_a = image("a"), bytes_b = image("b"), bytes_c = image("c");
+  const std::string a = write("a", bytes_a), b = write("b", bytes_b), c = write("c", bytes_c);
+  // A session stores the images it was sent after its client is gone.
+  auto wait_stored = [&] {
+    for (int i = 0; i < 500; ++i) {
+      if (fs::exists(cached_path(bytes_a)) && fs::exists(cached_path(bytes_b)) &&
+          fs::exists(cached_path(bytes_c)))
+        return;
+      usleep(10'000);
+    }
+  };
   const std::vector<std::string> env = {"SCUDA_ANSWER_CACHE=on", "SCUDA_CACHE_DIR=" + root_ + "/client"};
   const std::string loads = "load: CUDA_SUCCESS\nload: CUDA_SUCCESS\nload: CUDA_SUCCESS\n";
   const std::string kernels = "kernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\n";
@@ -178,6 +187,7 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
       loads + "awaited: 0\n" + kernels + "awaited: 0\n" + attributes + "awaited: 0\n";
   auto cold = tool({"library", a, b, c}, env);
   EXPECT_EQ(cold.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u) << cold.out << cold.err;
+  wait_stored();
   auto warm = tool({"library", a, b, c}, env);
   EXPECT_EQ(warm.out.find(nothing_waits), 0u) << warm.out << warm.err;
   EXPECT_LT(sent(warm.out), 64 << 10);
@@ -187,8 +197,7 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
   EXPECT_EQ(gone.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u)
       << gone.out << gone.err;
   EXPECT_GE(sent(gone.out), kImageBytes);
-  // The session stores the image it was sent after the client is gone.
-  for (int i = 0; i < 500 && !fs::exists(cached_path(bytes_a)); ++i) usleep(10'000);
+  wait_stored();
   auto again = tool({"library", a, b, c}, env);
   EXPECT_EQ(again.out.find(nothing_waits), 0u) << again.out << again.err;
 
