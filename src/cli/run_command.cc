@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/tls_options.h"
+#include "common/config.h"
+#include "common/server_pick.h"
 
 namespace scuda::cli {
 
@@ -41,6 +43,35 @@ void prepend_env(const char* name, const std::string& value, char separator) {
   setenv(name, joined.c_str(), 1);
 }
 
+// With SCUDA_PICK=least-loaded, the servers are ordered here, once, and the
+// program's processes take the order as it is (SCUDA_PICK=first): processes
+// of one job that each measured the loads would spread over the servers,
+// and those that share memory (CUDA IPC, DDP's ranks) must not. False,
+// having said why, when no server answers.
+bool pick_once() {
+  const char* pick = std::getenv("SCUDA_PICK");
+  std::vector<std::string> servers = split_servers(configured_server());
+  if (!pick || std::string(pick) != "least-loaded" || servers.size() < 2) return true;
+  std::string token, error, chosen;
+  const std::string token_file = configured_token_file();
+  std::vector<std::string> left_out;
+  if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
+    fmt::print(stderr, "scuda run: {}\n", error);
+    return false;
+  }
+  const bool ordered = order_by_load(&servers, token, &left_out, &chosen, &error);
+  for (const std::string& why : left_out)
+    fmt::print(stderr, "scuda run: leaving a server out of the pick: {}\n", why);
+  if (!ordered) {
+    fmt::print(stderr, "scuda run: {}\n", error);
+    return false;
+  }
+  fmt::print(stderr, "scuda run: {}\n", chosen);
+  setenv("SCUDA_SERVER", fmt::format("{}", fmt::join(servers, ",")).c_str(), 1);
+  setenv("SCUDA_PICK", "first", 1);
+  return true;
+}
+
 int run_program(const RunArgs& args) {
   const std::filesystem::path lib = library_dir();
   if (!std::filesystem::exists(lib / "libcuda.so.1")) {
@@ -59,6 +90,7 @@ int run_program(const RunArgs& args) {
   set_path_env("SCUDA_TOKEN_FILE", args.token_file);
   export_tls_env(args.tls);
   if (!args.pick.empty()) setenv("SCUDA_PICK", args.pick.c_str(), 1);
+  if (!pick_once()) return 1;
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);

@@ -51,9 +51,7 @@ protocol::Hello Connection::hello() const {
 
 bool Connection::open(const std::string& address, const std::string& token,
                       const std::vector<protocol::ImageRef>& images, std::string* error) {
-  const bool scheme = address.rfind(tls::kScheme, 0) == 0;
-  const size_t host = scheme ? sizeof tls::kScheme - 1 : 0;
-  address_ = address.find(':', host) == std::string::npos ? address + ":" + kDefaultPort : address;
+  address_ = tls::with_default_port(address);
   token_ = token;
   protocol::Hello h = hello();
   h.images = images;

@@ -114,9 +114,13 @@ uint32_t lanes_for(size_t size, CUstream stream, uint8_t mode, bool to_device) {
   if (size < lanes::kSmallest || stream == CU_STREAM_PER_THREAD ||
       (!stream && (mode & protocol::kCopyPerThread)) || capture_active())
     return 0;
+  // Lanes first: a copy that finds them open is where a probe of the link
+  // (compression::LinkRate) gets measured.
+  const uint32_t lanes = lanes::usable(size);
+  if (!lanes) return 0;
   if (to_device ? copy_compression::may_compress_up(size) : copy_compression::ask_compressed(size))
     return 0;
-  return lanes::usable(size);
+  return lanes;
 }
 
 }  // namespace

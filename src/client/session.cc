@@ -65,19 +65,15 @@ bool pick_order(const std::string& token, std::vector<std::string>* servers) {
     return false;
   }
   if (pick == Pick::kFirst) return true;
-  const std::vector<ServerLoad> loads = measure_loads(*servers, token);
-  for (const ServerLoad& load : loads)
-    if (!load.error.empty()) spdlog::warn("leaving a server out of the pick: {}", load.error);
-  const std::vector<ServerLoad> order = least_loaded_first(loads);
-  if (order.empty()) {
-    spdlog::error("none of the {} servers of SCUDA_SERVER answered its status request",
-                  servers->size());
+  std::vector<std::string> left_out;
+  std::string chosen, error;
+  const bool ordered = order_by_load(servers, token, &left_out, &chosen, &error);
+  for (const std::string& why : left_out) spdlog::warn("leaving a server out of the pick: {}", why);
+  if (!ordered) {
+    spdlog::error("{} (SCUDA_SERVER, SCUDA_PICK=least-loaded)", error);
     return false;
   }
-  spdlog::info("the least loaded of {} servers is {}", servers->size(),
-               describe_load(order.front()));
-  servers->clear();
-  for (const ServerLoad& load : order) servers->push_back(load.address);
+  spdlog::info("{}", chosen);
   return true;
 }
 

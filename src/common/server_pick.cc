@@ -82,6 +82,23 @@ std::vector<ServerLoad> least_loaded_first(std::vector<ServerLoad> loads) {
   return loads;
 }
 
+bool order_by_load(std::vector<std::string>* servers, const std::string& token,
+                   std::vector<std::string>* left_out, std::string* chosen, std::string* error) {
+  const std::vector<ServerLoad> loads = measure_loads(*servers, token);
+  for (const ServerLoad& load : loads)
+    if (!load.error.empty()) left_out->push_back(load.error);
+  const std::vector<ServerLoad> order = least_loaded_first(loads);
+  if (order.empty()) {
+    *error = fmt::format("none of the {} servers answered its status request", servers->size());
+    return false;
+  }
+  *chosen = fmt::format("the least loaded of {} servers is {}", servers->size(),
+                        describe_load(order.front()));
+  servers->clear();
+  for (const ServerLoad& load : order) servers->push_back(load.address);
+  return true;
+}
+
 std::string describe_load(const ServerLoad& load) {
   return fmt::format("{}: {} busy session(s) on {} GPU(s), {:.1f} GiB free", load.address,
                      load.busy, load.gpus, static_cast<double>(load.free_bytes) / (1ull << 30));

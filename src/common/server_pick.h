@@ -34,4 +34,10 @@ std::vector<ServerLoad> least_loaded_first(std::vector<ServerLoad> loads);
 // One line saying a server's load, for the user.
 std::string describe_load(const ServerLoad& load);
 
+// Puts `servers` least loaded first, leaving out those that do not answer
+// (each named in *left_out, why included); *chosen says the first's load.
+// False, with *error, when none answers.
+bool order_by_load(std::vector<std::string>* servers, const std::string& token,
+                   std::vector<std::string>* left_out, std::string* chosen, std::string* error);
+
 }  // namespace scuda

@@ -58,7 +58,7 @@ bool exchange(const ServerRequest& request, Socket& s, protocol::Frame* reply, s
 }  // namespace
 
 bool ask_server(const ServerRequest& request, std::vector<uint8_t>* body, std::string* error) {
-  Socket s = connect_to(request.address, error);
+  Socket s = connect_to(tls::with_default_port(request.address), error);
   protocol::Frame reply;
   if (!s.valid() || !exchange(request, s, &reply, error)) return false;
   if (reply.header.flags & protocol::kError) {

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "common/config.h"
+
 namespace scuda::tls {
 
 namespace {
@@ -13,6 +15,11 @@ std::string env(const char* name) {
 }
 
 }  // namespace
+
+std::string with_default_port(const std::string& address) {
+  const size_t host = address.rfind(kScheme, 0) == 0 ? sizeof kScheme - 1 : 0;
+  return address.find(':', host) == std::string::npos ? address + ":" + kDefaultPort : address;
+}
 
 Target target_of(const std::string& address) {
   Target t;

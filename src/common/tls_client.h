@@ -13,6 +13,10 @@ namespace scuda::tls {
 
 constexpr char kScheme[] = "tls://";
 
+// `address` (HOST[:PORT], or tls://HOST[:PORT]) with the default port added
+// where it names none.
+std::string with_default_port(const std::string& address);
+
 struct Target {
   std::string address;  // HOST:PORT, without the scheme
   bool tls = false;

@@ -197,7 +197,7 @@ bool Session::welcome(const protocol::Hello& hello, uint64_t request_id) {
 // Before the driver starts: the client's CUDA_VISIBLE_DEVICES becomes the
 // session's, in UUIDs of GPUs the server offers (visible_devices.h).
 bool Session::apply_visible(const std::string& list, uint64_t request_id) {
-  const std::vector<std::string> chosen = pick_visible(list, options_.offered_gpus);
+  const std::vector<size_t> chosen = pick_visible(list, options_.offered_gpus);
   if (chosen.empty()) {
     refuse(request_id, fmt::format("the client's CUDA_VISIBLE_DEVICES='{}' names none of the {} "
                                    "GPUs this server offers ({}): give their indices, from 0, or "
@@ -206,7 +206,7 @@ bool Session::apply_visible(const std::string& list, uint64_t request_id) {
                                    fmt::join(options_.offered_gpus, ", ")));
     return false;
   }
-  const std::string value = fmt::format("{}", fmt::join(chosen, ","));
+  const std::string value = session_visible(chosen, std::getenv("CUDA_VISIBLE_DEVICES"));
   setenv("CUDA_VISIBLE_DEVICES", value.c_str(), 1);
   spdlog::info("the client's CUDA_VISIBLE_DEVICES='{}' leaves the session {}", list, value);
   return true;

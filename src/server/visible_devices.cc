@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 namespace scuda::server {
 
@@ -20,7 +21,8 @@ std::string lower(std::string s) {
 
 // The offered GPU that `entry` names; -1 when it names none or several.
 int named_gpu(const std::string& entry, const std::vector<std::string>& offered) {
-  if (!entry.empty() && std::all_of(entry.begin(), entry.end(), ::isdigit)) {
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  if (!entry.empty() && std::all_of(entry.begin(), entry.end(), digit)) {
     if (entry.size() > 4) return -1;
     const size_t index = std::stoul(entry);
     return index < offered.size() ? static_cast<int>(index) : -1;
@@ -36,19 +38,41 @@ int named_gpu(const std::string& entry, const std::vector<std::string>& offered)
   return found;
 }
 
-}  // namespace
-
-std::vector<std::string> pick_visible(const std::string& client_list,
-                                      const std::vector<std::string>& offered) {
-  std::vector<std::string> chosen;
-  for (size_t at = 0; at <= client_list.size();) {
-    const size_t end = std::min(client_list.find(',', at), client_list.size());
-    const int gpu = named_gpu(trimmed(client_list.substr(at, end - at)), offered);
-    if (gpu < 0 || std::find(chosen.begin(), chosen.end(), offered[gpu]) != chosen.end()) break;
-    chosen.push_back(offered[gpu]);
+// The entries of a comma-separated list, trimmed.
+std::vector<std::string> entries(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    out.push_back(trimmed(list.substr(at, end - at)));
     at = end + 1;
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_t> pick_visible(const std::string& client_list,
+                                 const std::vector<std::string>& offered) {
+  std::vector<size_t> chosen;
+  for (const std::string& entry : entries(client_list)) {
+    const int gpu = named_gpu(entry, offered);
+    if (gpu < 0 || std::find(chosen.begin(), chosen.end(), size_t(gpu)) != chosen.end()) break;
+    chosen.push_back(static_cast<size_t>(gpu));
+  }
   return chosen;
+}
+
+// The driver offers the GPUs of the server's list up to its first entry
+// that names none, so offered GPU i is the list's entry i.
+std::string session_visible(const std::vector<size_t>& chosen, const char* server_list) {
+  const std::vector<std::string> named =
+      server_list ? entries(server_list) : std::vector<std::string>{};
+  std::string out;
+  for (size_t gpu : chosen) {
+    if (!out.empty()) out += ",";
+    out += server_list && gpu < named.size() ? named[gpu] : std::to_string(gpu);
+  }
+  return out;
 }
 
 }  // namespace scuda::server

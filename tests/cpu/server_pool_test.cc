@@ -32,7 +32,8 @@ uint64_t sessions_started(const std::string& address) {
   return j.is_object() ? j["totals"]["sessions_started"].get<uint64_t>() : ~0ull;
 }
 
-// The first server of the list is busy: the program runs on the second.
+// The first server of the list is busy: the program runs on the second,
+// which `scuda run` chose once for all the program's processes.
 TEST(ServerPool, LeastLoadedTakesTheIdleServer) {
   ServerProcess busy, idle;
   test::InteractiveClient holder(busy, "launch-after-loss");
@@ -74,9 +75,26 @@ TEST(ServerPool, AServerThatDoesNotAnswerIsLeftOut) {
 
 TEST(ServerPool, NoServerAnsweringFailsAndSaysSo) {
   Output o = run_pool({nobody_there(), nobody_there()}, "least-loaded");
-  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
-  EXPECT_NE(o.err.find("none of the 2 servers of SCUDA_SERVER answered"), std::string::npos)
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.out, "");
+  EXPECT_NE(o.err.find("none of the 2 servers answered"), std::string::npos) << o.err;
+}
+
+// Without `scuda run`, each process picks for itself: here the idle server.
+TEST(ServerPool, TheLibraryPicksTheLeastLoadedItself) {
+  ServerProcess busy, idle;
+  test::InteractiveClient holder(busy, "launch-after-loss");
+  ASSERT_EQ(holder.line(), "ready\n") << holder.err();
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + busy.address() + "," + idle.address(),
+                                "SCUDA_PICK=least-loaded", "SCUDA_TOKEN_FILE=",
+                                "SCUDA_LOG_LEVEL=info"});
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_NE(o.err.find("least loaded of 2 servers is " + idle.address()), std::string::npos)
       << o.err;
+  EXPECT_EQ(sessions_started(idle.address()), 1u);
+  holder.go();
+  EXPECT_EQ(holder.wait(), 0) << holder.err();
 }
 
 // Without `scuda run`, SCUDA_PICK=first takes the first server of the
