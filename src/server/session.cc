@@ -202,13 +202,14 @@ bool Session::apply_visible(const std::string& list, uint64_t request_id) {
     refuse(request_id, fmt::format("the client's CUDA_VISIBLE_DEVICES='{}' names none of the {} "
                                    "GPUs this server offers ({}): give their indices, from 0, or "
                                    "their UUIDs",
-                                   list, options_.offered_gpus.size(),
+                                   printable(list), options_.offered_gpus.size(),
                                    fmt::join(options_.offered_gpus, ", ")));
     return false;
   }
   const std::string value = session_visible(chosen, std::getenv("CUDA_VISIBLE_DEVICES"));
   setenv("CUDA_VISIBLE_DEVICES", value.c_str(), 1);
-  spdlog::info("the client's CUDA_VISIBLE_DEVICES='{}' leaves the session {}", list, value);
+  spdlog::info("the client's CUDA_VISIBLE_DEVICES='{}' leaves the session {}", printable(list),
+               value);
   return true;
 }
 

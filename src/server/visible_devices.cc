@@ -62,6 +62,13 @@ std::vector<size_t> pick_visible(const std::string& client_list,
   return chosen;
 }
 
+std::string printable(const std::string& list) {
+  std::string out = list.substr(0, 200);
+  for (char& c : out)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return out;
+}
+
 // The driver offers the GPUs of the server's list up to its first entry
 // that names none, so offered GPU i is the list's entry i.
 std::string session_visible(const std::vector<size_t>& chosen, const char* server_list) {

@@ -19,6 +19,10 @@ namespace scuda::server {
 std::vector<size_t> pick_visible(const std::string& client_list,
                                  const std::vector<std::string>& offered);
 
+// `list` (from the network) fit for a log line: at most 200 characters,
+// each outside printable ASCII shown as '?'.
+std::string printable(const std::string& list);
+
 // The session's own CUDA_VISIBLE_DEVICES for the offered GPUs `chosen`:
 // their entries in `server_list` (the server's own CUDA_VISIBLE_DEVICES;
 // null when it has none, and then their indices), comma-separated.

@@ -33,6 +33,11 @@ TEST(VisibleDevices, ReadingStopsAtTheFirstEntryThatNamesNoneOrRepeats) {
   EXPECT_EQ(pick_visible("99999999999999999999", kOffered), List{});
 }
 
+TEST(VisibleDevices, ListsFromTheNetworkArePrintedSafely) {
+  EXPECT_EQ(printable("0,\n\x1b[2J\xff" "1"), "0,??[2J?1");
+  EXPECT_EQ(printable(std::string(300, '1')).size(), 200u);
+}
+
 // The session's list names the chosen GPUs as the server's own list does
 // (a MIG instance by its MIG- UUID), or by index when the server has none.
 TEST(VisibleDevices, TheSessionsListNamesTheChosenAsTheServersListDoes) {
