@@ -119,20 +119,37 @@ CUresult CUDAAPI mem_alloc_pitch(CUdeviceptr* p, size_t* pitch, size_t width, si
   return rc;
 }
 
+// Whether `s` is capturing: `per_thread` for the _ptsz entry points' streams.
+bool capturing(CUstream s, bool per_thread) {
+  auto is = per_thread ? g->real.cuStreamIsCapturing_ptsz : g->real.cuStreamIsCapturing;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is && is(s, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+// A stream-ordered allocation made in a capture becomes an allocation node
+// of the graph, charged when the graph is instantiated (counted_instantiate),
+// not here: its memory is taken when the graph runs.
+template <class Call>
+CUresult stream_alloc(CUdeviceptr* p, uint64_t n, CUstream s, bool per_thread, Call call) {
+  return capturing(s, per_thread) ? call() : counted_alloc(p, n, call);
+}
+
 CUresult CUDAAPI mem_alloc_async(CUdeviceptr* p, size_t n, CUstream s) {
-  return counted_alloc(p, n, [&] { return g->real.cuMemAllocAsync(p, n, s); });
+  return stream_alloc(p, n, s, false, [&] { return g->real.cuMemAllocAsync(p, n, s); });
 }
 
 CUresult CUDAAPI mem_alloc_async_ptsz(CUdeviceptr* p, size_t n, CUstream s) {
-  return counted_alloc(p, n, [&] { return g->real.cuMemAllocAsync_ptsz(p, n, s); });
+  return stream_alloc(p, n, s, true, [&] { return g->real.cuMemAllocAsync_ptsz(p, n, s); });
 }
 
 CUresult CUDAAPI mem_alloc_pool(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s) {
-  return counted_alloc(p, n, [&] { return g->real.cuMemAllocFromPoolAsync(p, n, pool, s); });
+  return stream_alloc(p, n, s, false,
+                      [&] { return g->real.cuMemAllocFromPoolAsync(p, n, pool, s); });
 }
 
 CUresult CUDAAPI mem_alloc_pool_ptsz(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s) {
-  return counted_alloc(p, n, [&] { return g->real.cuMemAllocFromPoolAsync_ptsz(p, n, pool, s); });
+  return stream_alloc(p, n, s, true,
+                      [&] { return g->real.cuMemAllocFromPoolAsync_ptsz(p, n, pool, s); });
 }
 
 CUresult CUDAAPI mem_free(CUdeviceptr p) {

@@ -350,6 +350,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "cuArrayCreate 48 MiB: 0\ncuCtxSynchronize: CUDA_SUCCESS\n"},
         HeldMemory{"GraphAllocationNodes", "graph-quota",
                    "graph of 32 MiB: 0\ncuMemAlloc 48 MiB: 2\nafter cuGraphExecDestroy, "
+                   "cuMemAlloc 48 MiB: 0\ngraph of 80 MiB: 2\ncuCtxSynchronize: CUDA_SUCCESS\n"},
+        // Charged once, at the instantiation, not also at the capture.
+        HeldMemory{"CapturedStreamAllocations", "capture-quota",
+                   "graph of 32 MiB: 0\ncuMemAlloc 48 MiB: 2\nafter cuGraphExecDestroy, "
                    "cuMemAlloc 48 MiB: 0\ngraph of 80 MiB: 2\ncuCtxSynchronize: CUDA_SUCCESS\n"}),
     [](const auto& info) { return std::string(info.param.name); });
 

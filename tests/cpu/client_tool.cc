@@ -23,6 +23,8 @@
 //   client_tool graph-quota A B  a graph exec whose allocation node takes A
 //                             MiB, cuMemAlloc of B MiB while it lives and
 //                             after its destruction, then an exec of A + B
+//   client_tool capture-quota A B  the same with graphs captured from a
+//                             stream's cuMemAllocAsync
 //   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
 //                             requests on the main connection), then a
 //                             synchronize
@@ -205,11 +207,28 @@ CUresult graph_exec_allocating(CUgraphExec* exec, size_t mib) {
   return rc;
 }
 
-int graph_quota(size_t a, size_t b) {
+// An exec of a graph captured from a stream: cuMemAllocAsync of `mib` MiB,
+// never freed; *exec stays null when something fails.
+CUresult captured_exec_allocating(CUgraphExec* exec, size_t mib) {
+  CUstream s = nullptr;
+  if (CUresult rc = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) return rc;
+  CUresult rc = cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  CUdeviceptr p = 0;
+  if (rc == CUDA_SUCCESS) rc = cuMemAllocAsync(&p, mib << 20, s);
+  CUgraph graph = nullptr;
+  const CUresult ended = cuStreamEndCapture(s, &graph);
+  if (rc == CUDA_SUCCESS) rc = ended;
+  if (rc == CUDA_SUCCESS) rc = cuGraphInstantiate(exec, graph, 0);
+  if (graph) cuGraphDestroy(graph);
+  cuStreamDestroy(s);
+  return rc;
+}
+
+int graph_quota(size_t a, size_t b, CUresult (*make)(CUgraphExec*, size_t)) {
   if (CUresult rc = primary_current()) return report("context", rc);
   CUgraphExec exec = nullptr, big = nullptr;
   CUdeviceptr p = 0;
-  std::printf("graph of %zu MiB: %d\n", a, static_cast<int>(graph_exec_allocating(&exec, a)));
+  std::printf("graph of %zu MiB: %d\n", a, static_cast<int>(make(&exec, a)));
   CUresult rc = cuMemAlloc(&p, b << 20);
   std::printf("cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
   if (rc == CUDA_SUCCESS) cuMemFree(p);
@@ -217,8 +236,7 @@ int graph_quota(size_t a, size_t b) {
   rc = cuMemAlloc(&p, b << 20);
   std::printf("after cuGraphExecDestroy, cuMemAlloc %zu MiB: %d\n", b, static_cast<int>(rc));
   if (rc == CUDA_SUCCESS) cuMemFree(p);
-  std::printf("graph of %zu MiB: %d\n", a + b,
-              static_cast<int>(graph_exec_allocating(&big, a + b)));
+  std::printf("graph of %zu MiB: %d\n", a + b, static_cast<int>(make(&big, a + b)));
   return report("cuCtxSynchronize", cuCtxSynchronize());
 }
 
@@ -392,7 +410,11 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "quota") == 0 && argc > 3)
     return quota(std::atoi(argv[2]), std::atoi(argv[3]));
   if (std::strcmp(argv[1], "graph-quota") == 0 && argc > 3)
-    return graph_quota(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10));
+    return graph_quota(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10),
+                       graph_exec_allocating);
+  if (std::strcmp(argv[1], "capture-quota") == 0 && argc > 3)
+    return graph_quota(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10),
+                       captured_exec_allocating);
   if (std::strcmp(argv[1], "array-quota") == 0 && argc > 3)
     return array_quota(std::atoi(argv[2]), std::atoi(argv[3]));
   return 2;

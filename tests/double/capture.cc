@@ -49,6 +49,8 @@ std::vector<uintptr_t> ids(const std::vector<CUgraphNode>& nodes) {
 
 }  // namespace
 
+bool scuda_double::capturing(CUstream stream) { return capture_of(stream) != nullptr; }
+
 CUresult scuda_double::submit(CUstream stream, const Work& work) {
   Capture* c = capture_of(stream);
   if (c == nullptr) return run_work(work);

@@ -2,7 +2,9 @@
 #include <cuda.h>
 
 #include "allocations.h"
+#include "graph.h"
 #include "state.h"
+#include "work.h"
 
 using namespace scuda_double;
 
@@ -31,6 +33,35 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     return CUDA_ERROR_INVALID_VALUE;
   release(dptr);
   return CUDA_SUCCESS;
+}
+
+// Stream-ordered allocation: at once, as cuMemAlloc, outside a capture; in
+// one, a memory allocation node of the capture's graph, whose address is
+// fixed as it is added, as the driver fixes it.
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  Call call = begin_on_stream(hStream);
+  if (call.status != CUDA_SUCCESS) return call.status;
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!capturing(hStream)) return allocate(bytesize, call.ctx_id, 0, dptr);
+  CUDA_MEM_ALLOC_NODE_PARAMS_v2 params{};
+  params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, call.ctx->device};
+  params.bytesize = bytesize;
+  Work work;
+  if (CUresult rc = alloc_work(&params, call.ctx_id, &work); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = submit(hStream, work); rc != CUDA_SUCCESS) return rc;
+  *dptr = params.dptr;
+  return CUDA_SUCCESS;
+}
+
+// Frees at once outside a capture; the double has no memory free nodes.
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  {
+    Call call = begin_on_stream(hStream);
+    if (call.status != CUDA_SUCCESS) return call.status;
+    if (capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return cuMemFree_v2(dptr);
 }
 
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {

@@ -37,6 +37,8 @@ struct Work {
 CUresult run_work(const Work& work);
 // Runs the work, or records it when `stream` is capturing (capture.cc).
 CUresult submit(CUstream stream, const Work& work);
+// Whether `stream` is capturing (capture.cc).
+bool capturing(CUstream stream);
 
 // The pieces run_work uses, from launch.cc, memset.cc and copy.cc.
 CUresult run_kernel(const Work& work);
