@@ -22,7 +22,20 @@ import threading
 import time
 
 HEADER = struct.Struct("<IHHIIQ")  # magic, version, flags, op, length, request id
-MAGIC, VERSION = 0x41444353, 6
+MAGIC = 0x41444353
+
+
+def protocol_version():
+    """kProtocolVersion, read from the source, so that the seeds follow it."""
+    frame_h = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "protocol",
+                           "frame.h")
+    found = re.search(r"kProtocolVersion = (\d+);", open(frame_h).read())
+    if not found:
+        sys.exit("record_seeds: no kProtocolVersion in src/protocol/frame.h")
+    return int(found.group(1))
+
+
+VERSION = protocol_version()
 ONE_WAY, REPLY, ERROR, SYNCHRONIZING, OUTPUT = 1, 2, 4, 8, 16
 HELLO = 1
 MAX_PAYLOAD = 4096  # a longer payload is cut: bulk bytes teach the decoders nothing
@@ -159,8 +172,11 @@ def main():
     if welcome is None or not requests:
         sys.exit("record_seeds: no traffic was recorded")
     ops_dir, replies_dir = os.path.join(root, "corpus/ops"), os.path.join(root, "corpus/replies")
+    # Recorded seeds are made again; the crash-* inputs fixed bugs left, and stay.
     for folder in (ops_dir, replies_dir):
-        shutil.rmtree(folder, ignore_errors=True)
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if not name.startswith("crash-"):
+                os.remove(os.path.join(folder, name))
     for op, seed in sorted(requests.items()):
         write_seed(ops_dir, "op-%d" % op, b"\x01" + seed)
     for n, session in enumerate(sessions):
