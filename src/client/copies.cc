@@ -221,15 +221,17 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
   } while (offset < size);
   CUresult first = CUDA_SUCCESS;
   offset = 0;
-  // The first reply also waits for the server to begin; the next ones'
-  // arrival times measure the link.
+  // Each raw reply's arrival time measures the link. The first one's also
+  // holds the server's start, a small share of a chunk on the links where
+  // lz4 pays, and it keeps a copy of one chunk (a probe of the link,
+  // compression::LinkRate) measured.
   auto start = Clock::now();
   for (size_t i = 0; i < pending.size(); ++i) {
     const size_t n = std::min(kChunkSize, size - offset);
     uint8_t* into = static_cast<uint8_t*>(dst) + offset;
     CUresult rc = pending[i].compressed ? copy_compression::receive(conn, pending[i].id, into, n)
                                         : conn.receive_into(pending[i].id, into, n);
-    if (i && !pending[i].compressed) copy_compression::received_raw(n, seconds_since(start));
+    if (!pending[i].compressed) copy_compression::received_raw(n, seconds_since(start));
     start = Clock::now();
     if (first == CUDA_SUCCESS) first = rc;
     offset += n;
