@@ -25,17 +25,11 @@ echo "results go to $out"
 nvidia-smi -L
 
 note() { echo "$*" | tee -a "$report"; }
-# ran NAME CMD...: runs CMD with the time limit, output in $logs/NAME.{out,err}.
+source tests/gpu/timed.sh
+# ran NAME CMD...: timed, and its line in the report.
 ran() {
-  local name=$1 t0
-  shift
-  t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err"
-  rc=$?
-  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-  result=$(grep -a '^RESULT ' "$logs/$name.out" | tail -n1)
-  [ -n "$result" ] || result="rc=$rc $(grep -av '^isolate:' "$logs/$name.err" | tail -n3 | tr '\n' ' ')"
-  note "- $name: rc=$rc ${secs}s: $(echo "$result" | cut -c1-240)"
+  timed "$@"
+  note "- $1: rc=$rc ${secs}s: $(echo "$detail" | cut -c1-240)"
   [ "$rc" -eq 0 ] || failed=1
 }
 

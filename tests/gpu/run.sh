@@ -57,19 +57,7 @@ PY
 }
 check() { printf 'check\t%s\t%s\t%s\n' "$1" "$2" "$(echo "$3" | clean)" >>"$rows"; echo "check $1: $2 $3"; report; }
 
-# timed NAME CMD...: runs CMD with a timeout, output in $logs/NAME.{out,err};
-# sets rc, secs and detail (the RESULT line, else the reason it failed).
-timed() {
-  local name=$1 t0
-  shift
-  t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err"
-  rc=$?
-  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-  detail=$(grep -a '^RESULT ' "$logs/$name.out" | tail -n1)
-  [ "$rc" -eq 124 ] && detail="timeout after ${limit}s"
-  [ -n "$detail" ] || detail="rc=$rc $(grep -av '^isolate:' "$logs/$name.err" | head -n1)"
-}
+source tests/gpu/timed.sh
 # listening: is something listening on 127.0.0.1:$port? (no connection made)
 listening() {
   awk -v p="$(printf ':%04X' "$port")" '$4 == "0A" && $2 ~ p "$" { f = 1 } END { exit !f }' /proc/net/tcp
