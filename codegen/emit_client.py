@@ -12,6 +12,7 @@ PREAMBLE = HEADER + """#include <cuda.h>
 #include <vector>
 
 #include "client/host_memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
 #include "client_gen.h"
 #include "forward.h"
@@ -90,6 +91,25 @@ def forward_fn(plan: Plan) -> str:
     ])
 
 
+def routes_by(p, k) -> str | None:
+    """The Route line for a parameter that names a server (route.h), if any."""
+    if k.kind == "scalar" and k.ctype == "CUdevice":
+        return f"  route_.device({p.name});"
+    if k.kind == "handle":
+        return f"  route_.handle(scuda::client::handle_id({p.name}));"
+    return None
+
+
+def route_lines(plan: Plan) -> list[str]:
+    """With several servers, a call goes to the server its device or handles
+    name; one that names two servers is refused."""
+    lines = [r for p, k in plan.params_kinds() if (r := routes_by(p, k))]
+    if not lines:
+        return []
+    return ["  scuda::client::Route route_;", *lines,
+            f'  if (!route_.ok()) return route_.refuse("{plan.name}");']
+
+
 def forward_body(plan: Plan) -> list[str]:
     sizes = [f"  const size_t n_{p.name} = {k.expr};"
              for p, k in plan.params_kinds() if k.kind.endswith("_buf")]
@@ -99,7 +119,7 @@ def forward_body(plan: Plan) -> list[str]:
               f"  const size_t cap_{p.name} = {k.expr} ? *{k.expr} : 0;"
               for p, k in plan.params_kinds() if k.kind in ("out_handles", "out_items")]
     request = [line(REQUEST, p, k) for p, k in plan.params_kinds()]
-    head = [*sizes, "  scuda::protocol::Writer w_;"]
+    head = [*sizes, *route_lines(plan), "  scuda::protocol::Writer w_;"]
     if plan.submit == "one-way":
         return [*head, *[line(ONE_WAY_REQUEST, p, k) if k.kind in ONE_WAY_REQUEST else r
                          for (p, k), r in zip(plan.params_kinds(), request)],
@@ -127,7 +147,13 @@ def forward_body(plan: Plan) -> list[str]:
 UVA_REQUEST = "  w_.put<CUdeviceptr>(scuda::client::device_view({name}));"
 
 
+# A device travels as its number on its own server.
+DEVICE_REQUEST = "  w_.put<CUdevice>(scuda::client::local_device({name}));"
+
+
 def line(table: dict[str, str], p, k) -> str:
     if k.uva and table is REQUEST:
         return UVA_REQUEST.format(name=p.name)
+    if table is REQUEST and k.kind == "scalar" and k.ctype == "CUdevice":
+        return DEVICE_REQUEST.format(name=p.name)
     return table[k.kind].format(name=p.name, ctype=k.ctype, size=f"n_{p.name}", count=k.expr)

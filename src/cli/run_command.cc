@@ -117,7 +117,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--server", args->servers,
                   "Server HOST:PORT, or tls://HOST:PORT (default: SCUDA_SERVER, then "
                   "~/.config/scuda/host); given more than once, or as a list a,b: several servers, "
-                  "of which --pick chooses one")
+                  "whose GPUs are one list of devices, or of which --pick chooses one")
       ->allow_extra_args(false);
   cmd->add_option("--pick", args->pick,
                   "Which of several servers the program uses: first (the first that takes it, "

@@ -22,7 +22,9 @@
 #include "client/attributes.h"
 #include "client/descriptions.h"
 #include "client/lasting_names.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -187,7 +189,10 @@ SetState set_state(uint64_t id) {
 }
 
 bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device) {
-  const int32_t dev = *device = r.get<int32_t>();
+  // The server numbers its own devices; the cache, the program's.
+  const int32_t local = r.get<int32_t>();
+  const int32_t dev = *device =
+      several_servers() && local >= 0 ? global_device(routed_server(), local) : local;
   const uint32_t n = r.u32();
   if (n > CU_FUNC_ATTRIBUTE_MAX) return false;
   std::vector<std::pair<int32_t, int32_t>> values(n);

@@ -13,7 +13,9 @@
 #include "client/host_callbacks.h"
 #include "client/logs.h"
 #include "client/registered_memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
@@ -56,8 +58,11 @@ namespace {
 
 // Each frame from the server is "reached" (op host-callback, log-message or
 // async-notification, u64 id, then its data); each
-// answer is "done" (the same, flagged REPLY).
-void serve(Socket s) {
+// answer is "done" (the same, flagged REPLY). What a callback waits for
+// on the main connection is its own server's (`server`).
+void serve(Socket s, uint32_t server) {
+  Route route;
+  route.to(server);
   protocol::Frame f;
   std::string why;
   for (;;) {
@@ -82,7 +87,9 @@ void serve(Socket s) {
   }
 }
 
-CUresult open_once() {
+CUresult open_once(uint32_t server) {
+  Route route;
+  route.to(server);
   std::vector<uint8_t> reply;
   if (CUresult rc = call(protocol::kOpCallbackChannel, protocol::Writer(), &reply); rc != CUDA_SUCCESS) {
     spdlog::error("host callbacks cannot run: the server could not open a callback channel "
@@ -94,23 +101,27 @@ CUresult open_once() {
   const std::string secret = r.str();
   if (!r.done()) return bad_reply("callback-channel");
   std::string error;
-  Socket s = connection()->join(name, secret, &error);
+  Socket s = server_connection(server)->join(name, secret, &error);
   if (!s.valid()) {
     spdlog::error("host callbacks cannot run: the callback channel did not open: {}", error);
     return CUDA_ERROR_OPERATING_SYSTEM;
   }
-  std::thread(serve, std::move(s)).detach();
+  std::thread(serve, std::move(s), server).detach();
   return CUDA_SUCCESS;
 }
 
 }  // namespace
 
+// Each server of the session has a channel of its own (servers.h), opened
+// at its first host callback.
 CUresult open_callback_channel() {
-  static std::once_flag once;
-  static CUresult result = CUDA_ERROR_NOT_INITIALIZED;
-  std::call_once(once, [] { result = open_once(); });
-  if (result == CUDA_SUCCESS && g_lost.load()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  return result;
+  static std::once_flag once[kMaxServers];
+  static CUresult result[kMaxServers] = {};
+  const uint32_t server = routed_server();
+  if (server >= kMaxServers) return CUDA_ERROR_NOT_INITIALIZED;
+  std::call_once(once[server], [server] { result[server] = open_once(server); });
+  if (result[server] == CUDA_SUCCESS && g_lost.load()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  return result[server];
 }
 
 }  // namespace scuda::client

@@ -19,6 +19,7 @@
 #include "client/fault_handler.h"
 #include "client/page_transfers.h"
 #include "client/registered_memory.h"
+#include "client/route.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
 #include "protocol/frame.h"
@@ -535,7 +536,7 @@ void unmap(uintptr_t base, size_t size) {
 
 void before_request(Connection& conn, bool device_work) {
   if (device_work) registered::before_device_work(conn);
-  if (!g_any.load(std::memory_order_acquire)) return;
+  if (!g_any.load(std::memory_order_acquire) || routed_server() != 0) return;
   // A request that starts no device work (allocation, module setup, the
   // lanes' opening) cannot read managed memory: the host goes on writing.
   if (!device_work) return;
@@ -554,7 +555,8 @@ void before_request(Connection& conn, bool device_work) {
 
 void after_sync(Connection& conn, bool whole_context) {
   registered::after_sync(conn, whole_context);
-  if (!g_any.load(std::memory_order_acquire)) return;
+  // Managed memory is the first server's (docs/pools.md).
+  if (!g_any.load(std::memory_order_acquire) || routed_server() != 0) return;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   if (p.outstanding) {

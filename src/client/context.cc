@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/context_storage.h"
+#include "client/route.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "forward.h"
@@ -79,8 +80,10 @@ bool known_context(uint64_t id, CUdevice* dev) {
 }
 
 CUresult ask_primary(CUdevice dev, uint64_t* id) {
+  Route route;
+  route.device(dev);
   protocol::Writer w;
-  w.put<CUdevice>(dev);
+  w.put<CUdevice>(local_device(dev));
   w.u64(new_handle_id());
   std::vector<uint8_t> reply;
   CUresult rc = call(protocol::kOpPrimaryContext, w, &reply);
@@ -218,10 +221,12 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsi
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  scuda::client::Route route;
+  route.device(dev);
   scuda::protocol::Writer w;
   w.u64(scuda::client::new_handle_id());
   w.u32(flags);
-  w.put<CUdevice>(dev);
+  w.put<CUdevice>(scuda::client::local_device(dev));
   if (CUresult rc = put_create_params(params, w); rc != CUDA_SUCCESS) return rc;
   std::vector<uint8_t> reply;
   CUresult rc = scuda::client::call(scuda::protocol::kOpCtxCreate, w, &reply);

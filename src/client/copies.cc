@@ -15,7 +15,9 @@
 #include "client/lane_copies.h"
 #include "client/lanes.h"
 #include "client/memory.h"
+#include "client/peers.h"
 #include "client/registered_memory.h"
+#include "client/route.h"
 #include "client/work_epoch.h"
 #include "client/runtime.h"
 #include "client/session.h"
@@ -168,6 +170,10 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   // Managed memory is the device's: never read here, under the lock.
   if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   if ((mode & protocol::kCopyAsync) && page_locked(src)) wait_for_queued_callbacks();
+  Route route;
+  route.address(dst);
+  route.handle(handle_id(stream));
+  if (!route.ok()) return route.refuse("a copy to the device");
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   const bool wait = !inside_allocation(dst, size) || capture_active();
@@ -176,7 +182,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
     work_sent();
-    if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     const uint32_t lanes = lanes_for(size, stream, mode, true);
     rc = lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
                             stream, mode, lanes, wait)
@@ -260,6 +266,10 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
   if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
+  Route route;
+  route.address(src);
+  route.handle(handle_id(stream));
+  if (!route.ok()) return route.refuse("a copy to the host");
   if (CUdeviceptr mirror = 0; registered::in_step_covers(dst, size, &mirror))
     return into_mirror(mirror, src, size, stream, mode);
   Connection* conn = connection();
@@ -271,7 +281,7 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
     work_sent();
-    if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     const uint32_t lanes = lanes_for(size, stream, mode, false);
     first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream, mode,
                                lanes, true)
@@ -292,6 +302,9 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
   const bool dst_dev = is_device_address(reinterpret_cast<void*>(dst));
   const bool src_dev = is_device_address(reinterpret_cast<void*>(src));
   const bool async = mode & protocol::kCopyAsync;
+  if (CUcontext dst_ctx, src_ctx; dst_dev && src_dev && on_two_servers(dst, src, &dst_ctx, &src_ctx))
+    return copy_across_servers(dst, dst_ctx, src, src_ctx, size,
+                               async ? (stream ? stream : CU_STREAM_LEGACY) : nullptr);
   if (dst_dev && src_dev) {
     CUresult rc;
     if (mode & protocol::kCopyPerThread)

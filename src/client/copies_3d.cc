@@ -230,7 +230,7 @@ CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode
   Connection* conn = connection();
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
-  if (!conn->sync_context(current_context_id())) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   return src_host ? from_host(conn, shape, c, src, stream, mode)
                   : to_host(conn, shape, c, dst, stream, mode);
 }

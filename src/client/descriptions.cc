@@ -9,6 +9,7 @@
 #include "client/attributes.h"
 #include "client/handle_errors.h"
 #include "client/lasting_names.h"
+#include "client/route.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "protocol/ops.h"
@@ -113,6 +114,8 @@ CUresult await_description(uint64_t id) {
     if (it != owed().requests.end()) request = it->second;
   }
   if (request) {
+    Route route;  // the lookup went to the server its id names
+    route.handle(id);
     if (std::string name; spdlog::should_log(spdlog::level::debug) && lasting_name(id, &name))
       spdlog::debug("waiting for the description of {:?}", name);
     Connection* conn = connection();
@@ -124,9 +127,11 @@ CUresult await_description(uint64_t id) {
 }
 
 CUresult fetch_description(uint64_t id, int dev) {
+  Route route;
+  route.device(dev);
   protocol::Writer w;
   w.u64(id);
-  w.put<int32_t>(dev);
+  w.put<int32_t>(local_device(dev));
   const SetState asked = set_state(id);
   std::vector<uint8_t> reply;
   if (CUresult rc = call(protocol::kOpFunctionInfo, w, &reply); rc != CUDA_SUCCESS) return rc;

@@ -5,6 +5,7 @@
 namespace scuda::client {
 
 void DeviceAddresses::add_range(uint64_t base, uint64_t size) {
+  ranges_[base] = size;
   in_use_[base] = size;  // give_back frees it, merged with its neighbours
   give_back(base);
 }
@@ -46,6 +47,17 @@ void DeviceAddresses::give_back(uint64_t base) {
     }
   }
   free_[start] = size;
+}
+
+bool DeviceAddresses::in_range(uint64_t address) const {
+  auto it = ranges_.upper_bound(address);
+  if (it == ranges_.begin()) return false;
+  --it;
+  return address - it->first < it->second;
+}
+
+uint64_t DeviceAddresses::end() const {
+  return ranges_.empty() ? 0 : ranges_.rbegin()->first + ranges_.rbegin()->second;
 }
 
 }  // namespace scuda::client

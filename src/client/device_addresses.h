@@ -18,10 +18,15 @@ class DeviceAddresses {
   uint64_t size_at(uint64_t base) const;
   // Frees the block in use at `base`, merging it with free neighbours.
   void give_back(uint64_t base);
+  // True when `address` lies in one of the ranges added.
+  bool in_range(uint64_t address) const;
+  // The end of the highest range added; 0 without one.
+  uint64_t end() const;
 
  private:
   std::map<uint64_t, uint64_t> free_;    // base -> size, never adjacent
   std::map<uint64_t, uint64_t> in_use_;  // base -> size
+  std::map<uint64_t, uint64_t> ranges_;  // base -> size, as added
 };
 
 }  // namespace scuda::client

@@ -5,6 +5,7 @@
 
 #include "client/kept_images.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 
 namespace scuda::client {
 
@@ -23,7 +24,10 @@ HeldImages& held() {
 
 }  // namespace
 
+// With several servers each has a cache of its own, which the client does
+// not track apart: every image is sent whole.
 bool is_held(const protocol::ImageHash& hash) {
+  if (several_servers()) return false;
   std::lock_guard lock(held().mu);
   return held().hashes.count(hash) != 0;
 }
@@ -37,6 +41,7 @@ void hold_kept(const std::vector<protocol::ImageRef>& asked, const std::vector<u
 }
 
 bool server_caches() {
+  if (several_servers()) return false;
   std::lock_guard lock(held().mu);
   return held().server_caches;
 }

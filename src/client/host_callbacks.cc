@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/callback_channel.h"
+#include "client/route.h"
 #include "client/runtime.h"
 #include "client/session.h"
 #include "client/stream_capture.h"
@@ -56,6 +57,8 @@ Callbacks& callbacks() {
 CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
                  CUhostFn host_fn = nullptr, void* host_data = nullptr) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  Route route;
+  route.handle(handle_id(stream));
   if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
   Callbacks& c = callbacks();
   const uint64_t id = new_handle_id();

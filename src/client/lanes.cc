@@ -12,7 +12,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 #include "common/config.h"
 #include "common/fan_out.h"
@@ -74,15 +76,23 @@ class LaneSet {
   FanOut crew_;
 };
 
-LaneSet* g_lanes = nullptr;       // set once, never freed: its threads run until exit
-std::atomic<uint32_t> g_open{0};  // lanes copies may take; 0 once one broke
+// Each server of the session has lanes of its own (servers.h).
+struct Lanes {
+  LaneSet* set = nullptr;       // set once, never freed: its threads run until exit
+  std::atomic<uint32_t> open{0};  // lanes copies may take; 0 once one broke
+  std::once_flag opening;
+};
+
+Lanes g_lanes[kMaxServers];
 std::atomic<uint64_t> g_bytes{0};  // bytes that crossed them
 
 void give_up(const std::string& why) {
   spdlog::warn("no lanes to the scuda server ({}): large copies use the one connection", why);
 }
 
-bool open_all(uint32_t n) {
+bool open_all(uint32_t n, uint32_t server) {
+  Route route;
+  route.to(server);
   protocol::Writer w;
   w.u32(n);
   std::vector<uint8_t> reply;
@@ -100,30 +110,36 @@ bool open_all(uint32_t n) {
   std::vector<Socket> sockets;
   for (uint32_t i = 0; i < n; ++i) {
     std::string error;
-    Socket s = connection()->join(name, secret, &error);
+    Socket s = server_connection(server)->join(name, secret, &error);
     if (!s.valid()) {
       give_up(error);
       return false;
     }
     sockets.push_back(std::move(s));
   }
-  g_lanes = new LaneSet(std::move(sockets));
-  g_open.store(n, std::memory_order_release);
-  spdlog::debug("{} lanes open", n);
+  g_lanes[server].set = new LaneSet(std::move(sockets));
+  g_lanes[server].open.store(n, std::memory_order_release);
+  spdlog::debug("{} lanes open to server {}", n, server);
   return true;
 }
 
-void open_in_background() {
-  pthread_atfork(nullptr, nullptr, [] { g_open.store(0); });
-  std::thread([] { open_all(wanted()); }).detach();
+void open_in_background(uint32_t server) {
+  static std::once_flag forks;
+  std::call_once(forks, [] {
+    pthread_atfork(nullptr, nullptr, [] {
+      for (Lanes& l : g_lanes) l.open.store(0);
+    });
+  });
+  std::thread([server] { open_all(wanted(), server); }).detach();
 }
 
 bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
-  if (g_lanes->move(data, size, count, sending)) {
+  Lanes& lanes = g_lanes[routed_server()];
+  if (lanes.set->move(data, size, count, sending)) {
     g_bytes.fetch_add(size, std::memory_order_relaxed);
     return true;
   }
-  if (g_open.exchange(0))
+  if (lanes.open.exchange(0))
     spdlog::error("a lane to the scuda server broke: this copy failed, and large copies use the "
                   "one connection from now on");
   return false;
@@ -133,9 +149,10 @@ bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
 
 uint32_t usable(size_t size) {
   if (size < kSmallest || wanted() < 2) return 0;
-  static std::once_flag once;
-  std::call_once(once, open_in_background);
-  return g_open.load(std::memory_order_acquire);
+  const uint32_t server = routed_server();
+  if (server >= kMaxServers) return 0;
+  std::call_once(g_lanes[server].opening, open_in_background, server);
+  return g_lanes[server].open.load(std::memory_order_acquire);
 }
 
 bool send(const void* src, size_t size, uint32_t count) {
@@ -151,7 +168,7 @@ bool receive(void* dst, size_t size, uint32_t count) {
 // For tests and benchmarks: how many lanes large copies take now, and how
 // many bytes have crossed them.
 extern "C" __attribute__((visibility("default"))) uint32_t scuda_lanes_open() {
-  return scuda::client::lanes::g_open.load();
+  return scuda::client::lanes::g_lanes[0].open.load();
 }
 extern "C" __attribute__((visibility("default"))) uint64_t scuda_lane_bytes() {
   return scuda::client::lanes::g_bytes.load();

@@ -20,7 +20,9 @@
 #include "client/handle_errors.h"
 #include "client/held_images.h"
 #include "client/kept_images.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 #include "forward.h"
 
@@ -127,6 +129,16 @@ CUresult load_library_later(const ImageHash& hash, const void* image, size_t siz
   if (CUresult rc = send_probe(p); rc != CUDA_SUCCESS) return rc;
   probes().pending.push_back(std::move(p));
   probes().bytes += size;
+  return CUDA_SUCCESS;
+}
+
+CUresult load_library_everywhere(const ImageHash& hash, const void* image, size_t size,
+                                 uint64_t id) {
+  for (uint32_t s = 0; s < server_count(); ++s) {
+    Route route;
+    route.to(s);
+    if (CUresult rc = send_image(hash, image, size, id); rc != CUDA_SUCCESS) return rc;
+  }
   return CUDA_SUCCESS;
 }
 

@@ -23,7 +23,9 @@
 #include "client/lasting_names.h"
 #include "client/lookups.h"
 #include "client/library_loads.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -123,6 +125,23 @@ CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
   return CUDA_SUCCESS;
 }
 
+// With several servers a library is on every one (library_loads.h), and so
+// is each kernel, under one id: asked of each server in turn, waiting for
+// each reply, since a lookup read later would be owed on one connection
+// only.
+CUresult look_up_everywhere(const protocol::Writer& request, uint64_t id) {
+  for (uint32_t s = 0; s < server_count(); ++s) {
+    Route route;
+    route.to(s);
+    std::vector<uint8_t> reply;
+    if (CUresult rc = call(protocol::kOpLibraryGetKernel, request, &reply); rc != CUDA_SUCCESS)
+      return rc;
+    protocol::Reader r(reply);
+    if (!read_description(r, id, {}) || !r.done()) return bad_reply("cuLibraryGetKernel");
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
   if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
   const std::pair key{handle_id(library), std::string(name)};
@@ -131,14 +150,16 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
     if (CUresult rc = handle_error(id); rc != CUDA_SUCCESS) return rc;
   } else {
     if (CUresult rc = library_ready(key.first); rc != CUDA_SUCCESS) return rc;
-    id = new_handle_id();
+    id = new_shared_handle_id();
     name_lookup(id, key.first, 'k', name);
     recall_description(id);
     protocol::Writer w;
     w.u64(id);
     w.u64(key.first);
     w.str(name);
-    if (CUresult rc = look_up_later(protocol::kOpLibraryGetKernel, w, id); rc != CUDA_SUCCESS)
+    if (CUresult rc = several_servers() ? look_up_everywhere(w, id)
+                                        : look_up_later(protocol::kOpLibraryGetKernel, w, id);
+        rc != CUDA_SUCCESS)
       return rc;
     remember(known().by_name, key, id);
     remember_name(id, key.second);
@@ -227,6 +248,14 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
   client::forget(client::handle_id(library));
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
+  // With several servers the library is on each (library_loads.h).
+  for (uint32_t s = 1; s < client::server_count(); ++s) {
+    client::Route route;
+    route.to(s);
+    if (CUresult rc = client::forward::cuLibraryUnload(library); rc != CUDA_SUCCESS) return rc;
+  }
+  client::Route first;
+  if (client::several_servers()) first.to(0);
   return client::forward::cuLibraryUnload(library);
 }
 

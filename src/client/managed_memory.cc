@@ -9,6 +9,7 @@
 
 #include "client/coherent_pages.h"
 #include "client/memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
 #include "forward.h"
 
@@ -34,6 +35,11 @@ Managed& managed() {
 
 CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  // The host's copy of managed memory is kept coherent with one server.
+  if (routed_server() != 0)
+    return unsupported("cuMemAllocManaged",
+                       "with several servers, managed memory lives on the first server's GPUs "
+                       "only (docs/pools.md)");
   std::vector<CUdeviceptr> collided;
   CUresult rc = CUDA_SUCCESS;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {

@@ -22,7 +22,9 @@
 #include "client/context.h"
 #include "client/device_addresses.h"
 #include "client/memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 #include "client/small_allocations.h"
 #include "protocol/ops.h"
@@ -43,6 +45,7 @@ constexpr uint64_t kMinMargin = uint64_t{1} << 30;
 // the device an address belongs to is the device the server mapped there.
 struct MappedMemory {
   enum class State { kUnknown, kOn, kOff } state = State::kUnknown;
+  CUdevice device = 0;
   DeviceAddresses addresses;
   SmallAllocations small;
   uint64_t range_size = 0;  // of each reservation
@@ -64,9 +67,12 @@ Placements& placements() {
 }
 
 // The current context's device's placements; null without a current context.
-MappedMemory* current(Placements& p, CUdevice* dev) {
-  if (!current_device(dev)) return nullptr;
-  return &p.devices[*dev];
+MappedMemory* current(Placements& p) {
+  CUdevice dev = 0;
+  if (!current_device(&dev)) return nullptr;
+  MappedMemory& m = p.devices[dev];
+  m.device = dev;
+  return &m;
 }
 
 // SCUDA_VMM=0 turns the path off; it needs a device that supports it.
@@ -80,16 +86,56 @@ bool wanted(CUdevice dev) {
   return d.attrs.size() > vmm && d.attr_ok.size() > vmm && d.attr_ok[vmm] && d.attrs[vmm] == 1;
 }
 
+// Where another server's ranges may not be: with several servers, each
+// reserves its ranges above every range so far, so that an address names
+// one server (route.h). Ranges are a GiB apart, which the granularity divides.
+constexpr uint64_t kRangeGap = uint64_t{1} << 30;
+
+uint64_t home_server(CUdevice dev) {
+  DeviceHome home;
+  return device_home(dev, &home) ? home.server : 0;
+}
+
+// The address above every range reserved so far, for the next reservation.
+uint64_t next_hint(const Placements& p) {
+  uint64_t end = 0;
+  for (const auto& [dev, m] : p.devices) end = std::max(end, m.addresses.end());
+  return end ? (end + 2 * kRangeGap - 1) / kRangeGap * kRangeGap : 0;
+}
+
+// True when [base, base + size) meets a range of another server's device.
+bool meets_other_server(const Placements& p, CUdevice dev, uint64_t base, uint64_t size) {
+  for (const auto& [other, m] : p.devices) {
+    if (home_server(other) == home_server(dev)) continue;
+    const uint64_t end = m.addresses.end();
+    if (end == 0) continue;
+    if (m.addresses.in_range(base) || m.addresses.in_range(base + size - 1) ||
+        (base < end && base + size > end))
+      return true;
+  }
+  return false;
+}
+
 // Asks the server for one more range of addresses.
 bool reserve(MappedMemory& m) {
+  const Placements& p = placements();
+  const CUdevice dev = m.device;
+  Writer hint;
+  if (several_servers()) hint.u64(next_hint(p));
   std::vector<uint8_t> reply;
-  const CUresult rc = call(protocol::kOpVaReserve, Writer(), &reply);
+  const CUresult rc = call(protocol::kOpVaReserve, hint, &reply);
   Reader r(reply);
   const uint64_t base = r.u64(), size = r.u64(), granularity = r.u64();
   const uint64_t free = r.u64(), total = r.u64();
   if (rc != CUDA_SUCCESS || !r.done() || granularity == 0 || size < granularity) {
     spdlog::info("device addresses could not be reserved ({}): cuMemAlloc waits for the server",
                  static_cast<int>(rc));
+    return false;
+  }
+  if (several_servers() && meets_other_server(p, dev, base, size)) {
+    spdlog::info("device {}'s server reserved addresses another server uses: cuMemAlloc on it "
+                 "waits for the server",
+                 dev);
     return false;
   }
   m.addresses.add_range(base, size);
@@ -101,9 +147,9 @@ bool reserve(MappedMemory& m) {
   return true;
 }
 
-bool ready(MappedMemory& m, CUdevice dev) {
+bool ready(MappedMemory& m) {
   if (m.state == MappedMemory::State::kUnknown)
-    m.state = wanted(dev) && reserve(m) ? MappedMemory::State::kOn : MappedMemory::State::kOff;
+    m.state = wanted(m.device) && reserve(m) ? MappedMemory::State::kOn : MappedMemory::State::kOff;
   return m.state == MappedMemory::State::kOn;
 }
 
@@ -217,9 +263,8 @@ bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc) {
   if (!dptr) return false;
   Placements& p = placements();
   std::lock_guard lock(p.mu);
-  CUdevice dev = 0;
-  MappedMemory* m = current(p, &dev);
-  if (!m || !ready(*m, dev) || size == 0 || size > m->range_size) return false;
+  MappedMemory* m = current(p);
+  if (!m || !ready(*m) || size == 0 || size > m->range_size) return false;
   return m->small.serves(size) ? allocate_small(*m, size, dptr, rc)
                                : allocate_large(*m, size, dptr, rc);
 }
@@ -232,6 +277,8 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   MappedMemory* m = holding(p, dptr);
   if (!m) return false;
   const bool small = m->small.in_use(dptr);
+  Route route;
+  route.device(m->device);
   // Forgotten before another thread can be given the address and note it.
   forget_allocation(dptr);
   forget_attributes(dptr);
@@ -243,9 +290,8 @@ bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& ope
                   CUresult* rc) {
   Placements& p = placements();
   std::lock_guard lock(p.mu);
-  CUdevice dev = 0;
-  MappedMemory* m = current(p, &dev);
-  if (!m || !ready(*m, dev) || size == 0 || size % m->granularity != 0) return false;
+  MappedMemory* m = current(p);
+  if (!m || !ready(*m) || size == 0 || size % m->granularity != 0) return false;
   *at = place(*m, size);
   if (*at == 0) return false;
   *rc = open(*at);
@@ -256,8 +302,12 @@ bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& ope
 CUresult unmap_imported(uint64_t at) {
   Placements& p = placements();
   std::lock_guard lock(p.mu);
-  for (auto& [dev, m] : p.devices)
-    if (m.addresses.size_at(at) != 0) return unmap(m, at, false);
+  for (auto& [dev, m] : p.devices) {
+    if (m.addresses.size_at(at) == 0) continue;
+    Route route;
+    route.device(dev);
+    return unmap(m, at, false);
+  }
   return CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -265,6 +315,17 @@ bool mapped_allocation(CUdeviceptr base) {
   Placements& p = placements();
   std::lock_guard lock(p.mu);
   return holding(p, base) != nullptr;
+}
+
+bool placed_device(uint64_t address, CUdevice* dev) {
+  Placements& p = placements();
+  std::lock_guard lock(p.mu);
+  for (const auto& [d, m] : p.devices) {
+    if (!m.addresses.in_range(address)) continue;
+    *dev = d;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace scuda::client

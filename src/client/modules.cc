@@ -12,6 +12,7 @@
 #include "client/library_loads.h"
 #include "client/module_image.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -34,6 +35,10 @@ CUresult read_reply(const std::vector<uint8_t>& reply, const ImageHash& hash, si
 // NVRTC) check its result.
 CUresult send_load(uint32_t op, const ImageHash& hash, const void* image, size_t size,
                    uint64_t* id) {
+  if (op == protocol::kOpLibraryLoad && several_servers()) {
+    *id = new_shared_handle_id();
+    return load_library_everywhere(hash, image, size, *id);
+  }
   const uint64_t proposed = new_handle_id();
   if (is_held(hash)) {
     spdlog::debug("{}: {} bytes held by the server; hash only, one-way", op_name(op), size);

@@ -11,7 +11,9 @@
 
 #include "client/host_memory.h"
 #include "client/memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 #include "protocol/ops.h"
 
@@ -179,7 +181,21 @@ void to_front(CUdeviceptr base, size_t size, uint64_t dropped) {
     f.values.emplace_back(it->first.second, it->second);
 }
 
+// The server numbers its own devices; the program, the session's list.
+void to_program_device(unsigned n, const CUpointer_attribute* attrs, void** data) {
+  if (!several_servers()) return;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i] || attrs[i] != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) continue;
+    int local = 0;
+    std::memcpy(&local, data[i], sizeof local);
+    const int dev = global_device(routed_server(), local);
+    std::memcpy(data[i], &dev, sizeof dev);
+  }
+}
+
 CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  Route route;
+  route.address(ptr);
   protocol::Writer w;
   w.u64(ptr);
   w.u32(n);
@@ -191,6 +207,7 @@ CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, C
     return bad_reply("cuPointerGetAttributes");
   for (unsigned i = 0; i < n; ++i)
     if (data[i]) std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
+  to_program_device(n, attrs, data);
   describe_range(n, attrs, data, ptr);
   return CUDA_SUCCESS;
 }

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <vector>
 
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "client/session.h"
 
 extern "C" __attribute__((visibility("default"))) uint32_t scuda_remote_call(
@@ -12,6 +14,9 @@ extern "C" __attribute__((visibility("default"))) uint32_t scuda_remote_call(
   *reply = nullptr;
   *reply_size = 0;
   if (scuda::client::open_session() != CUDA_SUCCESS) return kScudaRemoteNoSession;
+  // NVML's devices are the first server's (docs/pools.md).
+  scuda::client::Route route;
+  if (scuda::client::several_servers()) route.to(0);
   scuda::protocol::Writer request;
   request.bytes(req, req_size);
   std::vector<uint8_t> payload;

@@ -12,6 +12,7 @@
 
 #include "client/coherent_pages.h"
 #include "client/context.h"
+#include "client/route.h"
 #include "client/session.h"
 #include "client/stats.h"
 #include "client/work_epoch.h"
@@ -81,11 +82,19 @@ CUresult bad_reply(const char* name) {
   return CUDA_ERROR_UNKNOWN;
 }
 
-uint64_t new_handle_id() {
+uint64_t new_shared_handle_id() {
   // Ids step by 16 from 0x1000 so they look like aligned pointers and stay
   // clear of NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.
   static std::atomic<uint64_t> next{0x1000};
   return next.fetch_add(16);
+}
+
+uint64_t new_handle_id() { return tag_handle(new_shared_handle_id()); }
+
+bool sync_routed_context(Connection* conn) {
+  // A context of another server is unknown there (route.h).
+  uint64_t context = 0;
+  return !routed_context(&context) || conn->sync_context(context);
 }
 
 namespace {
@@ -96,7 +105,7 @@ bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
                      const protocol::Writer& request, uint64_t* id) {
   if (spdlog::should_log(spdlog::level::trace))
     spdlog::trace("op {} ({})", op, protocol::op_name(op));
-  return conn->sync_context(current_context_id()) &&
+  return sync_routed_context(conn) &&
          conn->send(op, flags, request.data().data(), request.size(), nullptr, 0, id);
 }
 

@@ -38,6 +38,11 @@ CUresult bad_reply(const char* name);
 // CU_STREAM_PER_THREAD), unique for the life of the process.
 uint64_t new_handle_id();
 
+// A fresh handle id for an object every server of the session holds under
+// the same id (a library and its kernels): a call naming it goes to the
+// server of the current context.
+uint64_t new_shared_handle_id();
+
 template <class H>
 uint64_t handle_id(H h) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
@@ -46,6 +51,11 @@ template <class H>
 H handle_from_id(uint64_t id) {
   return reinterpret_cast<H>(static_cast<uintptr_t>(id));
 }
+
+// With `conn`'s lock held: makes the context the thread's requests run in
+// (route.h) current on conn's server, when it differs from the last one
+// sent; false once the connection is lost.
+bool sync_routed_context(Connection* conn);
 
 // Sends request `op` and waits for its reply. Returns the CUresult the server
 // reported and leaves the rest of the reply payload in *reply; or, without a

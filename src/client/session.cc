@@ -12,6 +12,8 @@
 
 #include "client/held_images.h"
 #include "client/kept_images.h"
+#include "client/route.h"
+#include "client/servers.h"
 #include "common/config.h"
 #include "common/server_pick.h"
 
@@ -19,17 +21,28 @@ namespace scuda::client {
 
 namespace {
 
-Connection* g_connection = nullptr;  // set once, never freed: used until exit
+Connection* g_connection = nullptr;  // the first server's; set once, never freed: used until exit
+std::vector<Connection*>* g_all = nullptr;  // every server's; never freed
 std::atomic<bool> g_open{false};
-bool g_locked_for_fork = false;  // only the forking thread touches it
+std::vector<bool> g_locked_for_fork;  // only the forking thread touches it
 
-// One-way requests the connection holds back (outbox.h) leave at exit, and
+// One-way requests the connections hold back (outbox.h) leave at exit, and
 // before a fork, so that a child never sends them a second time.
 void watch_process_events() {
-  std::atexit([] { g_connection->flush_at_exit(); });
-  pthread_atfork([] { g_locked_for_fork = g_connection->before_fork(); },
-                 [] { g_connection->after_fork(g_locked_for_fork, false); },
-                 [] { g_connection->after_fork(g_locked_for_fork, true); });
+  std::atexit([] {
+    for (Connection* c : *g_all) c->flush_at_exit();
+  });
+  pthread_atfork(
+      [] {
+        g_locked_for_fork.clear();
+        for (Connection* c : *g_all) g_locked_for_fork.push_back(c->before_fork());
+      },
+      [] {
+        for (size_t i = 0; i < g_all->size(); ++i) (*g_all)[i]->after_fork(g_locked_for_fork[i], false);
+      },
+      [] {
+        for (size_t i = 0; i < g_all->size(); ++i) (*g_all)[i]->after_fork(g_locked_for_fork[i], true);
+      });
 }
 
 // Opens a connection to `server`; nullptr, with *error, when it cannot.
@@ -45,19 +58,15 @@ Connection* open_one(const std::string& server, const std::string& token, std::s
 }
 
 // Puts several servers in the order SCUDA_PICK asks for. Without a pick,
-// several servers would be one list of devices, which scuda does not show
-// yet: the first server alone serves, and the warning says so. False, having
-// said why, when none is left.
-bool pick_order(const std::string& token, std::vector<std::string>* servers) {
+// every server serves: their GPUs are one list of devices (servers.h), and
+// *together says so. False, having said why, when none is left.
+bool pick_order(const std::string& token, std::vector<std::string>* servers, bool* together) {
+  *together = false;
   if (servers->size() < 2) return true;
   const char* env = std::getenv("SCUDA_PICK");
   Pick pick = Pick::kFirst;
   if (!env || !*env) {
-    spdlog::warn("SCUDA_SERVER names {} servers, but scuda does not yet show the GPUs of several "
-                 "servers as one list of devices: this program uses {} alone (SCUDA_PICK=first or "
-                 "least-loaded, or scuda run --pick, makes it choose among them)",
-                 servers->size(), servers->front());
-    servers->resize(1);
+    *together = true;
     return true;
   }
   if (!parse_pick(env, &pick)) {
@@ -77,9 +86,60 @@ bool pick_order(const std::string& token, std::vector<std::string>* servers) {
   return true;
 }
 
-// Several servers (SCUDA_SERVER="a:14833,b:14833"): SCUDA_PICK says which
-// one serves the program; the first in its order that takes the client does,
-// so that one down or refusing is passed over.
+// The first server in `servers`' order that takes the client; passes over
+// one down or refusing, with a warning.
+std::vector<Connection*> open_first(const std::vector<std::string>& servers,
+                                    const std::string& token) {
+  std::string error;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    error.clear();
+    if (Connection* c = open_one(servers[i], token, &error)) return {c};
+    if (i + 1 < servers.size())
+      spdlog::warn("{}; trying the next server of the list, {}", error, servers[i + 1]);
+  }
+  spdlog::error("{}", servers.empty() ? "no scuda server is configured" : error);
+  return {};
+}
+
+// Every server of the list, each one's GPUs part of the program's devices;
+// none when one of them cannot be opened (a device list with holes would
+// number the program's GPUs differently from run to run).
+std::vector<Connection*> open_all(const std::vector<std::string>& servers,
+                                  const std::string& token) {
+  if (servers.size() > kMaxServers) {
+    spdlog::error("SCUDA_SERVER names {} servers; a program may use at most {} together",
+                  servers.size(), kMaxServers);
+    return {};
+  }
+  if (std::getenv("CUDA_VISIBLE_DEVICES")) {
+    spdlog::error("CUDA_VISIBLE_DEVICES is set while SCUDA_SERVER names {} servers: scuda does not "
+                  "yet narrow the devices of several servers; name only the servers wanted, or "
+                  "unset it",
+                  servers.size());
+    return {};
+  }
+  std::vector<Connection*> open;
+  for (const std::string& server : servers) {
+    std::string error;
+    Connection* c = open_one(server, token, &error);
+    if (!c) {
+      spdlog::error("{}; the GPUs of {} servers are one list of devices, so the program needs "
+                    "them all (SCUDA_PICK=first uses the first that answers instead)",
+                    error, servers.size());
+      return {};
+    }
+    open.push_back(c);
+  }
+  spdlog::info("{} servers, {} devices in all", servers.size(), [&] {
+    size_t n = 0;
+    for (Connection* c : open) n += c->welcome().devices.size();
+    return n;
+  }());
+  return open;
+}
+
+// Several servers (SCUDA_SERVER="a:14833,b:14833"): without SCUDA_PICK
+// every one serves; with it, the first in its order that takes the client.
 CUresult connect_once() {
   std::vector<std::string> servers = split_servers(configured_server());
   std::string token, error;
@@ -88,17 +148,13 @@ CUresult connect_once() {
     spdlog::error("{}", error);
     return CUDA_ERROR_NO_DEVICE;
   }
-  if (!pick_order(token, &servers)) return CUDA_ERROR_NO_DEVICE;
-  for (size_t i = 0; i < servers.size() && !g_connection; ++i) {
-    error.clear();
-    g_connection = open_one(servers[i], token, &error);
-    if (!g_connection && i + 1 < servers.size())
-      spdlog::warn("{}; trying the next server of the list, {}", error, servers[i + 1]);
-  }
-  if (!g_connection) {
-    spdlog::error("{}", servers.empty() ? "no scuda server is configured" : error);
-    return CUDA_ERROR_NO_DEVICE;
-  }
+  bool together = false;
+  if (!pick_order(token, &servers, &together)) return CUDA_ERROR_NO_DEVICE;
+  std::vector<Connection*> open = together ? open_all(servers, token) : open_first(servers, token);
+  if (open.empty()) return CUDA_ERROR_NO_DEVICE;
+  g_connection = open.front();
+  g_all = new std::vector<Connection*>(open);
+  set_servers(std::move(open));
   watch_process_events();
   g_open.store(true, std::memory_order_release);
   return CUDA_SUCCESS;
@@ -114,9 +170,10 @@ CUresult open_session() {
 }
 
 Connection* connection() {
-  return g_open.load(std::memory_order_acquire) ? g_connection : nullptr;
+  if (!g_open.load(std::memory_order_acquire)) return nullptr;
+  return several_servers() ? server_connection(routed_server()) : g_connection;
 }
 
-const protocol::Welcome& snapshot() { return g_connection->welcome(); }
+const protocol::Welcome& snapshot() { return merged_welcome(); }
 
 }  // namespace scuda::client

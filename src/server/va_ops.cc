@@ -105,8 +105,11 @@ void write_memory_info(const DriverTable& d, Writer& out) {
   out.u64(total);
 }
 
-// -> u64 base, u64 size, u64 granularity, u64 free, u64 total.
+// [u64 hint] -> u64 base, u64 size, u64 granularity, u64 free, u64 total.
+// The hint is where a client of several servers wants the range, above its
+// other servers' (the driver may place it elsewhere; the client checks).
 CUresult va_reserve(Session& s, Reader& in, Writer& out) {
+  const uint64_t hint = in.done() ? 0 : in.u64();
   if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
   const DriverTable& d = s.driver();
   if (!has_vmm(d)) return CUDA_ERROR_NOT_SUPPORTED;
@@ -122,7 +125,8 @@ CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   if (granularity == 0 || total == 0) return CUDA_ERROR_NOT_SUPPORTED;
   const uint64_t size = (kReserveFactor * total + granularity - 1) / granularity * granularity;
   CUdeviceptr base = 0;
-  if ((rc = d.cuMemAddressReserve(&base, size, 0, 0, 0)) != CUDA_SUCCESS) return rc;
+  const CUdeviceptr at = hint % granularity == 0 ? hint : 0;
+  if ((rc = d.cuMemAddressReserve(&base, size, 0, at, 0)) != CUDA_SUCCESS) return rc;
   s.va().add_reservation(base, size, granularity, dev);
   out.u64(base);
   out.u64(size);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "protocol/ops.h"
+#include "device_checks.h"
 #include "server_process.h"
 
 extern "C" uint64_t scuda_replies_awaited();
@@ -45,18 +46,8 @@ class TwoDeviceServer : public ::testing::Environment {
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new TwoDeviceServer);
 
-std::vector<uint8_t> pattern(size_t size, unsigned seed) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * seed + (i >> 12) + seed);
-  return bytes;
-}
-
-int device_of(CUdeviceptr p) {
-  int ordinal = -1;
-  EXPECT_EQ(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p),
-            CUDA_SUCCESS);
-  return ordinal;
-}
+using scuda::test::device_of;
+using scuda::test::pattern;
 
 size_t free_memory() {
   size_t free = 0, total = 0;

@@ -119,17 +119,30 @@ TEST(ServerPool, TheLibrarysErrorNamesTheLastServerTried) {
   EXPECT_NE(o.err.find(last), std::string::npos) << o.err;
 }
 
-// Without a pick, several servers would be one list of devices, which is
-// not built: the first server alone serves, and the warning says so.
-TEST(ServerPool, WithoutAPickTheFirstServerAloneServesAndItIsSaid) {
+// Without a pick, the GPUs of several servers are one list of devices
+// (several_servers_e2e_test has the rest): every server has a session.
+TEST(ServerPool, WithoutAPickEveryServerServes) {
   ServerProcess a, b;
   Output o = test::run_program({CLIENT_TOOL, "init"},
                                {"SCUDA_SERVER=" + a.address() + "," + b.address(),
-                                "SCUDA_PICK=", "SCUDA_TOKEN_FILE="});
+                                "SCUDA_PICK=", "SCUDA_TOKEN_FILE=", "SCUDA_LOG_LEVEL=info"});
   EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
-  EXPECT_NE(o.err.find("this program uses " + a.address() + " alone"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("2 servers, 2 devices in all"), std::string::npos) << o.err;
   EXPECT_EQ(sessions_started(a.address()), 1u);
-  EXPECT_EQ(sessions_started(b.address()), 0u);
+  EXPECT_EQ(sessions_started(b.address()), 1u);
+}
+
+// One list with a hole would number the GPUs differently from run to run:
+// a server of the list that does not answer fails the program, by name.
+TEST(ServerPool, WithoutAPickEveryServerMustAnswer) {
+  ServerProcess a;
+  const std::string gone = nobody_there();
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + a.address() + "," + gone, "SCUDA_PICK=",
+                                "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
+  EXPECT_NE(o.err.find(gone), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("SCUDA_PICK=first"), std::string::npos) << o.err;
 }
 
 TEST(ServerPool, AnUnknownPickIsRefused) {

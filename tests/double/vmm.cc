@@ -109,13 +109,14 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocatio
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr,
+// Like the driver, takes the address asked for when it is free.
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (ptr == nullptr || size == 0 || !granular(size) || alignment > kGranularity)
     return CUDA_ERROR_INVALID_VALUE;
-  void* block = mmap(nullptr, size + kGranularity, PROT_NONE,
+  void* block = mmap(reinterpret_cast<void*>(addr), size + kGranularity, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (block == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   const uintptr_t start = reinterpret_cast<uintptr_t>(block);

@@ -2,6 +2,8 @@
 """ddp_train: data-parallel training on two GPUs with NCCL, started by
     torchrun --standalone --nproc_per_node=2 tests/gpu/torch/ddp_train.py
 (not part of run.sh: it needs two GPUs; tests/gpu/multi_gpu.sh runs it).
+DDP_BACKEND=gloo trains with gloo instead, whose all-reduce copies the
+gradients through host memory.
 
 Each rank trains the same MLP (4 layers of 2048, ~50 MB of gradients, so
 that the all-reduce moves real data) on its own deterministic batches for
@@ -55,7 +57,8 @@ def main():
     device = torch.device("cuda", local)
     torch.backends.cudnn.benchmark = False
     torch.use_deterministic_algorithms(True)
-    dist.init_process_group("nccl", device_id=device)
+    backend = os.environ.get("DDP_BACKEND", "nccl")
+    dist.init_process_group(backend, device_id=device if backend == "nccl" else None)
     net = DDP(model().to(device), device_ids=[local])
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     xs, ys = batches(rank, device)
@@ -74,7 +77,7 @@ def main():
     same = both[0].item() == both[1].item()
     ok = same and all(math.isfinite(x) for x in losses)
     if rank == 0:
-        result = {"world": dist.get_world_size(), "losses": [x.hex() for x in losses],
+        result = {"world": dist.get_world_size(), "backend": backend, "losses": [x.hex() for x in losses],
                   "params": total.item().hex(), "same_params": same,
                   "step_ms": round(statistics.median(times[WARMUP:]) * 1e3, 3)}
         print(f"# rank 0 losses {losses[0]:.6f} .. {losses[-1]:.6f}, step {result['step_ms']} ms")

@@ -1,0 +1,254 @@
+// Several servers, one list of devices (src/client/servers.h): a client
+// given two servers on the driver double, the first with two devices of
+// 16 GiB and the second with one of 8 GiB, sees three devices, and each
+// call reaches the server of the device, context, stream or memory it names.
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device_checks.h"
+#include "server_process.h"
+
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kGiB = size_t{1} << 30;
+constexpr int kDevices = 3;
+constexpr const char* kModule = "scuda-double-module\nkernel fill 8 4 4\n";
+
+scuda::test::ServerProcess* first = nullptr;
+scuda::test::ServerProcess* second = nullptr;
+
+// The double's devices and memory are set before each server starts: its
+// sessions inherit them.
+class TwoServers : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    setenv("SCUDA_DOUBLE_DEVICES", "2", 1);
+    setenv("SCUDA_DOUBLE_TOTAL_MEMORY", std::to_string(16 * kGiB).c_str(), 1);
+    first = new scuda::test::ServerProcess();
+    setenv("SCUDA_DOUBLE_DEVICES", "1", 1);
+    setenv("SCUDA_DOUBLE_TOTAL_MEMORY", std::to_string(8 * kGiB).c_str(), 1);
+    second = new scuda::test::ServerProcess();
+    setenv("SCUDA_SERVER", (first->address() + "," + second->address()).c_str(), 1);
+    unsetenv("SCUDA_PICK");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  void TearDown() override {
+    delete first;
+    delete second;
+  }
+};
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new TwoServers);
+
+using scuda::test::device_of;
+using scuda::test::pattern;
+
+// Every device's primary context retained, with a buffer of 4 MiB on each;
+// device 0's context current.
+class SeveralServersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    for (CUdevice dev = 0; dev < kDevices; ++dev) {
+      ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_[dev], dev), CUDA_SUCCESS);
+      ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+      ASSERT_EQ(cuMemAlloc(&buf_[dev], 4 * kMiB), CUDA_SUCCESS);
+    }
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    for (CUdevice dev = 0; dev < kDevices; ++dev) {
+      cuCtxSetCurrent(ctx_[dev]);
+      cuMemFree(buf_[dev]);
+    }
+    cuCtxSetCurrent(nullptr);
+    for (CUdevice dev = 0; dev < kDevices; ++dev) cuDevicePrimaryCtxRelease(dev);
+  }
+
+  // The bytes at `p`, read with device `dev`'s context current.
+  std::vector<uint8_t> read(CUdeviceptr p, size_t size) {
+    std::vector<uint8_t> bytes(size);
+    EXPECT_EQ(cuMemcpyDtoH(bytes.data(), p, size), CUDA_SUCCESS);
+    return bytes;
+  }
+
+  CUcontext ctx_[kDevices] = {};
+  CUdeviceptr buf_[kDevices] = {};
+};
+
+TEST_F(SeveralServersTest, TheDevicesOfBothServersAreOneList) {
+  int count = 0;
+  ASSERT_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
+  ASSERT_EQ(count, kDevices);
+  const size_t totals[kDevices] = {16 * kGiB, 16 * kGiB, 8 * kGiB};
+  for (CUdevice dev = 0; dev < kDevices; ++dev) {
+    size_t total = 0;
+    ASSERT_EQ(cuDeviceTotalMem(&total, dev), CUDA_SUCCESS);
+    EXPECT_EQ(total, totals[dev]) << "device " << dev;
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    size_t free = 0;
+    ASSERT_EQ(cuMemGetInfo(&free, &total), CUDA_SUCCESS);
+    EXPECT_EQ(total, totals[dev]) << "cuMemGetInfo reaches device " << dev << "'s server";
+  }
+  CUdevice dev = -1;
+  EXPECT_EQ(cuDeviceGet(&dev, 2), CUDA_SUCCESS);
+  EXPECT_EQ(cuDeviceGet(&dev, 3), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_F(SeveralServersTest, DevicesOfTwoServersAreNeverPeers) {
+  int can = -1;
+  ASSERT_EQ(cuDeviceCanAccessPeer(&can, 0, 2), CUDA_SUCCESS);
+  EXPECT_EQ(can, 0);
+  ASSERT_EQ(cuDeviceCanAccessPeer(&can, 2, 1), CUDA_SUCCESS);
+  EXPECT_EQ(can, 0);
+  int value = -1;
+  ASSERT_EQ(cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 1, 2),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS) << "asked of the first server";
+  EXPECT_EQ(cuCtxEnablePeerAccess(ctx_[2], 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+}
+
+TEST_F(SeveralServersTest, EachAllocationBelongsToItsDeviceAndNoneOverlap) {
+  for (CUdevice dev = 0; dev < kDevices; ++dev) EXPECT_EQ(device_of(buf_[dev]), dev);
+  for (CUdevice a = 0; a < kDevices; ++a)
+    for (CUdevice b = 0; b < kDevices; ++b)
+      if (a != b)
+        EXPECT_TRUE(buf_[a] + 4 * kMiB <= buf_[b] || buf_[b] + 4 * kMiB <= buf_[a])
+            << std::hex << buf_[a] << " " << buf_[b];
+}
+
+// A copy reaches the server of its device memory, whichever context is
+// current: the driver lets any context copy to any device with unified
+// addressing.
+TEST_F(SeveralServersTest, CopiesReachTheServerOfTheirMemory) {
+  for (CUdevice current : {0, 2}) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[current]), CUDA_SUCCESS);
+    for (CUdevice dev = 0; dev < kDevices; ++dev) {
+      const std::vector<uint8_t> bytes = pattern(3 * kMiB + 5, 7 + dev + 3 * current);
+      ASSERT_EQ(cuMemcpyHtoD(buf_[dev], bytes.data(), bytes.size()), CUDA_SUCCESS);
+      EXPECT_EQ(read(buf_[dev], bytes.size()), bytes)
+          << "device " << dev << " with device " << current << "'s context current";
+    }
+  }
+}
+
+TEST_F(SeveralServersTest, CopiesBetweenServersArriveWhole) {
+  const std::vector<uint8_t> bytes = pattern(4 * kMiB, 11);
+  ASSERT_EQ(cuMemcpyHtoD(buf_[0], bytes.data(), bytes.size()), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyPeer(buf_[2], ctx_[2], buf_[0], ctx_[0], bytes.size()), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[2], bytes.size()), bytes) << "cuMemcpyPeer, first server to second";
+
+  const std::vector<uint8_t> back = pattern(4 * kMiB, 13);
+  ASSERT_EQ(cuMemcpyHtoD(buf_[2], back.data(), back.size()), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyPeerAsync(buf_[1], ctx_[1], buf_[2], ctx_[2], back.size(), stream),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[1], back.size()), back) << "cuMemcpyPeerAsync, second server to first";
+  ASSERT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+
+  const std::vector<uint8_t> third = pattern(kMiB + 3, 17);
+  ASSERT_EQ(cuMemcpyHtoD(buf_[1], third.data(), third.size()), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpy(buf_[2], buf_[1], third.size()), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[2], third.size()), third) << "cuMemcpy with unified addresses";
+}
+
+// A stream or event made on one server is used there, even with a context
+// of the other server current; a call that ties two servers together is
+// refused, not sent to one that does not know half of it.
+TEST_F(SeveralServersTest, StreamsAndEventsStayOnTheirServer) {
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  CUevent event = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  const std::vector<uint8_t> bytes = pattern(kMiB, 19);
+  EXPECT_EQ(cuMemcpyHtoDAsync(buf_[2], bytes.data(), bytes.size(), stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[2], bytes.size()), bytes);
+
+  CUstream here = nullptr;
+  ASSERT_EQ(cuStreamCreate(&here, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(here, event, 0), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuStreamDestroy(here), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+// A library is on every server, so its kernels run on any device; a module
+// is its context's. Each launch runs on the server of the current context.
+TEST_F(SeveralServersTest, KernelsRunOnTheServerOfTheirContext) {
+  CUlibrary library = nullptr;
+  ASSERT_EQ(cuLibraryLoadData(&library, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  CUkernel kernel = nullptr;
+  ASSERT_EQ(cuLibraryGetKernel(&kernel, library, "fill"), CUDA_SUCCESS);
+  for (CUdevice dev = 0; dev < kDevices; ++dev) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    CUfunction fn = nullptr;
+    ASSERT_EQ(cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+    unsigned value = 0x5ca1ab1e + dev;
+    int n = 256;
+    void* params[] = {&buf_[dev], &value, &n};
+    ASSERT_EQ(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    std::vector<unsigned> out(n);
+    ASSERT_EQ(cuMemcpyDtoH(out.data(), buf_[dev], n * sizeof(unsigned)), CUDA_SUCCESS);
+    EXPECT_EQ(out, std::vector<unsigned>(n, value)) << "device " << dev;
+  }
+  ASSERT_EQ(cuLibraryUnload(library), CUDA_SUCCESS);
+
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  CUmodule module = nullptr;
+  CUfunction fill = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&module, kModule), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&fill, module, "fill"), CUDA_SUCCESS);
+  unsigned value = 77;
+  int n = 16;
+  void* params[] = {&buf_[2], &value, &n};
+  ASSERT_EQ(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  std::vector<unsigned> out(n);
+  ASSERT_EQ(cuMemcpyDtoH(out.data(), buf_[2], n * sizeof(unsigned)), CUDA_SUCCESS);
+  EXPECT_EQ(out, std::vector<unsigned>(n, value));
+  ASSERT_EQ(cuModuleUnload(module), CUDA_SUCCESS);
+}
+
+// Host callbacks of a stream of the second server run, over that server's
+// own callback channel.
+TEST_F(SeveralServersTest, HostCallbacksRunForEitherServer) {
+  static int ran[kDevices] = {};
+  for (CUdevice dev : {2, 0}) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
+    CUstream stream = nullptr;
+    ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuLaunchHostFunc(stream, [](void* d) { ++*static_cast<int*>(d); }, &ran[dev]),
+              CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+    EXPECT_EQ(ran[dev], 1) << "device " << dev;
+    ASSERT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  }
+}
+
+// The host's copy of managed memory is kept coherent with the first
+// server only: managed memory elsewhere is refused, not silently wrong.
+TEST_F(SeveralServersTest, ManagedMemoryLivesOnTheFirstServer) {
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
