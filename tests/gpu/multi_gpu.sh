@@ -10,6 +10,15 @@
 #                    same GPU (UUID) as natively
 #   ddp_train        torchrun --nproc_per_node=2 DDP with NCCL: losses equal
 #                    to native bit for bit, step time ratio
+# and through two servers of one GPU each (CUDA_VISIBLE_DEVICES=0 / =1 on
+# the server side) given to one client as one list of devices:
+#   two.devices      device count 2, the same GPUs (UUIDs) as natively
+#   split_train      a model split across the two devices, activations
+#                    copied between servers: losses equal to native, step
+#                    and 256 MiB copy ratios
+#   ddp_gloo         DDP with gloo across the two servers: losses equal
+#   ddp_nccl         DDP with NCCL across the two servers, reported (NCCL's
+#                    transports poll host memory: docs/pools.md, "Not yet")
 # Writes $OUT/multi_gpu.md and every run's output in $OUT/multi_logs/.
 # Exits non-zero if anything failed.
 set -u
@@ -86,5 +95,66 @@ PY
 
 kill "$server_pid" 2>/dev/null
 wait "$server_pid" 2>/dev/null
+
+# compare_runs NAME: the RESULT lines of NAME.native and NAME.scuda; losses
+# and parameters must be equal; prints the ratios of the numbers given.
+compare_runs() {
+  python3 - "$1" "$logs/$1.native.out" "$logs/$1.scuda.out" <<'PY' | tee -a "$report"
+import json, sys
+name, runs = sys.argv[1], []
+for path in sys.argv[2:]:
+    lines = [l for l in open(path, errors="replace") if l.startswith("RESULT ")]
+    runs.append(json.loads(lines[-1].split(" ", 2)[2]) if lines else None)
+native, scuda = runs
+if not native or not scuda:
+    print(f"- {name} compare: FAIL, a run printed no RESULT line")
+    sys.exit(1)
+same = native["losses"] == scuda["losses"] and native["params"] == scuda["params"]
+parts = [f"losses and parameters {'equal' if same else 'DIFFERENT'}"]
+for key in ("step_ms", "copy_gbps"):
+    if key in native and key in scuda:
+        parts.append(f"{key} {native[key]} native, {scuda[key]} scuda, "
+                     f"ratio {scuda[key] / native[key]:.3f}")
+print(f"- {name} compare: " + "; ".join(parts))
+sys.exit(0 if same else 1)
+PY
+}
+
+note "## two servers, one GPU each, one list of devices"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+first=127.0.0.1:$(free_port)
+second=127.0.0.1:$(free_port)
+CUDA_VISIBLE_DEVICES=0 build/bin/scuda server -l "$first" -v >"$out/server0.log" 2>&1 &
+first_pid=$!
+CUDA_VISIBLE_DEVICES=1 build/bin/scuda server -l "$second" -v >"$out/server1.log" 2>&1 &
+second_pid=$!
+trap 'kill "$first_pid" "$second_pid" 2>/dev/null' EXIT
+sleep 2
+two=(tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$second" --)
+uuids=(python3 -c 'import torch; print(torch.cuda.device_count(), [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())])')
+ran two.native "${uuids[@]}"
+ran two.scuda "${two[@]}" "${uuids[@]}"
+if [ -s "$logs/two.native.out" ] && cmp -s "$logs/two.native.out" "$logs/two.scuda.out"; then
+  note "- same devices: $(cat "$logs/two.native.out")"
+else
+  note "- FAIL: native '$(cat "$logs/two.native.out")', scuda '$(cat "$logs/two.scuda.out")'"
+  failed=1
+fi
+ran split.native python3 tests/gpu/torch/split_train.py
+ran split.scuda "${two[@]}" python3 tests/gpu/torch/split_train.py
+compare_runs split || failed=1
+DDP_BACKEND=gloo ran ddp_gloo.native "${ddp[@]}"
+DDP_BACKEND=gloo ran ddp_gloo.scuda "${two[@]}" "${ddp[@]}"
+compare_runs ddp_gloo || failed=1
+# Reported, not counted: NCCL's transports between the two servers are
+# not served yet (docs/pools.md).
+full_limit=$limit
+limit=120
+timed ddp_nccl.scuda "${two[@]}" "${ddp[@]}"
+limit=$full_limit
+note "- ddp_nccl.scuda (known not to work yet): rc=$rc ${secs}s: $(echo "$detail" | cut -c1-240)"
+kill "$first_pid" "$second_pid" 2>/dev/null
+wait "$first_pid" "$second_pid" 2>/dev/null
+
 if [ "$failed" -eq 0 ]; then note "ALL PASSED"; else note "FAILED"; fi
 exit "$failed"
