@@ -90,6 +90,18 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
   return same_server();
 }
 
+// A device-to-device copy: staged when its memory is on two servers, else
+// `same_server`, on the server its stream or memory names.
+template <class SameServer>
+CUresult copy_device(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
+                     SameServer same_server) {
+  if (CUcontext dst_ctx, src_ctx; on_two_servers(dst, src, &dst_ctx, &src_ctx))
+    return copy_across_servers(dst, dst_ctx, src, src_ctx, size, stream);
+  Route route;
+  route.address(dst);
+  return same_server();
+}
+
 }  // namespace scuda::client
 
 namespace client = scuda::client;
@@ -165,6 +177,35 @@ CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dst_ctx, CUde
                              return forward::cuMemcpyPeerAsync_ptsz(dst, dst_ctx, src, src_ctx,
                                                                     size, stream);
                            });
+}
+
+// cudart's cudaMemcpy between devices, PyTorch's copies among them.
+CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2, dst, src, size);
+  return client::copy_device(dst, src, size, nullptr,
+                             [&] { return forward::cuMemcpyDtoD_v2(dst, src, size); });
+}
+
+CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2_ptds, dst, src, size);
+  return client::copy_device(dst, src, size, nullptr,
+                             [&] { return forward::cuMemcpyDtoD_v2_ptds(dst, src, size); });
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size,
+                                      CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2, dst, src, size, stream);
+  return client::copy_device(dst, src, size, stream ? stream : CU_STREAM_LEGACY, [&] {
+    return forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size,
+                                           CUstream stream) {
+  SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2_ptsz, dst, src, size, stream);
+  return client::copy_device(dst, src, size, stream ? stream : CU_STREAM_PER_THREAD, [&] {
+    return forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream);
+  });
 }
 
 }  // extern "C"

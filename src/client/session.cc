@@ -165,6 +165,9 @@ CUresult connect_once() {
 CUresult open_session() {
   static std::once_flag once;
   static CUresult result = CUDA_ERROR_NOT_INITIALIZED;
+  // NVML's stand-in may open the session before any driver entry point has
+  // set up logging, which must never go to the program's stdout.
+  pass_through();
   std::call_once(once, [] { result = connect_once(); });
   return result;
 }

@@ -159,6 +159,15 @@ TEST_F(SeveralServersTest, CopiesBetweenServersArriveWhole) {
   ASSERT_EQ(cuMemcpyHtoD(buf_[1], third.data(), third.size()), CUDA_SUCCESS);
   ASSERT_EQ(cuMemcpy(buf_[2], buf_[1], third.size()), CUDA_SUCCESS);
   EXPECT_EQ(read(buf_[2], third.size()), third) << "cuMemcpy with unified addresses";
+
+  // cudart's cudaMemcpyAsync between devices, as PyTorch's copies make it.
+  const std::vector<uint8_t> fourth = pattern(2 * kMiB, 23);
+  ASSERT_EQ(cuMemcpyHtoD(buf_[2], fourth.data(), fourth.size()), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoDAsync(buf_[0], buf_[2], fourth.size(), nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[0], fourth.size()), fourth) << "cuMemcpyDtoDAsync, second server to first";
+  ASSERT_EQ(cuMemcpyDtoD(buf_[1], buf_[0], fourth.size()), CUDA_SUCCESS);
+  EXPECT_EQ(read(buf_[1], fourth.size()), fourth) << "cuMemcpyDtoD on the first server";
 }
 
 // A stream or event made on one server is used there, even with a context
