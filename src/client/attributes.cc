@@ -10,6 +10,7 @@
 // (answer_cache.h), under the function's lasting name and the attributes its
 // family was set to: nothing else this side changes them, but for
 // cuCtxSetCacheConfig, after which none is kept.
+#include <atomic>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -66,6 +67,42 @@ struct AttributeCache {
 AttributeCache& cache() {
   static AttributeCache* c = new AttributeCache;  // never freed: used until exit
   return *c;
+}
+
+// Bumped whenever a cached attribute may have changed (a set, occupancy
+// forgotten, a description that says otherwise): each thread keeps its last
+// answers, which hold while this has not moved, so that asking again takes
+// no lock shared between threads. Starts at 1: a zeroed entry is no answer.
+std::atomic<uint64_t> g_changes{1};
+
+void attributes_changed() { g_changes.fetch_add(1, std::memory_order_acq_rel); }
+
+struct Front {
+  uint64_t id = 0;
+  int attr = 0;
+  int dev = 0;
+  int value = 0;
+  uint64_t changes = 0;
+};
+constexpr size_t kFrontSlots = 16;
+
+Front& front_slot(uint64_t id, int attr) {
+  thread_local Front slots[kFrontSlots];
+  return slots[(id / 16 + static_cast<uint64_t>(attr)) % kFrontSlots];
+}
+
+bool front_find(uint64_t id, int attr, int dev, int* value) {
+  const Front& f = front_slot(id, attr);
+  if (f.id != id || f.attr != attr || f.dev != dev ||
+      f.changes != g_changes.load(std::memory_order_acquire))
+    return false;
+  *value = f.value;
+  return true;
+}
+
+// `changes` is g_changes as read before the answer was found.
+void front_keep(uint64_t id, int attr, int dev, int value, uint64_t changes) {
+  front_slot(id, attr) = {id, attr, dev, value, changes};
 }
 
 // With the lock held: the kernel `id` was made from, else `id`.
@@ -159,13 +196,17 @@ template <class Forward>
 CUresult attribute(uint64_t id, CUfunction_attribute attr, int dev, int* value,
                    const Forward& forward) {
   if (attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return forward();
-  return cached(id, attr, dev, {}, value, [&] {
+  if (value && front_find(id, attr, dev, value)) return CUDA_SUCCESS;
+  const uint64_t changes = g_changes.load(std::memory_order_acquire);
+  const CUresult rc = cached(id, attr, dev, {}, value, [&] {
     if (recall_description(id) && find_cached(id, attr, dev, {}, value)) return CUDA_SUCCESS;
     if (CUresult rc = await_description(id); rc != CUDA_SUCCESS) return rc;
     if (find_cached(id, attr, dev, {}, value)) return CUDA_SUCCESS;
     if (CUresult rc = fetch_description(id, dev); rc != CUDA_SUCCESS) return rc;
     return find_cached(id, attr, dev, {}, value) ? CUDA_SUCCESS : forward();
   });
+  if (rc == CUDA_SUCCESS) front_keep(id, attr, dev, *value, changes);
+  return rc;
 }
 
 void note_set(uint64_t id, int query, int dev, int64_t value) {
@@ -174,6 +215,7 @@ void note_set(uint64_t id, int query, int dev, int64_t value) {
   auto [it, first] = cache().last_set.try_emplace(key, value);
   if (!first && it->second == value) return;
   it->second = value;
+  attributes_changed();
   const uint64_t family = std::get<0>(key);
   ++cache().sets[family];
   auto& values = cache().values;
@@ -203,7 +245,12 @@ bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int3
   }
   std::lock_guard lock(cache().mu);
   if (generation_of(id) != generation) return true;
-  for (const auto& [attr, value] : values) cache().values[key_of(id, attr, dev)] = value;
+  for (const auto& [attr, value] : values) {
+    auto [it, fresh] = cache().values.try_emplace(key_of(id, attr, dev), value);
+    if (fresh || it->second == value) continue;
+    it->second = value;
+    attributes_changed();
+  }
   return true;
 }
 
@@ -220,6 +267,7 @@ namespace {
 void forget_occupancy() {
   std::lock_guard lock(cache().mu);
   cache().context_config_set = true;
+  attributes_changed();
   std::erase_if(cache().values, [](const auto& entry) { return std::get<2>(entry.first) < 0; });
 }
 

@@ -117,6 +117,19 @@ CUresult put_create_params(const CUctxCreateParams* params, protocol::Writer& w)
 
 }  // namespace
 
+// cuCtxGetDevice, answered from the client's contexts: `ctx`'s device, or
+// the current context's without one.
+CUresult context_device(CUdevice* device, CUcontext ctx) {
+  if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  const uint64_t id = ctx ? handle_id(ctx) : current_context_id();
+  if (!id || !known_context(id, device)) {
+    spdlog::debug("cuCtxGetDevice: context {:#x} is not one of this client's", id);
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  return CUDA_SUCCESS;
+}
+
 uint64_t current_context_id() {
   const std::vector<uint64_t>& stack = context_stack();
   return stack.empty() ? 0 : stack.back();
@@ -200,19 +213,12 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
 
 CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   SCUDA_PASSTHROUGH(cuCtxGetDevice, device);
-  return cuCtxGetDevice_v2(device, nullptr);
+  return scuda::client::context_device(device, nullptr);
 }
 
 CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   SCUDA_PASSTHROUGH(cuCtxGetDevice_v2, device, ctx);
-  if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!device) return CUDA_ERROR_INVALID_VALUE;
-  const uint64_t id = ctx ? handle_id(ctx) : scuda::client::current_context_id();
-  if (!id || !scuda::client::known_context(id, device)) {
-    spdlog::debug("cuCtxGetDevice: context {:#x} is not one of this client's", id);
-    return CUDA_ERROR_INVALID_CONTEXT;
-  }
-  return CUDA_SUCCESS;
+  return scuda::client::context_device(device, ctx);
 }
 
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,

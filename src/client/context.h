@@ -8,6 +8,10 @@
 
 namespace scuda::client {
 
+// cuCtxGetDevice's answer: `ctx`'s device, or without `ctx` the current
+// context's; CUDA_ERROR_INVALID_CONTEXT when it names none of the client's.
+CUresult context_device(CUdevice* device, CUcontext ctx);
+
 // The calling thread's current context id; 0 when none.
 uint64_t current_context_id();
 // The device of the calling thread's current context: false when there is none.

@@ -43,6 +43,25 @@ Finished& finished() {
 
 // Graph launches may record any event.
 std::atomic<uint64_t> g_graph_launches{0};
+// Bumped when an event is recorded, shared or destroyed: a thread's last
+// done answer about an event holds while neither count has moved, so that
+// asking again takes no lock shared between threads.
+std::atomic<uint64_t> g_event_changes{0};
+
+// The thread's last stream and event seen done.
+struct LastDone {
+  bool stream_known = false;
+  std::pair<CUstream, uint64_t> stream{};
+  uint64_t epoch = 0;
+  CUevent event = nullptr;
+  uint64_t event_changes = 0;
+  uint64_t graph_launches = 0;
+};
+
+LastDone& last_done() {
+  thread_local LastDone last;
+  return last;
+}
 
 }  // namespace
 
@@ -66,48 +85,68 @@ template <class Query>
 CUresult stream_done(CUstream stream, Query query) {
   const auto key = stream_key(stream);
   const uint64_t epoch = work_epoch();
+  LastDone& last = last_done();
+  if (last.stream_known && last.stream == key && last.epoch == epoch) return CUDA_SUCCESS;
   {
     std::lock_guard lock(finished().mu);
     auto it = finished().streams.find(key);
-    if (it != finished().streams.end() && it->second == epoch) return CUDA_SUCCESS;
+    if (it != finished().streams.end() && it->second == epoch) {
+      last = {true, key, epoch, last.event, last.event_changes, last.graph_launches};
+      return CUDA_SUCCESS;
+    }
   }
   const CUresult rc = query();
   if (rc == CUDA_SUCCESS) {
     std::lock_guard lock(finished().mu);
     finished().streams[key] = epoch;
+    last = {true, key, epoch, last.event, last.event_changes, last.graph_launches};
   }
   return rc;
 }
 
 template <class Query>
 CUresult event_done(CUevent event, Query query) {
+  LastDone& last = last_done();
+  const uint64_t changes = g_event_changes.load(std::memory_order_acquire);
+  const uint64_t graphs = g_graph_launches.load(std::memory_order_acquire);
+  if (event && last.event == event && last.event_changes == changes &&
+      last.graph_launches == graphs)
+    return CUDA_SUCCESS;
   uint64_t gen = 0;
   {
     std::lock_guard lock(finished().mu);
     gen = generation(event);
     auto it = finished().events.find(event);
-    if (it != finished().events.end() && it->second == gen && event) return CUDA_SUCCESS;
+    if (it != finished().events.end() && it->second == gen && event) {
+      last.event = event, last.event_changes = changes, last.graph_launches = graphs;
+      return CUDA_SUCCESS;
+    }
   }
   const CUresult rc = query();
   std::lock_guard lock(finished().mu);
-  if (rc == CUDA_SUCCESS && event && !finished().foreign.count(event))
+  if (rc == CUDA_SUCCESS && event && !finished().foreign.count(event)) {
     finished().events[event] = gen;
+    last.event = event, last.event_changes = changes, last.graph_launches = graphs;
+  }
   return rc;
 }
 
 void recorded(CUevent event) {
+  g_event_changes.fetch_add(1, std::memory_order_acq_rel);
   std::lock_guard lock(finished().mu);
   ++finished().recorded[event];
   finished().events.erase(event);
 }
 
 void shared_with_others(CUevent event) {
+  g_event_changes.fetch_add(1, std::memory_order_acq_rel);
   std::lock_guard lock(finished().mu);
   finished().foreign.insert(event);
   finished().events.erase(event);
 }
 
 void forget_event(CUevent event) {
+  g_event_changes.fetch_add(1, std::memory_order_acq_rel);
   std::lock_guard lock(finished().mu);
   finished().recorded.erase(event);
   finished().events.erase(event);
