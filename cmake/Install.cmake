@@ -1,6 +1,8 @@
-# Install rules, in three components:
+# Install rules, in four components:
 #   client  the scuda command and the client libraries (the scuda-client .deb)
 #   server  the systemd unit and its settings file (the scuda-server .deb)
+#   plugin  the Kubernetes device plugin, where gRPC is found (the
+#           scuda-device-plugin .deb)
 #   python  the same command and libraries inside the wheel's scuda package
 # `scuda run` finds the libraries in ../lib beside its executable, so each
 # layout keeps bin/ and lib/ side by side in a folder of their own. The
@@ -24,6 +26,10 @@ install(CODE "
 # whose default lib_dir is this package's lib/.
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/packaging/slurm/scuda-slurm
         DESTINATION ${SCUDA_PRIVATE_DIR}/slurm COMPONENT client)
+
+if(TARGET scuda-device-plugin)
+  install(TARGETS scuda-device-plugin RUNTIME DESTINATION bin COMPONENT plugin)
+endif()
 
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/systemd/scuda-server.service
         DESTINATION lib/systemd/system COMPONENT server)

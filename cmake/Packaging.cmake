@@ -1,6 +1,8 @@
-# CPack: two Debian packages, built with `cpack -G DEB` in a build folder.
-#   scuda-client  the scuda command and the client libraries (/usr/lib/scuda)
-#   scuda-server  the systemd unit; the command comes from scuda-client
+# CPack: Debian packages, built with `cpack -G DEB` in a build folder.
+#   scuda-client         the scuda command and the client libraries (/usr/lib/scuda)
+#   scuda-server         the systemd unit; the command comes from scuda-client
+#   scuda-device-plugin  the Kubernetes device plugin (where gRPC is found);
+#                        the libraries it hands out come from scuda-client
 # dpkg-shlibdeps, where the machine has it, names the Debian libraries the
 # binaries link (libc6, libstdc++6, libgcc-s1) as dependencies.
 set(CPACK_GENERATOR DEB)
@@ -11,6 +13,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU over IP: CUDA programs run on a GPU o
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL client server)
+if(TARGET scuda-device-plugin)
+  list(APPEND CPACK_COMPONENTS_ALL plugin)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 
@@ -21,6 +26,10 @@ set(CPACK_DEBIAN_SERVER_PACKAGE_NAME scuda-server)
 set(CPACK_COMPONENT_SERVER_DESCRIPTION
     "The scuda-server systemd service, which serves this machine's GPUs to scuda clients")
 set(CPACK_DEBIAN_SERVER_PACKAGE_DEPENDS "scuda-client (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_NAME scuda-device-plugin)
+set(CPACK_COMPONENT_PLUGIN_DESCRIPTION
+    "The Kubernetes device plugin that advertises a pool of scuda servers' GPUs as scuda.dev/gpu on CPU nodes")
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_DEPENDS "scuda-client (= ${PROJECT_VERSION})")
 # /etc/default/scuda-server is the administrator's: an upgrade keeps it.
 set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/deb/conffiles)
 

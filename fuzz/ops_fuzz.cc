@@ -28,12 +28,17 @@ namespace {
 using namespace scuda;
 
 // Ops left out: their handlers open local sockets served by threads that
-// outlive one input (join points for the callback channel and lanes, IPC
-// exports), or reach other processes' sockets by a pid in the payload.
+// outlive one input (join points for the callback channel, lanes and copies
+// from other servers, IPC exports), reach other processes' sockets by a pid
+// in the payload, dial the network address in the payload (peer-send), or
+// wait seconds for another server's session (peer-receive).
 bool left_out(uint32_t op) {
   switch (op) {
     case protocol::kOpCallbackChannel:
     case protocol::kOpLanes:
+    case protocol::kOpPeerInbox:
+    case protocol::kOpPeerSend:
+    case protocol::kOpPeerReceive:
     case protocol::kOpIpcExportMemory:
     case protocol::kOpIpcOpenMemory:
     case protocol::kOpShareableExport:

@@ -584,6 +584,13 @@ void device_wrote(uintptr_t address, size_t size) {
 NoManagedWrites::NoManagedWrites() : outer_(t_no_managed_writes) { t_no_managed_writes = true; }
 NoManagedWrites::~NoManagedWrites() { t_no_managed_writes = outer_; }
 
+DeviceCopyInto::DeviceCopyInto(uintptr_t dst, size_t size) {
+  if (is_managed(dst, size))
+    device_wrote(dst, size);
+  else
+    confined_.emplace();
+}
+
 bool is_managed(uintptr_t address, size_t size) {
   if (!g_any.load(std::memory_order_acquire)) return false;
   std::lock_guard lock(pages().mu);

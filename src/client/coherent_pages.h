@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "client/connection.h"
 
@@ -45,6 +46,20 @@ class NoManagedWrites {
  private:
   bool outer_;
 };
+// For a device-to-device copy into [dst, dst + size), which the thread
+// sends while one lives: a copy into other memory writes no managed memory
+// (NoManagedWrites); one into managed memory makes the host's pages there
+// stale at once, as a copy into it from the host does (device_wrote).
+class DeviceCopyInto {
+ public:
+  DeviceCopyInto(uintptr_t dst, size_t size);
+  DeviceCopyInto(const DeviceCopyInto&) = delete;
+  DeviceCopyInto& operator=(const DeviceCopyInto&) = delete;
+
+ private:
+  std::optional<NoManagedWrites> confined_;
+};
+
 // Without the connection's lock: whether [address, address + size) meets
 // managed memory.
 bool is_managed(uintptr_t address, size_t size);

@@ -62,6 +62,10 @@ class Connection {
   Socket join(const std::string& name, const std::string& secret, std::string* error) const;
 
   const protocol::Welcome& welcome() const { return welcome_; }
+  // The server's address as given (HOST:PORT or tls://HOST:PORT) and the
+  // token the connection presented.
+  const std::string& address() const { return address_; }
+  const std::string& token() const { return token_; }
   std::mutex& mutex() { return mutex_; }
 
   // With the lock held: sends a request with the given frame flags (one-way,

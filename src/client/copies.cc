@@ -69,6 +69,7 @@ CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstr
     return rc;
   const CUdeviceptr dst = to_device ? device : mirror;
   const CUdeviceptr src = to_device ? mirror : device;
+  coherence::DeviceCopyInto into(dst, size);
   return mode & protocol::kCopyPerThread ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
                                          : forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
 }
@@ -255,6 +256,7 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
 CUresult into_mirror(CUdeviceptr mirror, CUdeviceptr src, size_t size, CUstream stream,
                      uint8_t mode) {
   const bool per_thread = mode & protocol::kCopyPerThread;
+  coherence::DeviceCopyInto into(mirror, size);
   const CUresult rc = per_thread ? forward::cuMemcpyDtoDAsync_v2_ptsz(mirror, src, size, stream)
                                  : forward::cuMemcpyDtoDAsync_v2(mirror, src, size, stream);
   if (rc != CUDA_SUCCESS || (mode & protocol::kCopyAsync)) return rc;
@@ -302,20 +304,8 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
   const bool dst_dev = is_device_address(reinterpret_cast<void*>(dst));
   const bool src_dev = is_device_address(reinterpret_cast<void*>(src));
   const bool async = mode & protocol::kCopyAsync;
-  if (CUcontext dst_ctx, src_ctx; dst_dev && src_dev && on_two_servers(dst, src, &dst_ctx, &src_ctx))
-    return copy_across_servers(dst, dst_ctx, src, src_ctx, size,
-                               async ? (stream ? stream : CU_STREAM_LEGACY) : nullptr);
-  if (dst_dev && src_dev) {
-    CUresult rc;
-    if (mode & protocol::kCopyPerThread)
-      rc = async ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
-                 : forward::cuMemcpyDtoD_v2_ptds(dst, src, size);
-    else
-      rc = async ? forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream)
-                 : forward::cuMemcpyDtoD_v2(dst, src, size);
-    coherence::device_wrote(dst, size);
-    return rc;
-  }
+  if (dst_dev && src_dev)
+    return device_to_device(dst, src, size, stream, async, mode & protocol::kCopyPerThread);
   if (dst_dev) return to_device(dst, reinterpret_cast<const void*>(src), size, stream, mode);
   if (src_dev) return to_host(reinterpret_cast<void*>(dst), src, size, stream, mode);
   if (async)

@@ -56,6 +56,8 @@ bool DeviceAddresses::in_range(uint64_t address) const {
   return address - it->first < it->second;
 }
 
+uint64_t DeviceAddresses::start() const { return ranges_.empty() ? 0 : ranges_.begin()->first; }
+
 uint64_t DeviceAddresses::end() const {
   return ranges_.empty() ? 0 : ranges_.rbegin()->first + ranges_.rbegin()->second;
 }

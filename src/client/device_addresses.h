@@ -20,7 +20,9 @@ class DeviceAddresses {
   void give_back(uint64_t base);
   // True when `address` lies in one of the ranges added.
   bool in_range(uint64_t address) const;
-  // The end of the highest range added; 0 without one.
+  // The start of the lowest range added, and the end of the highest; 0
+  // without one.
+  uint64_t start() const;
   uint64_t end() const;
 
  private:

@@ -73,16 +73,6 @@ Socket connect_with_retry(const HostPort& hp, const std::string& address, std::s
 // looks at every GPU first.
 constexpr milliseconds kHandshakeLimit = seconds(60);
 
-// A join's route: the one frame the server reads in the clear to hand the
-// connection to its session, which alone can run TLS for it.
-bool send_route(Socket& s, const std::string& route) {
-  protocol::Writer w;
-  w.str(route);
-  protocol::FrameHeader h;
-  h.op = protocol::kOpJoinRoute;
-  return protocol::write_frame(s, h, w.data().data(), w.size());
-}
-
 bool start_tls(Socket& s, const std::string& host, std::string* error) {
   std::string why;
   const auto context = tls::client_context_from_env(&why);
@@ -106,7 +96,7 @@ Socket open_transport(const std::string& address, const std::string& route, std:
               "or ~/.config/scuda/host)";
     return s;
   }
-  if (!route.empty() && !send_route(s, route)) {
+  if (!route.empty() && !protocol::write_join_route(s, route)) {
     *error = fmt::format("connection to {} failed while it joined its session", address);
     return Socket();
   }

@@ -96,54 +96,76 @@ uint64_t home_server(CUdevice dev) {
   return device_home(dev, &home) ? home.server : 0;
 }
 
-// The address above every range reserved so far, for the next reservation.
-uint64_t next_hint(const Placements& p) {
-  uint64_t end = 0;
-  for (const auto& [dev, m] : p.devices) end = std::max(end, m.addresses.end());
-  return end ? (end + 2 * kRangeGap - 1) / kRangeGap * kRangeGap : 0;
+// Where the next reservation is asked for: above every range reserved so
+// far, else (when the driver placed it elsewhere, over another server's)
+// below them all; 0: anywhere.
+uint64_t next_hint(const Placements& p, uint64_t size, bool below) {
+  uint64_t low = UINT64_MAX, high = 0;
+  for (const auto& [dev, m] : p.devices) {
+    if (m.addresses.end() == 0) continue;
+    low = std::min(low, m.addresses.start());
+    high = std::max(high, m.addresses.end());
+  }
+  if (high == 0) return 0;
+  if (!below) return (high + 2 * kRangeGap - 1) / kRangeGap * kRangeGap;
+  const uint64_t room = size + 2 * kRangeGap;
+  return low > room ? (low - room) / kRangeGap * kRangeGap : 0;
 }
 
 // True when [base, base + size) meets a range of another server's device.
 bool meets_other_server(const Placements& p, CUdevice dev, uint64_t base, uint64_t size) {
   for (const auto& [other, m] : p.devices) {
-    if (home_server(other) == home_server(dev)) continue;
-    const uint64_t end = m.addresses.end();
-    if (end == 0) continue;
-    if (m.addresses.in_range(base) || m.addresses.in_range(base + size - 1) ||
-        (base < end && base + size > end))
-      return true;
+    if (home_server(other) == home_server(dev) || m.addresses.end() == 0) continue;
+    if (base < m.addresses.end() && base + size > m.addresses.start()) return true;
   }
   return false;
 }
 
-// Asks the server for one more range of addresses.
-bool reserve(MappedMemory& m) {
-  const Placements& p = placements();
-  const CUdevice dev = m.device;
-  Writer hint;
-  if (several_servers()) hint.u64(next_hint(p));
+// One reservation, at `hint` (0: where the driver likes); false, having
+// said why, when it failed.
+bool reserve_at(uint64_t hint, uint64_t* base, uint64_t* size, MappedMemory& m) {
+  Writer w;
+  if (hint) w.u64(hint);
   std::vector<uint8_t> reply;
-  const CUresult rc = call(protocol::kOpVaReserve, hint, &reply);
+  const CUresult rc = call(protocol::kOpVaReserve, w, &reply);
   Reader r(reply);
-  const uint64_t base = r.u64(), size = r.u64(), granularity = r.u64();
-  const uint64_t free = r.u64(), total = r.u64();
-  if (rc != CUDA_SUCCESS || !r.done() || granularity == 0 || size < granularity) {
+  *base = r.u64(), *size = r.u64();
+  const uint64_t granularity = r.u64(), free = r.u64(), total = r.u64();
+  if (rc != CUDA_SUCCESS || !r.done() || granularity == 0 || *size < granularity) {
     spdlog::info("device addresses could not be reserved ({}): cuMemAlloc waits for the server",
                  static_cast<int>(rc));
     return false;
   }
-  if (several_servers() && meets_other_server(p, dev, base, size)) {
+  m.granularity = granularity;
+  m.total = total;
+  m.free_estimate = free;
+  return true;
+}
+
+// Asks the server for one more range of addresses. With several servers a
+// range must meet no other server's: one the driver placed over another's
+// stays reserved, unused, and the next is asked for below every range.
+bool reserve(MappedMemory& m) {
+  const Placements& p = placements();
+  uint64_t base = 0, size = 0;
+  bool placed = false;
+  for (const bool below : {false, true}) {
+    const uint64_t hint = several_servers() ? next_hint(p, size, below) : 0;
+    if (!reserve_at(hint, &base, &size, m)) return false;
+    placed = !several_servers() || !meets_other_server(p, m.device, base, size);
+    if (placed || hint == 0) break;
+    spdlog::debug("device {}'s range came at {:#x}, over another server's; asking below", m.device,
+                  base);
+  }
+  if (!placed) {
     spdlog::info("device {}'s server reserved addresses another server uses: cuMemAlloc on it "
                  "waits for the server",
-                 dev);
+                 m.device);
     return false;
   }
   m.addresses.add_range(base, size);
   m.range_size = size;
-  m.granularity = granularity;
-  m.small.set_chunk_size(granularity);
-  m.total = total;
-  m.free_estimate = free;
+  m.small.set_chunk_size(m.granularity);
   return true;
 }
 

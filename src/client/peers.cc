@@ -7,16 +7,26 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "client/coherent_pages.h"
 #include "client/context.h"
 #include "client/memory.h"
 #include "client/route.h"
 #include "client/runtime.h"
 #include "client/servers.h"
 #include "forward.h"
+#include "protocol/ops.h"
 
 namespace scuda::client {
 
@@ -62,11 +72,114 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
   return *ctx_a && *ctx_b;
 }
 
-CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                             CUcontext src_ctx, size_t size, CUstream stream) {
-  // The copy runs in the program's order: after the stream's work.
-  if (stream)
-    if (CUresult rc = cuStreamSynchronize(stream); rc != CUDA_SUCCESS) return rc;
+namespace {
+
+// Copies from server to server (docs/pools.md, "Between servers"): wanted
+// unless SCUDA_PEER_COPIES=0, over plain connections only (a server's
+// session cannot check another server's certificate), and given up for a
+// pair of servers once one failed to connect; those copies are staged.
+struct Direct {
+  std::mutex mu;
+  std::map<uint32_t, std::pair<std::string, std::string>> inboxes;  // server -> name, secret
+  std::set<std::pair<uint32_t, uint32_t>> failed;                   // (from, to)
+};
+
+Direct& direct() {
+  static Direct* d = new Direct;  // never freed: used until exit
+  return *d;
+}
+
+bool direct_wanted(uint32_t from, uint32_t to) {
+  const char* flag = std::getenv("SCUDA_PEER_COPIES");
+  if ((flag && std::strcmp(flag, "0") == 0) ||
+      server_connection(to)->address().starts_with("tls://"))
+    return false;
+  std::lock_guard lock(direct().mu);
+  return !direct().failed.count({from, to});
+}
+
+void give_up_direct(uint32_t from, uint32_t to, CUresult sent, CUresult received) {
+  spdlog::warn("copies from server {} to server {} go through this machine: the servers could not "
+               "copy directly (CUresults {} and {}; the servers' logs say why)",
+               server_connection(from)->address(), server_connection(to)->address(),
+               static_cast<int>(sent), static_cast<int>(received));
+  std::lock_guard lock(direct().mu);
+  direct().failed.insert({from, to});
+}
+
+// Server `to`'s inbox (peer-inbox), asked once; with its context current.
+CUresult inbox(uint32_t to, std::string* name, std::string* secret) {
+  {
+    std::lock_guard lock(direct().mu);
+    if (auto it = direct().inboxes.find(to); it != direct().inboxes.end()) {
+      std::tie(*name, *secret) = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpPeerInbox, protocol::Writer(), &reply); rc != CUDA_SUCCESS)
+    return rc;
+  protocol::Reader r(reply);
+  *name = r.str();
+  *secret = r.str();
+  if (!r.done()) return bad_reply("peer-inbox");
+  std::lock_guard lock(direct().mu);
+  direct().inboxes[to] = {*name, *secret};
+  return CUDA_SUCCESS;
+}
+
+// The copy, from server to server: the source's session sends (its reply
+// read later), the destination's receives. *staged is set when the servers
+// could not reach each other and the copy is still to be done.
+CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdeviceptr src,
+                       CUcontext src_ctx, uint32_t from, size_t size, bool* staged) {
+  std::string name, secret;
+  if (CUresult rc = in_context(dst_ctx, [&] { return inbox(to, &name, &secret); });
+      rc != CUDA_SUCCESS)
+    return rc;
+  const uint64_t id = new_shared_handle_id();
+  protocol::Writer send;
+  send.u64(src);
+  send.u64(size);
+  send.u64(id);
+  send.str(server_connection(to)->address());
+  send.str(server_connection(to)->token());
+  send.str(name);
+  send.str(secret);
+  auto sent = std::make_shared<CUresult>(CUDA_ERROR_UNKNOWN);
+  uint64_t request = 0;
+  if (CUresult rc = in_context(src_ctx, [&] {
+        return call_later(protocol::kOpPeerSend, send, &request,
+                          [sent](CUresult rc, protocol::Reader&) {
+                            *sent = rc;
+                            return CUDA_SUCCESS;
+                          });
+      });
+      rc != CUDA_SUCCESS)
+    return rc;
+  protocol::Writer receive;
+  receive.u64(dst);
+  receive.u64(size);
+  receive.u64(id);
+  std::vector<uint8_t> reply;
+  const CUresult received =
+      in_context(dst_ctx, [&] { return call(protocol::kOpPeerReceive, receive, &reply); });
+  Connection* source = server_connection(from);
+  {
+    std::lock_guard lock(source->mutex());
+    if (CUresult rc = source->settle(request); rc != CUDA_SUCCESS) return rc;
+  }
+  if (*sent == CUDA_ERROR_NOT_SUPPORTED || received == CUDA_ERROR_NOT_SUPPORTED) {
+    give_up_direct(from, to, *sent, received);
+    *staged = true;
+    return CUDA_SUCCESS;
+  }
+  return *sent != CUDA_SUCCESS ? *sent : received;
+}
+
+// Through the client's memory, 64 MiB at a time.
+CUresult copy_staged(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                     size_t size) {
   std::vector<uint8_t> stage(std::min(size, kStageBytes));
   for (size_t done = 0; done < size;) {
     const size_t n = std::min(stage.size(), size - done);
@@ -77,6 +190,23 @@ CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src
     done += n;
   }
   return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                             CUcontext src_ctx, size_t size, CUstream stream) {
+  // The copy runs in the program's order: after the stream's work.
+  if (stream)
+    if (CUresult rc = cuStreamSynchronize(stream); rc != CUDA_SUCCESS) return rc;
+  uint32_t from = 0, to = 0;
+  if (size && context_server(src_ctx, &from) && context_server(dst_ctx, &to) &&
+      direct_wanted(from, to)) {
+    bool staged = false;
+    const CUresult rc = copy_directly(dst, dst_ctx, to, src, src_ctx, from, size, &staged);
+    if (!staged) return rc;
+  }
+  return copy_staged(dst, dst_ctx, src, src_ctx, size);
 }
 
 // A peer copy: staged when its contexts are on two servers, else
@@ -90,16 +220,24 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
   return same_server();
 }
 
-// A device-to-device copy: staged when its memory is on two servers, else
-// `same_server`, on the server its stream or memory names.
-template <class SameServer>
-CUresult copy_device(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
-                     SameServer same_server) {
-  if (CUcontext dst_ctx, src_ctx; on_two_servers(dst, src, &dst_ctx, &src_ctx))
-    return copy_across_servers(dst, dst_ctx, src, src_ctx, size, stream);
+CUresult device_to_device(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
+                          bool async, bool per_thread) {
+  if (CUcontext dst_ctx, src_ctx; on_two_servers(dst, src, &dst_ctx, &src_ctx)) {
+    // What the staged copy comes after: the stream, or the default stream
+    // that the entry point names; a plain synchronous copy waits anyway.
+    CUstream after = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    if (async && stream) after = stream;
+    if (!async && !per_thread) after = nullptr;
+    return copy_across_servers(dst, dst_ctx, src, src_ctx, size, after);
+  }
   Route route;
   route.address(dst);
-  return same_server();
+  coherence::DeviceCopyInto into(dst, size);
+  if (per_thread)
+    return async ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
+                 : forward::cuMemcpyDtoD_v2_ptds(dst, src, size);
+  return async ? forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream)
+               : forward::cuMemcpyDtoD_v2(dst, src, size);
 }
 
 }  // namespace scuda::client
@@ -182,30 +320,24 @@ CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dst_ctx, CUde
 // cudart's cudaMemcpy between devices, PyTorch's copies among them.
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
   SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2, dst, src, size);
-  return client::copy_device(dst, src, size, nullptr,
-                             [&] { return forward::cuMemcpyDtoD_v2(dst, src, size); });
+  return client::device_to_device(dst, src, size, nullptr, false, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t size) {
   SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2_ptds, dst, src, size);
-  return client::copy_device(dst, src, size, nullptr,
-                             [&] { return forward::cuMemcpyDtoD_v2_ptds(dst, src, size); });
+  return client::device_to_device(dst, src, size, nullptr, false, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size,
                                       CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2, dst, src, size, stream);
-  return client::copy_device(dst, src, size, stream ? stream : CU_STREAM_LEGACY, [&] {
-    return forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
-  });
+  return client::device_to_device(dst, src, size, stream, true, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size,
                                            CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2_ptsz, dst, src, size, stream);
-  return client::copy_device(dst, src, size, stream ? stream : CU_STREAM_PER_THREAD, [&] {
-    return forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream);
-  });
+  return client::device_to_device(dst, src, size, stream, true, true);
 }
 
 }  // extern "C"

@@ -21,4 +21,11 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
 CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
                              CUcontext src_ctx, size_t size, CUstream stream);
 
+// cuMemcpyDtoD and its kin (`async`: on `stream`; `per_thread`: the
+// _ptds/_ptsz entry point's default stream): staged when the memory is on
+// two servers, else on the server of `dst`, with the host's managed pages
+// kept right (coherent_pages.h).
+CUresult device_to_device(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
+                          bool async, bool per_thread);
+
 }  // namespace scuda::client

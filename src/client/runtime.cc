@@ -152,34 +152,11 @@ bool waits_only(uint32_t op) {
   return false;
 }
 
-// A device-to-device copy's request begins with its destination, source
-// and size. One into other memory writes no managed memory, so the host's
-// pages stay valid across it; one into managed memory makes them stale at
-// once, as a copy into it from the host does.
-bool copies_into_other_memory(uint32_t op, const protocol::Writer& request) {
-  switch (op) {
-    case protocol::kOp_cuMemcpyDtoD_v2:
-    case protocol::kOp_cuMemcpyDtoD_v2_ptds:
-    case protocol::kOp_cuMemcpyDtoDAsync_v2:
-    case protocol::kOp_cuMemcpyDtoDAsync_v2_ptsz:
-      break;
-    default:
-      return false;
-  }
-  if (request.size() < 3 * sizeof(uint64_t)) return false;
-  uint64_t dst = 0, size = 0;
-  std::memcpy(&dst, request.data().data(), sizeof dst);
-  std::memcpy(&size, request.data().data() + 2 * sizeof(uint64_t), sizeof size);
-  if (!coherence::is_managed(dst, size)) return true;
-  coherence::device_wrote(dst, size);
-  return false;
-}
-
 // With the connection's lock held, before `op` is sent.
 void before_sending(Connection& conn, uint32_t op, const protocol::Writer& request) {
   const bool device_work = may_start_device_work(op);
   std::optional<coherence::NoManagedWrites> confined;
-  if (device_work && (waits_only(op) || copies_into_other_memory(op, request))) confined.emplace();
+  if (device_work && waits_only(op)) confined.emplace();
   coherence::before_request(conn, device_work);
   if (device_work && !waits_only(op)) work_sent();
 }

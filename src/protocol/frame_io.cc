@@ -3,7 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "protocol/codec.h"
+#include "protocol/ops.h"
+
 namespace scuda::protocol {
+
+bool write_join_route(Socket& s, const std::string& route) {
+  Writer w;
+  w.str(route);
+  FrameHeader h;
+  h.op = kOpJoinRoute;
+  return write_frame(s, h, w.data().data(), w.size());
+}
 
 bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
                  const void* tail, size_t tail_size, std::span<const uint8_t> queued) {

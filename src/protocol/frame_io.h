@@ -21,6 +21,11 @@ bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
                  const void* tail = nullptr, size_t tail_size = 0,
                  std::span<const uint8_t> queued = {});
 
+// A join's route: the one frame a server reads in the clear to hand the
+// connection to the session whose join point `route` names (docs/protocol.md,
+// "TLS"). False if the connection failed.
+bool write_join_route(Socket& s, const std::string& route);
+
 // Appends the frame, encoded, to `out`; false if the payload is too large.
 bool append_frame(std::vector<uint8_t>& out, FrameHeader h, const void* head, size_t head_size,
                   const void* tail = nullptr, size_t tail_size = 0);

@@ -59,6 +59,9 @@ const char* op_name(uint32_t op) {
     case kOpVaMap: return "va-map";
     case kOpVaFree: return "va-free";
     case kOpVaSync: return "va-sync";
+    case kOpPeerInbox: return "peer-inbox";
+    case kOpPeerSend: return "peer-send";
+    case kOpPeerReceive: return "peer-receive";
     case kOpIpcExportMemory: return "ipc-export-memory";
     case kOpIpcOpenMemory: return "ipc-open-memory";
     case kOpShareableExport: return "shareable-export";

@@ -88,6 +88,11 @@ enum Op : uint32_t {
   kOpMemBatchDecompress = 432,  // cuMemBatchDecompressAsync: its result and error index, even on failure
   kOpAsyncNotificationRegister = 433,  // cuDeviceRegisterAsyncNotification, over the callback channel
   kOpAsyncNotification = 434,  // on the callback channel: one notification for a registered callback
+  // Copies between the sessions of two servers (docs/protocol.md, "Copies
+  // between servers"; 490-499).
+  kOpPeerInbox = 490,    // the name and secret with which another server's session sends bytes here
+  kOpPeerSend = 491,     // device memory's bytes, sent to another server's session
+  kOpPeerReceive = 492,  // device memory written with the bytes another server's session sends
   kFirstGeneratedOp = 1000,
 };
 

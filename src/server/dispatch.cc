@@ -31,6 +31,7 @@ std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
   add(struct_array_handlers());
   add(async_notification_handlers());
   add(lane_handlers());
+  add(peer_copy_handlers());
   add(link_handlers());
   add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
   add(nvml_handlers());

@@ -28,6 +28,7 @@ std::span<const HandlerEntry> logs_handlers();
 std::span<const HandlerEntry> struct_array_handlers();
 std::span<const HandlerEntry> async_notification_handlers();
 std::span<const HandlerEntry> lane_handlers();
+std::span<const HandlerEntry> peer_copy_handlers();
 std::span<const HandlerEntry> link_handlers();
 
 // NVML: the generated handlers (nvml_server_handlers.cc) and the hand-written

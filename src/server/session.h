@@ -22,6 +22,7 @@
 #include "server/host_mirrors.h"
 #include "server/ipc_exports.h"
 #include "server/lanes.h"
+#include "server/peer_copies.h"
 #include "server/session_output.h"
 #include "server/staging.h"
 #include "server/status/session_table.h"
@@ -67,6 +68,7 @@ class Session {
   VaSpace& va() { return va_; }
   IpcExports& ipc() { return ipc_; }
   Lanes& lanes() { return lanes_; }
+  PeerInbox& peers() { return peers_; }
   SessionReport& report() { return report_; }
 
   // For a handler that writes its own reply (and then returns kReplied):
@@ -149,6 +151,7 @@ class Session {
   VaSpace va_;
   IpcExports ipc_;
   Lanes lanes_{driver_, socket_.fd()};
+  PeerInbox peers_;
   SessionOutput output_;
   Heartbeat heartbeat_;
 };

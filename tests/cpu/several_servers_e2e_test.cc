@@ -7,8 +7,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "device_checks.h"
 #include "server_process.h"
@@ -45,6 +48,21 @@ class TwoServers : public ::testing::Environment {
 };
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new TwoServers);
+
+// The bytes the sessions of the server at `address` received from their
+// clients and sent to them, from its status.
+std::pair<uint64_t, uint64_t> client_bytes(const std::string& address) {
+  const scuda::test::Output o = scuda::test::run_program(
+      {SCUDA_BIN, "status", "--json", "--server", address}, {"SCUDA_TOKEN_FILE="});
+  const nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  uint64_t received = 0, sent = 0;
+  if (!j.is_object()) return {~0ull, ~0ull};
+  for (const auto& session : j["sessions"]) {
+    received += session["bytes_received"].get<uint64_t>();
+    sent += session["bytes_sent"].get<uint64_t>();
+  }
+  return {received, sent};
+}
 
 using scuda::test::device_of;
 using scuda::test::pattern;
@@ -258,6 +276,38 @@ TEST_F(SeveralServersTest, ManagedMemoryLivesOnTheFirstServer) {
   EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
   EXPECT_EQ(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+// A copy between servers goes from the first server's session to the
+// second's directly: neither session's connection to the client carries
+// its bytes. With SCUDA_PEER_COPIES=0 it goes through the client.
+TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
+  // Random, so that no copy on the client's connections shrinks with lz4.
+  std::vector<uint8_t> bytes(4 * kMiB);
+  std::mt19937 random(29);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
+  ASSERT_EQ(cuMemcpyHtoD(buf_[0], bytes.data(), bytes.size()), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (const bool direct : {true, false}) {
+    if (!direct) setenv("SCUDA_PEER_COPIES", "0", 1);
+    const auto [first_in, first_out] = client_bytes(first->address());
+    const auto [second_in, second_out] = client_bytes(second->address());
+    ASSERT_EQ(cuMemcpyPeer(buf_[2], ctx_[2], buf_[0], ctx_[0], bytes.size()), CUDA_SUCCESS);
+    const uint64_t sent_by_first = client_bytes(first->address()).second - first_out;
+    const uint64_t received_by_second = client_bytes(second->address()).first - second_in;
+    unsetenv("SCUDA_PEER_COPIES");
+    if (direct) {
+      EXPECT_LT(sent_by_first, kMiB) << "the first server sent the copy to the client";
+      EXPECT_LT(received_by_second, kMiB) << "the second server got the copy from the client";
+    } else {
+      EXPECT_GE(sent_by_first, bytes.size());
+      EXPECT_GE(received_by_second, bytes.size());
+    }
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+    EXPECT_EQ(read(buf_[2], bytes.size()), bytes) << (direct ? "direct" : "staged");
+    ASSERT_EQ(cuMemsetD8(buf_[2], 0, bytes.size()), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  }
 }
 
 }  // namespace

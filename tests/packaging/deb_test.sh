@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The scuda-client and scuda-server .deb packages: installed with dpkg when
+# The scuda-client, scuda-server and scuda-device-plugin .deb packages
+# (the last where the build found gRPC): installed with dpkg when
 # this runs as root (CI's throwaway machine), else unpacked with dpkg-deb
 # into a folder standing in for /. Then the installed scuda says its
 # version, serves on loopback with the test doubles, and its `scuda run`
-# runs a Python client through the installed client libraries.
+# runs a Python client through the installed client libraries; the
+# installed device plugin answers --help.
 # Usage: deb_test.sh PACKAGES_DIR DRIVER_DOUBLE NVML_DOUBLE
 set -euo pipefail
 packages=$1 driver_double=$2 nvml_double=$3
@@ -14,12 +16,18 @@ work=$(mktemp -d)
 installed=false
 cleanup() {
   stop_server
-  if $installed; then dpkg --purge scuda-server scuda-client >/dev/null; fi
+  if $installed; then dpkg --purge scuda-device-plugin scuda-server scuda-client >/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 debs=("$packages"/scuda-client_*.deb "$packages"/scuda-server_*.deb)
+plugin=$(compgen -G "$packages/scuda-device-plugin_*.deb" || true)
+if [ -n "$plugin" ]; then
+  debs+=("$plugin")
+else
+  echo "deb_test: no scuda-device-plugin package (the release build found no gRPC): not tested"
+fi
 for deb in "${debs[@]}"; do
   [ -f "$deb" ] || { echo "no $deb (scripts/package.sh makes it)" >&2; exit 1; }
   dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Depends\|Installed-Size\):/  &/p'
@@ -58,3 +66,8 @@ lib=$(realpath "$root/usr/lib/scuda/lib")
 grep -q "^cuda: [1-9][0-9]* devices, .* from $lib/libcuda.so.1$" <<<"$output"
 grep -q "^nvml: [1-9][0-9]* devices, from $lib/libnvidia-ml.so.1$" <<<"$output"
 echo "deb_test: the installed scuda served and ran a client"
+if [ -n "$plugin" ]; then
+  "$root/usr/bin/scuda-device-plugin" --help | grep -q -- "--pool" ||
+    { echo "the installed scuda-device-plugin does not answer --help" >&2; exit 1; }
+  echo "deb_test: the installed scuda-device-plugin answers --help"
+fi
