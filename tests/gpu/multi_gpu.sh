@@ -14,8 +14,9 @@
 # the server side) given to one client as one list of devices:
 #   two.devices      device count 2, the same GPUs (UUIDs) as natively
 #   split_train      a model split across the two devices, activations
-#                    copied between servers: losses equal to native, step
-#                    and 256 MiB copy ratios
+#                    copied between servers (server to server; once more
+#                    staged through the client): losses equal to native,
+#                    step and 256 MiB copy ratios
 #   ddp_gloo         DDP with gloo across the two servers: losses equal
 #   ddp_nccl         DDP with NCCL across the two servers, reported (NCCL's
 #                    transports poll host memory: docs/pools.md, "Not yet")
@@ -143,6 +144,8 @@ fi
 ran split.native python3 tests/gpu/torch/split_train.py
 ran split.scuda "${two[@]}" python3 tests/gpu/torch/split_train.py
 compare_runs split || failed=1
+# The same with copies between the servers staged through the client.
+SCUDA_PEER_COPIES=0 ran split_staged.scuda "${two[@]}" python3 tests/gpu/torch/split_train.py
 DDP_BACKEND=gloo ran ddp_gloo.native "${ddp[@]}"
 DDP_BACKEND=gloo ran ddp_gloo.scuda "${two[@]}" "${ddp[@]}"
 compare_runs ddp_gloo || failed=1
