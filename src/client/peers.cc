@@ -34,6 +34,10 @@ namespace {
 
 // A staged copy moves this much at a time, so that its host buffer stays small.
 constexpr size_t kStageBytes = size_t{64} << 20;
+// A copy from server to server opens a connection of its own through the
+// destination's listener, which costs more than a smaller copy's trips
+// through the client.
+constexpr size_t kDirectBytes = size_t{16} << 20;
 
 // The server of context `ctx`; false when it names none.
 bool context_server(CUcontext ctx, uint32_t* server) {
@@ -200,7 +204,7 @@ CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src
   if (stream)
     if (CUresult rc = cuStreamSynchronize(stream); rc != CUDA_SUCCESS) return rc;
   uint32_t from = 0, to = 0;
-  if (size && context_server(src_ctx, &from) && context_server(dst_ctx, &to) &&
+  if (size >= kDirectBytes && context_server(src_ctx, &from) && context_server(dst_ctx, &to) &&
       direct_wanted(from, to)) {
     bool staged = false;
     const CUresult rc = copy_directly(dst, dst_ctx, to, src, src_ctx, from, size, &staged);

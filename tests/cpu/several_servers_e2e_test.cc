@@ -21,6 +21,7 @@ namespace {
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kGiB = size_t{1} << 30;
 constexpr int kDevices = 3;
+constexpr size_t kBuffer = 16 * kMiB;
 constexpr const char* kModule = "scuda-double-module\nkernel fill 8 4 4\n";
 
 scuda::test::ServerProcess* first = nullptr;
@@ -67,7 +68,7 @@ std::pair<uint64_t, uint64_t> client_bytes(const std::string& address) {
 using scuda::test::device_of;
 using scuda::test::pattern;
 
-// Every device's primary context retained, with a buffer of 4 MiB on each;
+// Every device's primary context retained, with a buffer of 16 MiB on each;
 // device 0's context current.
 class SeveralServersTest : public ::testing::Test {
  protected:
@@ -76,7 +77,7 @@ class SeveralServersTest : public ::testing::Test {
     for (CUdevice dev = 0; dev < kDevices; ++dev) {
       ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx_[dev], dev), CUDA_SUCCESS);
       ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
-      ASSERT_EQ(cuMemAlloc(&buf_[dev], 4 * kMiB), CUDA_SUCCESS);
+      ASSERT_EQ(cuMemAlloc(&buf_[dev], kBuffer), CUDA_SUCCESS);
     }
     ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
   }
@@ -138,7 +139,7 @@ TEST_F(SeveralServersTest, EachAllocationBelongsToItsDeviceAndNoneOverlap) {
   for (CUdevice a = 0; a < kDevices; ++a)
     for (CUdevice b = 0; b < kDevices; ++b)
       if (a != b)
-        EXPECT_TRUE(buf_[a] + 4 * kMiB <= buf_[b] || buf_[b] + 4 * kMiB <= buf_[a])
+        EXPECT_TRUE(buf_[a] + kBuffer <= buf_[b] || buf_[b] + kBuffer <= buf_[a])
             << std::hex << buf_[a] << " " << buf_[b];
 }
 
@@ -282,8 +283,9 @@ TEST_F(SeveralServersTest, ManagedMemoryLivesOnTheFirstServer) {
 // second's directly: neither session's connection to the client carries
 // its bytes. With SCUDA_PEER_COPIES=0 it goes through the client.
 TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
-  // Random, so that no copy on the client's connections shrinks with lz4.
-  std::vector<uint8_t> bytes(4 * kMiB);
+  // Random, so that no copy on the client's connections shrinks with lz4;
+  // large enough to go directly (smaller copies are staged).
+  std::vector<uint8_t> bytes(kBuffer);
   std::mt19937 random(29);
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
   ASSERT_EQ(cuMemcpyHtoD(buf_[0], bytes.data(), bytes.size()), CUDA_SUCCESS);
