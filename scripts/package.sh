@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds what users install: the wheel and the scuda-client and scuda-server
-# .deb packages, from one release build (SCUDA_RELEASE: LTO, stripped, debug
-# info split into .debug files). The wheel's build folder is kept, so a
-# second run rebuilds only what changed, and cpack packages the same binaries.
+# Builds what users install: the wheel and the scuda-client, scuda-server
+# and scuda-device-plugin .deb packages, from one release build
+# (SCUDA_RELEASE: LTO, stripped, debug info split into .debug files). The
+# wheel's build folder is kept, so a second run rebuilds only what changed,
+# and cpack packages the same binaries.
 # Usage: scripts/package.sh [BUILD_DIR [OUT_DIR]]
 #   (defaults: build/release and build/packages; the Dockerfiles copy from
 #   build/packages)
@@ -49,7 +50,11 @@ fix_installed_size() {
   rm -rf "$unpacked"
 }
 
-# The .deb packages, from the binaries that build left.
+# The .deb packages, from the binaries that build left, and the device
+# plugin, which is no part of the wheel (built only where gRPC is found).
+if cmake --build "$build_dir" --target help | grep -q '^scuda-device-plugin:'; then
+  cmake --build "$build_dir" --target scuda-device-plugin
+fi
 (cd "$build_dir" && cpack -G DEB -B "$build_dir/cpack")
 cp "$build_dir"/cpack/*.deb "$out_dir"/
 for deb in "$out_dir"/*.deb; do fix_installed_size "$deb"; done

@@ -49,9 +49,9 @@ void DeviceAddresses::give_back(uint64_t base) {
   free_[start] = size;
 }
 
-bool DeviceAddresses::in_range(uint64_t address) const {
-  auto it = ranges_.upper_bound(address);
-  if (it == ranges_.begin()) return false;
+bool DeviceAddresses::in_use(uint64_t address) const {
+  auto it = in_use_.upper_bound(address);
+  if (it == in_use_.begin()) return false;
   --it;
   return address - it->first < it->second;
 }

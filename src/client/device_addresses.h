@@ -18,8 +18,8 @@ class DeviceAddresses {
   uint64_t size_at(uint64_t base) const;
   // Frees the block in use at `base`, merging it with free neighbours.
   void give_back(uint64_t base);
-  // True when `address` lies in one of the ranges added.
-  bool in_range(uint64_t address) const;
+  // True when `address` lies in a block in use (taken, not given back).
+  bool in_use(uint64_t address) const;
   // The start of the lowest range added, and the end of the highest; 0
   // without one.
   uint64_t start() const;

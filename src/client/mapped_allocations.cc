@@ -300,7 +300,7 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   if (!m) return false;
   const bool small = m->small.in_use(dptr);
   Route route;
-  route.device(m->device);
+  route.device_memory(m->device);
   // Forgotten before another thread can be given the address and note it.
   forget_allocation(dptr);
   forget_attributes(dptr);
@@ -327,7 +327,7 @@ CUresult unmap_imported(uint64_t at) {
   for (auto& [dev, m] : p.devices) {
     if (m.addresses.size_at(at) == 0) continue;
     Route route;
-    route.device(dev);
+    route.device_memory(dev);
     return unmap(m, at, false);
   }
   return CUDA_ERROR_INVALID_VALUE;
@@ -343,7 +343,9 @@ bool placed_device(uint64_t address, CUdevice* dev) {
   Placements& p = placements();
   std::lock_guard lock(p.mu);
   for (const auto& [d, m] : p.devices) {
-    if (!m.addresses.in_range(address)) continue;
+    // Only what the client placed: another server's driver knows nothing
+    // of this range and may put its own memory at the same addresses.
+    if (!m.addresses.in_use(address)) continue;
     *dev = d;
     return true;
   }

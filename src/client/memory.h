@@ -55,8 +55,8 @@ bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& ope
 CUresult unmap_imported(uint64_t at);
 // True when an allocation of allocate_mapped's starts at `base`.
 bool mapped_allocation(CUdeviceptr base);
-// The device whose reserved ranges hold `address`; false when the client
-// placed nothing there.
+// The device of the allocation (or small allocations' chunk) the client
+// placed at `address`; false when it placed none there.
 bool placed_device(uint64_t address, CUdevice* dev);
 
 }  // namespace scuda::client

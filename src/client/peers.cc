@@ -25,6 +25,7 @@
 #include "client/route.h"
 #include "client/runtime.h"
 #include "client/servers.h"
+#include "common/tls_client.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -83,6 +84,9 @@ namespace {
 // session cannot check another server's certificate), and given up for a
 // pair of servers once one failed to connect; those copies are staged.
 struct Direct {
+  // One direct copy at a time: two at once in opposite directions would
+  // each have a session sending while the other waits to receive.
+  std::mutex copying;
   std::mutex mu;
   std::map<uint32_t, std::pair<std::string, std::string>> inboxes;  // server -> name, secret
   std::set<std::pair<uint32_t, uint32_t>> failed;                   // (from, to)
@@ -95,8 +99,7 @@ Direct& direct() {
 
 bool direct_wanted(uint32_t from, uint32_t to) {
   const char* flag = std::getenv("SCUDA_PEER_COPIES");
-  if ((flag && std::strcmp(flag, "0") == 0) ||
-      server_connection(to)->address().starts_with("tls://"))
+  if ((flag && std::strcmp(flag, "0") == 0) || tls::target_of(server_connection(to)->address()).tls)
     return false;
   std::lock_guard lock(direct().mu);
   return !direct().failed.count({from, to});
@@ -137,16 +140,20 @@ CUresult inbox(uint32_t to, std::string* name, std::string* secret) {
 // could not reach each other and the copy is still to be done.
 CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdeviceptr src,
                        CUcontext src_ctx, uint32_t from, size_t size, bool* staged) {
+  std::lock_guard one_at_a_time(direct().copying);
   std::string name, secret;
-  if (CUresult rc = in_context(dst_ctx, [&] { return inbox(to, &name, &secret); });
-      rc != CUDA_SUCCESS)
-    return rc;
+  const CUresult opened = in_context(dst_ctx, [&] { return inbox(to, &name, &secret); });
+  if (opened != CUDA_SUCCESS) {
+    give_up_direct(from, to, CUDA_SUCCESS, opened);
+    *staged = true;
+    return CUDA_SUCCESS;
+  }
   const uint64_t id = new_shared_handle_id();
   protocol::Writer send;
   send.u64(src);
   send.u64(size);
   send.u64(id);
-  send.str(server_connection(to)->address());
+  send.str(tls::target_of(server_connection(to)->address()).address);
   send.str(server_connection(to)->token());
   send.str(name);
   send.str(secret);
@@ -160,7 +167,7 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
                           });
       });
       rc != CUDA_SUCCESS)
-    return rc;
+    return rc;  // the source's connection is lost: staging would fail too
   protocol::Writer receive;
   receive.u64(dst);
   receive.u64(size);
@@ -168,8 +175,10 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
   std::vector<uint8_t> reply;
   const CUresult received =
       in_context(dst_ctx, [&] { return call(protocol::kOpPeerReceive, receive, &reply); });
-  Connection* source = server_connection(from);
   {
+    Route route;  // replies read on the source's connection are its server's
+    route.to(from);
+    Connection* source = server_connection(from);
     std::lock_guard lock(source->mutex());
     if (CUresult rc = source->settle(request); rc != CUDA_SUCCESS) return rc;
   }

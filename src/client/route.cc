@@ -61,14 +61,20 @@ bool handle_server(uint64_t id, uint32_t* server) {
   return true;
 }
 
-Route::Route() : saved_(t_route), saved_context_(t_context) {}
+Route::Route() {
+  if (!several_servers()) return;
+  saved_ = t_route;
+  saved_context_ = t_context;
+}
 
 Route::~Route() {
+  if (saved_ == -2) return;
   t_route = saved_;
   t_context = saved_context_;
 }
 
 void Route::to(uint32_t server) {
+  if (saved_ == -2) return;  // one server: nothing to route
   const int s = static_cast<int>(server);
   if (chosen_ >= 0 && chosen_ != s) {
     ok_ = false;
@@ -89,13 +95,17 @@ void Route::handle(uint64_t id) {
   if (several_servers() && handle_server(id, &server)) to(server);
 }
 
-void Route::address(uint64_t address) {
-  CUdevice dev = 0;
+void Route::device_memory(CUdevice dev) {
   DeviceHome home;
-  if (!several_servers() || !placed_device(address, &dev) || !device_home(dev, &home)) return;
+  if (saved_ == -2 || !device_home(dev, &home)) return;
   if (home.server != context_server())
     t_context = reinterpret_cast<uintptr_t>(primary_context(dev));
   to(home.server);
+}
+
+void Route::address(uint64_t address) {
+  CUdevice dev = 0;
+  if (saved_ != -2 && placed_device(address, &dev)) device_memory(dev);
 }
 
 CUresult Route::refuse(const char* name) const {

@@ -47,9 +47,12 @@ class Route {
   void device(CUdevice dev);
   // Routes to the server handle id `id` was made on, when it carries one.
   void handle(uint64_t id);
-  // Routes to the server of the device memory at `address`, when the client
-  // placed it (mapped_allocations.cc); when the thread's context is on
-  // another server, the device's primary context serves the call.
+  // Routes to the server of device `dev`'s memory; when the thread's
+  // context is on another server, the device's primary context serves the
+  // call (the driver lets any context reach any device's memory).
+  void device_memory(CUdevice dev);
+  // device_memory for the device memory at `address`, when the client
+  // placed it (mapped_allocations.cc).
   void address(uint64_t address);
   // False when the call's arguments name objects of two servers.
   bool ok() const { return ok_; }
@@ -58,8 +61,9 @@ class Route {
   CUresult refuse(const char* name) const;
 
  private:
-  int saved_;
-  uint64_t saved_context_;
+  // -2: nothing saved (one server: the route never changes).
+  int saved_ = -2;
+  uint64_t saved_context_ = 0;
   int chosen_ = -1;
   int other_ = -1;
   bool ok_ = true;

@@ -1,5 +1,8 @@
 #include "server/peer_copies.h"
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +30,13 @@ struct CopyHeader {
   uint64_t size;
 };
 
+// Writes to the other session time out too (reads do, by the idle limit):
+// one that stopped reading ends the copy, not the session.
+void limit_writes(Socket& s) {
+  const timeval limit{static_cast<time_t>(kPeerLimit.count() / 1000), 0};
+  setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+}
+
 // Dials `to` as a join of its inbox, over plain TCP (the client does not
 // ask for a copy between servers it reaches over TLS).
 Socket dial(const PeerAddress& to, std::string* why) {
@@ -46,6 +56,7 @@ Socket dial(const PeerAddress& to, std::string* why) {
   protocol::FrameHeader h;
   h.op = protocol::kOpHello;
   s.set_idle_limit(kPeerLimit);
+  limit_writes(s);
   protocol::Frame reply;
   std::string read_why;
   if (!protocol::write_join_route(s, to.name) || !protocol::write_frame(s, h, w.data().data(), w.size()) ||
@@ -91,6 +102,7 @@ Socket PeerInbox::take_copy(uint64_t id, uint64_t size, milliseconds limit) {
       arrived_.pop_front();
     }
     peer.set_idle_limit(kPeerLimit);
+    limit_writes(peer);
     CopyHeader h{};
     if (peer.read_exact(&h, sizeof h) && h.id == id && h.size == size) return peer;
     spdlog::warn("a peer connection brought copy {:#x} of {} bytes, not {:#x} of {}: closed", h.id,
