@@ -2,7 +2,8 @@
 // recorded as device addresses, since memory mapped there is device memory
 // that a unified copy (NCCL's cudaMemcpyDefault) must not treat as the
 // client's own.
-// cuMemCreate and cuMemGetAllocationGranularity: forwarded. Memory located on
+// cuMemCreate, cuMemGetAllocationGranularity and cuMemSetAccess: forwarded,
+// a device location translated to its server's number. Memory located on
 // the host (CU_MEM_LOCATION_TYPE_HOST and its NUMA forms) would be the
 // server's host memory, mapped in the session process, and a program that
 // dereferences it on its own host (NCCL's host buffers) would fault: its
@@ -12,10 +13,14 @@
 // only when the creation fails.
 #include <cuda.h>
 
+#include <vector>
+
 #include <spdlog/spdlog.h>
 
 #include "client/memory.h"
+#include "client/route.h"
 #include "client/runtime.h"
+#include "client/servers.h"
 #include "forward.h"
 
 namespace {
@@ -30,6 +35,15 @@ bool on_host(const CUmemAllocationProp* prop) {
     default:
       return false;
   }
+}
+
+// With several servers (docs/pools.md) a device location names the
+// program's device: the call goes to its server, with the server's number.
+CUmemLocation on_its_server(CUmemLocation location, scuda::client::Route& route) {
+  if (location.type != CU_MEM_LOCATION_TYPE_DEVICE) return location;
+  route.device(location.id);
+  location.id = scuda::client::local_device(location.id);
+  return location;
 }
 
 CUresult refuse_host(const char* name) {
@@ -61,13 +75,35 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                              const CUmemAllocationProp* prop, unsigned long long flags) {
   SCUDA_PASSTHROUGH(cuMemCreate, handle, size, prop, flags);
   if (on_host(prop)) return refuse_host("cuMemCreate");
-  return scuda::client::forward::cuMemCreate(handle, size, prop, flags);
+  if (!prop || !scuda::client::several_servers())
+    return scuda::client::forward::cuMemCreate(handle, size, prop, flags);
+  scuda::client::Route route;
+  CUmemAllocationProp local = *prop;
+  local.location = on_its_server(prop->location, route);
+  return scuda::client::forward::cuMemCreate(handle, size, &local, flags);
 }
 
 CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                CUmemAllocationGranularity_flags option) {
   SCUDA_PASSTHROUGH(cuMemGetAllocationGranularity, granularity, prop, option);
-  return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
+  if (!prop || !scuda::client::several_servers())
+    return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
+  scuda::client::Route route;
+  CUmemAllocationProp local = *prop;
+  local.location = on_its_server(prop->location, route);
+  return scuda::client::forward::cuMemGetAllocationGranularity(granularity, &local, option);
+}
+
+CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+                                size_t count) {
+  SCUDA_PASSTHROUGH(cuMemSetAccess, ptr, size, desc, count);
+  if (!desc || !scuda::client::several_servers())
+    return scuda::client::forward::cuMemSetAccess(ptr, size, desc, count);
+  scuda::client::Route route;
+  std::vector<CUmemAccessDesc> local(desc, desc + count);
+  for (CUmemAccessDesc& d : local) d.location = on_its_server(d.location, route);
+  if (!route.ok()) return route.refuse("cuMemSetAccess");
+  return scuda::client::forward::cuMemSetAccess(ptr, size, local.data(), count);
 }
 
 }  // extern "C"
