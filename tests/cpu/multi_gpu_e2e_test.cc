@@ -190,27 +190,18 @@ TEST_F(MultiGpuTest, EachDevicesAllocationsAreOpenToThePeer) {
 // cuMemSetAccess with a descriptor per device: every descriptor reaches the
 // driver, not only the first.
 TEST_F(MultiGpuTest, AccessForBothDevicesTakesEveryDescriptor) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
-  CUmemGenericAllocationHandle memory = 0;
-  ASSERT_EQ(cuMemCreate(&memory, 2 * kMiB, &prop, 0), CUDA_SUCCESS);
-  CUdeviceptr va = 0;
-  ASSERT_EQ(cuMemAddressReserve(&va, 2 * kMiB, 0, 0, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemMap(va, 2 * kMiB, 0, memory, 0), CUDA_SUCCESS);
+  scuda::test::OwnMapping mapping(0, 2 * kMiB, 2 * kMiB);
+  ASSERT_TRUE(mapping.ok());
   const CUmemAccessDesc access[2] = {
       {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE},
       {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE}};
-  ASSERT_EQ(cuMemSetAccess(va, 2 * kMiB, access, 2), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemSetAccess(mapping.address(), 2 * kMiB, access, 2), CUDA_SUCCESS);
   for (int dev = 0; dev < 2; ++dev) {
     unsigned long long flags = 0;
     const CUmemLocation where{CU_MEM_LOCATION_TYPE_DEVICE, dev};
-    ASSERT_EQ(cuMemGetAccess(&flags, &where, va), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemGetAccess(&flags, &where, mapping.address()), CUDA_SUCCESS);
     EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE) << "device " << dev;
   }
-  EXPECT_EQ(cuMemUnmap(va, 2 * kMiB), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemAddressFree(va, 2 * kMiB), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemRelease(memory), CUDA_SUCCESS);
 }
 
 TEST_F(MultiGpuTest, PeerAccessIsEnabledOnTheServer) {

@@ -323,19 +323,13 @@ TEST_F(SeveralServersTest, VirtualMemoryOnTheSecondServerNamesItsDevice) {
   ASSERT_EQ(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
             CUDA_SUCCESS);
   ASSERT_GT(granularity, 0u);
-  CUmemGenericAllocationHandle memory = 0;
-  ASSERT_EQ(cuMemCreate(&memory, granularity, &prop, 0), CUDA_SUCCESS);
-  CUdeviceptr va = 0;
-  ASSERT_EQ(cuMemAddressReserve(&va, granularity, 0, 0, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemMap(va, granularity, 0, memory, 0), CUDA_SUCCESS);
+  scuda::test::OwnMapping mapping(2, granularity, granularity);
+  ASSERT_TRUE(mapping.ok());
   const CUmemAccessDesc access{prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  ASSERT_EQ(cuMemSetAccess(va, granularity, &access, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemSetAccess(mapping.address(), granularity, &access, 1), CUDA_SUCCESS);
   const std::vector<uint8_t> bytes = pattern(4096, 31);
-  ASSERT_EQ(cuMemcpyHtoD(va, bytes.data(), bytes.size()), CUDA_SUCCESS);
-  EXPECT_EQ(read(va, bytes.size()), bytes);
-  EXPECT_EQ(cuMemUnmap(va, granularity), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemAddressFree(va, granularity), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemRelease(memory), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoD(mapping.address(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+  EXPECT_EQ(read(mapping.address(), bytes.size()), bytes);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/remote_call.h"
+#include "device_checks.h"
 #include "primary_context_test.h"
 #include "protocol/codec.h"
 #include "protocol/ops.h"
@@ -112,15 +113,10 @@ TEST_F(VmmTest, DataRoundTripsThroughMappedMemory) {
 // Memory the program maps in a range it reserved is device memory to a
 // unified copy (NCCL copies so, with cudaMemcpyDefault).
 TEST_F(VmmTest, UnifiedCopiesReachMemoryMappedInAReservedRange) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
-  CUmemGenericAllocationHandle memory = 0;
-  ASSERT_EQ(cuMemCreate(&memory, 2 * kMiB, &prop, 0), CUDA_SUCCESS);
-  CUdeviceptr va = 0;
-  ASSERT_EQ(cuMemAddressReserve(&va, 4 * kMiB, 0, 0, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemMap(va, 2 * kMiB, 0, memory, 0), CUDA_SUCCESS);
-  CUmemAccessDesc access{prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  scuda::test::OwnMapping mapping(0, 2 * kMiB, 4 * kMiB);
+  ASSERT_TRUE(mapping.ok());
+  const CUdeviceptr va = mapping.address();
+  const CUmemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   ASSERT_EQ(cuMemSetAccess(va, 2 * kMiB, &access, 1), CUDA_SUCCESS);
   std::vector<uint32_t> out(1000), in(1000);
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint32_t>(i * 3 + 1);
@@ -128,9 +124,6 @@ TEST_F(VmmTest, UnifiedCopiesReachMemoryMappedInAReservedRange) {
   ASSERT_EQ(cuMemcpy(va + 4096, reinterpret_cast<CUdeviceptr>(out.data()), bytes), CUDA_SUCCESS);
   ASSERT_EQ(cuMemcpy(reinterpret_cast<CUdeviceptr>(in.data()), va + 4096, bytes), CUDA_SUCCESS);
   EXPECT_EQ(in, out);
-  EXPECT_EQ(cuMemUnmap(va, 2 * kMiB), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemAddressFree(va, 4 * kMiB), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemRelease(memory), CUDA_SUCCESS);
 }
 
 TEST_F(VmmTest, RangesAreTheAllocationsAsAskedFor) {
