@@ -87,14 +87,10 @@ bool wanted(CUdevice dev) {
 }
 
 // Where another server's ranges may not be: with several servers, each
-// reserves its ranges above every range so far, so that an address names
-// one server (route.h). Ranges are a GiB apart, which the granularity divides.
+// reserves its ranges above every range so far, so that the client's
+// allocations on two servers never share an address (route.h). Ranges are a
+// GiB apart, which the granularity divides.
 constexpr uint64_t kRangeGap = uint64_t{1} << 30;
-
-uint64_t home_server(CUdevice dev) {
-  DeviceHome home;
-  return device_home(dev, &home) ? home.server : 0;
-}
 
 // Where the next reservation is asked for: above every range reserved so
 // far, else (when the driver placed it elsewhere, over another server's)
@@ -115,7 +111,7 @@ uint64_t next_hint(const Placements& p, uint64_t size, bool below) {
 // True when [base, base + size) meets a range of another server's device.
 bool meets_other_server(const Placements& p, CUdevice dev, uint64_t base, uint64_t size) {
   for (const auto& [other, m] : p.devices) {
-    if (home_server(other) == home_server(dev) || m.addresses.end() == 0) continue;
+    if (!on_two_servers(other, dev) || m.addresses.end() == 0) continue;
     if (base < m.addresses.end() && base + size > m.addresses.start()) return true;
   }
   return false;

@@ -68,9 +68,8 @@ bool on_two_servers(CUcontext a, CUcontext b) {
 
 bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* ctx_b) {
   CUdevice da = 0, db = 0;
-  DeviceHome ha, hb;
   if (!several_servers() || !placed_device(a, &da) || !placed_device(b, &db) ||
-      !device_home(da, &ha) || !device_home(db, &hb) || ha.server == hb.server)
+      !on_two_servers(da, db))
     return false;
   *ctx_a = primary_context(da);
   *ctx_b = primary_context(db);
@@ -262,9 +261,7 @@ extern "C" {
 
 CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
   SCUDA_PASSTHROUGH(cuDeviceCanAccessPeer, can, dev, peer);
-  client::DeviceHome a, b;
-  if (client::several_servers() && client::device_home(dev, &a) &&
-      client::device_home(peer, &b) && a.server != b.server) {
+  if (client::on_two_servers(dev, peer)) {
     if (!can) return CUDA_ERROR_INVALID_VALUE;
     *can = 0;
     return CUDA_SUCCESS;
@@ -275,9 +272,7 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
 CUresult CUDAAPI cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice src,
                                          CUdevice dst) {
   SCUDA_PASSTHROUGH(cuDeviceGetP2PAttribute, value, attrib, src, dst);
-  client::DeviceHome a, b;
-  if (client::several_servers() && client::device_home(src, &a) &&
-      client::device_home(dst, &b) && a.server != b.server) {
+  if (client::on_two_servers(src, dst)) {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     *value = 0;  // no access, no atomics, no rank, no array access
     return CUDA_SUCCESS;

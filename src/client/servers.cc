@@ -50,6 +50,12 @@ bool device_home(CUdevice dev, DeviceHome* home) {
   return true;
 }
 
+bool on_two_servers(CUdevice a, CUdevice b) {
+  DeviceHome ha, hb;
+  return several_servers() && device_home(a, &ha) && device_home(b, &hb) &&
+         ha.server != hb.server;
+}
+
 CUdevice global_device(uint32_t server, CUdevice local) {
   if (server_count() == 0) return local;
   for (size_t d = 0; d < g_homes->size(); ++d)

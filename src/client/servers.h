@@ -39,6 +39,10 @@ Connection* server_connection(uint32_t i);
 // The home of device `dev` of the program's list; false when it names none.
 bool device_home(CUdevice dev, DeviceHome* home);
 
+// True when devices `a` and `b` of the program's list live on two servers
+// (never with one server).
+bool on_two_servers(CUdevice a, CUdevice b);
+
 // The program's number for device `local` of server `server`; `local` as
 // it is when that names no device.
 CUdevice global_device(uint32_t server, CUdevice local);
