@@ -26,7 +26,11 @@ bool env_log_level(spdlog::level::level_enum* level, std::string* error) {
 }
 
 void init_logging(bool verbose) {
-  auto logger = spdlog::stderr_color_mt("scuda");
+  // One registry per process when spdlog is a shared library (a build with
+  // SCUDA_STANDALONE off): the client and the NVML stand-in then share the
+  // logger the first of them made.
+  auto logger = spdlog::get("scuda");
+  if (!logger) logger = spdlog::stderr_color_mt("scuda");
   logger->set_pattern("scuda[%P] %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::level::level_enum level = verbose ? spdlog::level::debug : spdlog::level::warn;
