@@ -1,9 +1,11 @@
 #include "client/connection.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -391,16 +393,37 @@ bool lock_briefly(std::mutex& mu) {
   return true;
 }
 
+// A socket closed with bytes unread in it resets the connection, and the
+// reset drops what the session had not read yet (the program's last
+// requests). So the client ends its side after its last bytes and reads
+// until the session has read everything and closed, for a short while at
+// most.
+void linger(int fd) {
+  constexpr auto kAtMost = std::chrono::seconds(2);
+  if (::shutdown(fd, SHUT_WR) != 0) return;
+  const auto until = std::chrono::steady_clock::now() + kAtMost;
+  char unread[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd readable{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&readable, 1, static_cast<int>(left.count())) <= 0) return;
+    const ssize_t n = ::recv(fd, unread, sizeof unread, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;
+  }
+}
+
 }  // namespace
 
 // Waits for the outbox's thread to finish a write it has begun, which the
-// process's exit would cut short.
+// process's exit would cut short, then lingers.
 void Connection::flush_at_exit() {
   if (!lock_briefly(mutex_)) return;
   std::lock_guard lock(mutex_, std::adopt_lock);
   flush_held();
   outbox_.stop();
   std::lock_guard write(outbox_.write_lock());
+  if (!broken_) linger(socket_.fd());
 }
 
 // The outbox's thread may be writing: the write lock is held across fork
