@@ -17,11 +17,13 @@
 
 #include "client/context.h"
 #include "client/fault_handler.h"
+#include "client/managed_views.h"
 #include "client/page_transfers.h"
 #include "client/registered_memory.h"
 #include "client/route.h"
 #include "common/changed_runs.h"
 #include "client/session.h"
+#include "client/stats.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -34,10 +36,12 @@ size_t page_size() {
 
 namespace {
 
+// kArrived: pulled ahead into the writable view (pull_ahead) while the
+// program's view stays PROT_NONE; the host's first touch only unprotects it.
 // kZeroed: a fresh page the host was given as zeros, before any device work.
 // The server's bytes may differ (memory it reuses), so once written the page
 // is pushed whole, with no twin.
-enum State : uint8_t { kFresh, kInvalid, kZeroed, kClean, kDirty };
+enum State : uint8_t { kFresh, kInvalid, kArrived, kZeroed, kClean, kDirty };
 
 // Readahead for faults in sequence, in pages: a walk's window doubles up to
 // this, so that a long sequential read or write moves in runs the lanes
@@ -47,17 +51,24 @@ constexpr size_t kMaxWindow = 8192;
 // written are pushed while it writes the next (push_finished), so smaller
 // windows let more of a long write cross the link while the host writes.
 constexpr size_t kMaxStoreWindow = 2048;
+// A read walk whose window has reached this, in pages, has its next window
+// pulled ahead (pull_ahead): as large as the runs the lanes carry, so that a
+// walk that stops soon moves little more than it read.
+constexpr size_t kAheadFrom = 1024;
 
 // Pages mapped together; several allocations may hold one page.
 struct Span {
   size_t pages = 0;
+  uint8_t* writable = nullptr;  // the client's view of the same pages (managed_views.h)
   uint64_t born = 0;  // the work epoch when mapped: until device work, fresh pages are zeros
   std::vector<uint8_t> state;
   std::vector<uint32_t> holds;
-  std::vector<uint64_t> clean_at;  // the work epoch when each page last matched the device's
+  // The work epoch when each page last matched the device's (for an
+  // arrived page: when it was pulled).
+  std::vector<uint64_t> clean_at;
   std::map<size_t, std::unique_ptr<uint8_t[]>> twins;  // dirty page -> its clean contents
   size_t dirty = 0;
-  size_t valid = 0;  // clean or dirty
+  size_t kept = 0;  // pages holding the device's bytes or the host's: arrived or later
 };
 
 using Run = page_transfers::Range;
@@ -90,6 +101,9 @@ struct Pages {
   // Runs a walk wrote and then moved past, pushed by the fault service
   // while the host writes on.
   std::vector<Run> finished;
+  // The window a long sequential read reaches next, pulled by the fault
+  // service while the host reads the current one (pull_ahead).
+  Run ahead{0, 0};
 };
 
 std::atomic<bool> g_any{false};  // has managed memory ever been mapped?
@@ -119,6 +133,7 @@ uintptr_t page_floor(uintptr_t a) { return a & ~(page_size() - 1); }
 uintptr_t page_ceil(uintptr_t a) { return page_floor(a + page_size() - 1); }
 
 void protect(uintptr_t address, size_t pages, int prot) {
+  stats::Timed timed("managed: mprotect");
   if (mprotect(reinterpret_cast<void*>(address), pages * page_size(), prot) != 0)
     spdlog::error("managed memory: mprotect of {:#x} failed: {}", address, std::strerror(errno));
 }
@@ -155,7 +170,7 @@ void set_state(Span& s, size_t i, State to) {
   const State from = static_cast<State>(s.state[i]);
   s.dirty += (to == kDirty) - (from == kDirty);
   pages().dirty += (to == kDirty) - (from == kDirty);
-  s.valid += (to >= kZeroed) - (from >= kZeroed);
+  s.kept += (to >= kArrived) - (from >= kArrived);
   if (from == kDirty) s.twins.erase(i);
   if (to == kClean || to == kZeroed) s.clean_at[i] = pages().epoch;
   s.state[i] = to;
@@ -231,17 +246,51 @@ void flush(Connection& conn) {
 
 // --- fetching ----------------------------------------------------------------
 
-// With the connection's lock held: reads the device's copy of the pages of
-// `runs` into them, all pieces asked before the first is read.
-bool pull(Connection& conn, const std::vector<Run>& runs) {
-  for (const Run& r : runs) protect(r.address, r.size / page_size(), PROT_READ | PROT_WRITE);
+// With the lock held: where the client's writable view holds `address`, a
+// byte of some span.
+uint8_t* writable_view(uintptr_t address) {
+  const auto it = span_of(page_floor(address));
+  return it->second.writable + (address - it->first);
+}
+
+// With both locks held: reads the device's copy of the pages of `runs` into
+// their writable view, all pieces asked before the first is read. The
+// program's view of them stays as it is.
+bool pull_into_view(Connection& conn, const std::vector<Run>& runs) {
+  std::vector<Run> pieces = allocated(runs);
+  for (Run& piece : pieces) piece.host = writable_view(piece.address);
   in_program_context(conn);
-  const bool ok = page_transfers::pull(conn, allocated(runs));
-  for (const Run& r : runs) protect(r.address, r.size / page_size(), PROT_READ);
+  bool ok = false;
+  {
+    stats::Timed timed("managed: pull");
+    ok = page_transfers::pull(conn, pieces);
+  }
   if (!ok)
     spdlog::error("managed memory: fetching {} runs from {:#x} failed; the host sees stale data",
                   runs.size(), runs.empty() ? 0 : runs.front().address);
   return ok;
+}
+
+// With both locks held: pull_into_view, then the program may read the pages.
+bool pull(Connection& conn, const std::vector<Run>& runs) {
+  const bool ok = pull_into_view(conn, runs);
+  for (const Run& r : runs) protect(r.address, r.size / page_size(), PROT_READ);
+  return ok;
+}
+
+// Where a page that is not readable yet gets its bytes from.
+enum class Source { kDevice, kZeros, kArrived };
+
+Source source_of(const Span& s, size_t i) {
+  if (s.state[i] == kArrived) return Source::kArrived;
+  return needs_fetch(s, i) ? Source::kDevice : Source::kZeros;
+}
+
+// With the lock held: page k, pulled ahead, becomes clean as of its pull.
+void show_arrived(Span& s, size_t k) {
+  const uint64_t pulled_at = s.clean_at[k];
+  set_state(s, k, kClean);
+  s.clean_at[k] = pulled_at;
 }
 
 // With both locks held: makes pages [i, i + count) of `s` clean, fetching
@@ -253,13 +302,16 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
       ++i;
       continue;
     }
-    const bool fetch = needs_fetch(s, i);
+    const Source from = source_of(s, i);
     size_t j = i + 1;
-    while (j < end && s.holds[j] && s.state[j] <= kInvalid && needs_fetch(s, j) == fetch) ++j;
+    while (j < end && s.holds[j] && s.state[j] < kZeroed && source_of(s, j) == from) ++j;
     const uintptr_t address = base + i * page_size();
-    if (fetch) fetched.push_back({address, (j - i) * page_size()});
+    if (from == Source::kDevice) fetched.push_back({address, (j - i) * page_size()});
     else protect(address, j - i, PROT_READ);
-    for (size_t k = i; k < j; ++k) set_state(s, k, fetch ? kClean : kZeroed);
+    for (size_t k = i; k < j; ++k) {
+      if (from == Source::kArrived) show_arrived(s, k);
+      else set_state(s, k, from == Source::kDevice ? kClean : kZeroed);
+    }
     i = j;
   }
   if (!fetched.empty()) pull(conn, fetched);
@@ -344,6 +396,7 @@ void make_writable(Connection& conn, uintptr_t base, Span& s, size_t i, size_t c
 bool resolve(uintptr_t address, bool write) {
   Connection* conn = connection();
   if (!conn) return false;
+  stats::Timed timed(write ? "managed: store fault" : "managed: load fault");
   std::lock_guard conn_lock(conn->mutex());
   Pages& p = pages();
   std::lock_guard lock(p.mu);
@@ -361,12 +414,16 @@ bool resolve(uintptr_t address, bool write) {
   size_t count = 1;
   while (count < window && i + count < s.pages && s.holds[i + count] &&
          (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
-                : s.state[i + count] <= kInvalid))
+                : s.state[i + count] < kZeroed))
     ++count;
   if (!valid) bring_in(*conn, it->first, s, i, count);
   if (write) make_writable(*conn, it->first, s, i, count);
   walk.start = page;
   walk.sequel = page + count * page_size();
+  // A read walk this long goes on: its next window is pulled while the
+  // host reads this one.
+  const size_t next = std::min(walk.window * 2, kMaxWindow);
+  p.ahead = !write && walk.window >= kAheadFrom ? Run{walk.sequel, next * page_size()} : Run{0, 0};
   return true;
 }
 
@@ -435,6 +492,53 @@ void push_finished() {
   conn->flush();  // one-way frames go now, not with the next request
 }
 
+// The fault service's background work after a load fault that continued a
+// long sequential read: the walk's next window is pulled into the writable
+// view while the host reads the current one. Its pages stay protected
+// (arrived) until the host reaches them, which then costs one mprotect and
+// no transfer; device work's invalidation drops them as it drops any page.
+void pull_ahead() {
+  Pages& p = pages();
+  {
+    std::lock_guard lock(p.mu);
+    if (p.ahead.size == 0) return;
+  }
+  Connection* conn = connection();
+  if (!conn) return;
+  std::lock_guard conn_lock(conn->mutex());
+  std::lock_guard lock(p.mu);
+  const Run ahead = std::exchange(p.ahead, Run{0, 0});
+  std::vector<Run> runs;  // each inside one span, as writable_view needs
+  for_pages(ahead.address, ahead.size, [&](uintptr_t base, Span& s, size_t i, size_t count) {
+    for (size_t k = i, end = i + count; k < end;) {
+      if (!needs_fetch(s, k)) {
+        ++k;
+        continue;
+      }
+      size_t j = k + 1;
+      while (j < end && needs_fetch(s, j)) ++j;
+      runs.push_back({base + k * page_size(), (j - k) * page_size()});
+      k = j;
+    }
+  });
+  if (runs.empty()) return;
+  stats::Timed timed("managed: pull ahead");
+  if (!pull_into_view(*conn, runs)) return;
+  for (const Run& r : runs)
+    for_pages(r.address, r.size, [&](uintptr_t, Span& s, size_t i, size_t count) {
+      for (size_t k = i; k < i + count; ++k) {
+        set_state(s, k, kArrived);
+        s.clean_at[k] = p.epoch;
+      }
+    });
+}
+
+// Runs on the fault service once a fault is served and none waits.
+void background() {
+  push_finished();
+  pull_ahead();
+}
+
 // With the lock held: [address, address + size) leaves the ranges advised
 // to live on the host; the parts of them outside it stay.
 void forget_preferred(uintptr_t address, size_t size) {
@@ -472,28 +576,52 @@ std::vector<Run> gaps(uintptr_t first, uintptr_t end) {
   return out;
 }
 
-bool map_gap(const Run& gap) {
-  void* want = reinterpret_cast<void*>(gap.address);
-  void* got = mmap(want, gap.size, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-  if (got == want) return faults::claim(gap.address, gap.address + gap.size);
-  if (got != MAP_FAILED) munmap(got, gap.size);  // a kernel without MAP_FIXED_NOREPLACE
-  return false;
+// Both views of `gap`, claimed for the fault handler; the writable view,
+// or nullptr.
+uint8_t* map_gap(const Run& gap) {
+  uint8_t* writable = managed_views::map(gap.address, gap.size);
+  if (!writable || faults::claim(gap.address, gap.address + gap.size)) return writable;
+  managed_views::unmap(gap.address, writable, gap.size);
+  return nullptr;
+}
+
+// With the lock held: pages [i, i + count) of `s` lose a hold; those that
+// no longer have one become invalid, one mprotect per run of them, and none
+// when no page of the span is held any more: true then, and the span is to
+// be unmapped.
+bool release_holds(Span& s, uintptr_t base, size_t i, size_t count) {
+  std::vector<size_t> released;
+  for (size_t k = i; k < i + count; ++k)
+    if (s.holds[k] && --s.holds[k] == 0) released.push_back(k);
+  const bool span_goes =
+      std::all_of(s.holds.begin(), s.holds.end(), [](uint32_t h) { return h == 0; });
+  for (size_t r = 0; r < released.size();) {
+    size_t q = r + 1;
+    while (q < released.size() && released[q] == released[q - 1] + 1) ++q;
+    if (span_goes) {
+      for (size_t k = released[r]; k <= released[q - 1]; ++k) set_state(s, k, kInvalid);
+    } else {
+      invalidate(s, base, released[r], q - r);
+    }
+    r = q;
+  }
+  return span_goes;
 }
 
 }  // namespace
 
 bool map(uintptr_t base, size_t size) {
-  if (!faults::install(resolve, push_finished)) return false;
+  if (!faults::install(resolve, background)) return false;
   Pages& p = pages();
   std::lock_guard lock(p.mu);
   const uintptr_t first = page_floor(base), end = page_ceil(base + size);
   std::vector<Run> made;
-  for (const Run& gap : gaps(first, end)) {
-    if (!map_gap(gap)) {
+  for (Run gap : gaps(first, end)) {
+    gap.host = map_gap(gap);
+    if (!gap.host) {
       for (const Run& m : made) {
         faults::release(m.address);
-        munmap(reinterpret_cast<void*>(m.address), m.size);
+        managed_views::unmap(m.address, m.host, m.size);
       }
       return false;
     }
@@ -502,6 +630,7 @@ bool map(uintptr_t base, size_t size) {
   for (const Run& m : made) {
     Span& s = p.spans[m.address];
     s.pages = m.size / page_size();
+    s.writable = m.host;
     s.born = p.epoch;
     s.state.assign(s.pages, kFresh);
     s.holds.assign(s.pages, 0);
@@ -522,14 +651,12 @@ void unmap(uintptr_t base, size_t size) {
   forget_preferred(base, size);
   std::vector<uintptr_t> empty;
   for_pages(base, size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
-    for (size_t k = i; k < i + count; ++k)
-      if (s.holds[k] && --s.holds[k] == 0) invalidate(s, first, k, 1);
-    if (std::all_of(s.holds.begin(), s.holds.end(), [](uint32_t h) { return h == 0; }))
-      empty.push_back(first);
+    if (release_holds(s, first, i, count)) empty.push_back(first);
   });
   for (uintptr_t first : empty) {
     faults::release(first);
-    munmap(reinterpret_cast<void*>(first), p.spans.at(first).pages * page_size());
+    const Span& s = p.spans.at(first);
+    managed_views::unmap(first, s.writable, s.pages * page_size());
     p.spans.erase(first);
   }
 }
@@ -562,7 +689,7 @@ void after_sync(Connection& conn, bool whole_context) {
   if (p.outstanding) {
     flush(conn);  // bytes other threads dirtied since the request went out
     for (auto& [base, s] : p.spans)
-      if (s.valid) invalidate(s, base, 0, s.pages);
+      if (s.kept) invalidate(s, base, 0, s.pages);
     if (whole_context) p.outstanding = false;
     for (const auto& [address, size] : p.host_preferred) p.wanted.push_back({address, size});
   }

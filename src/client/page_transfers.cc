@@ -30,8 +30,8 @@ uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes:
 // asked as async so that it does not report earlier one-way errors, which
 // stay latched for the program's next synchronizing call.
 CUresult lane_copy(Connection& conn, uint32_t op, const Range& r, uint32_t lanes) {
-  return over_lanes(conn, op, r.address, reinterpret_cast<void*>(r.address), r.size, nullptr,
-                    protocol::kCopyAsync, lanes, true);
+  return over_lanes(conn, op, r.address, r.client_bytes(), r.size, nullptr, protocol::kCopyAsync,
+                    lanes, true);
 }
 
 void push_frames(Connection& conn, const Range& r) {
@@ -41,7 +41,7 @@ void push_frames(Connection& conn, const Range& r) {
     w.u64(r.address + off);
     w.u64(n);
     conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
-              reinterpret_cast<const void*>(r.address + off), n);
+              static_cast<const uint8_t*>(r.client_bytes()) + off, n);
   }
 }
 
@@ -52,7 +52,8 @@ struct Asked {
 
 bool ask(Connection& conn, const Range& r, std::vector<Asked>& asked) {
   for (size_t off = 0; off < r.size; off += kPullPiece) {
-    const Range piece{r.address + off, std::min(kPullPiece, r.size - off)};
+    const Range piece{r.address + off, std::min(kPullPiece, r.size - off),
+                      static_cast<uint8_t*>(r.client_bytes()) + off};
     protocol::Writer w;
     w.u64(piece.address);
     w.u64(piece.size);
@@ -76,8 +77,8 @@ bool succeeded(CUresult rc, const char* how, const Range& r) {
 bool read_asked(Connection& conn, std::vector<Asked>& asked) {
   bool ok = true;
   for (const Asked& a : asked)
-    ok &= succeeded(conn.receive_into(a.id, reinterpret_cast<void*>(a.piece.address), a.piece.size),
-                    "page-pull", a.piece);
+    ok &= succeeded(conn.receive_into(a.id, a.piece.client_bytes(), a.piece.size), "page-pull",
+                    a.piece);
   asked.clear();
   return ok;
 }

@@ -13,17 +13,22 @@
 
 namespace scuda::client::page_transfers {
 
-// Bytes at `address`, inside one live allocation.
+// Bytes at `address`, inside one live allocation; on the client they are
+// at `host` when it is set (managed memory's writable view), else at
+// `address`.
 struct Range {
   uintptr_t address;
   size_t size;
+  uint8_t* host = nullptr;
+
+  void* client_bytes() const { return host ? static_cast<void*>(host) : reinterpret_cast<void*>(address); }
 };
 
 // With the connection's lock held: writes the host's bytes of `ranges` into
 // the device's copy, ahead of any later request.
 void push(Connection& conn, std::span<const Range> ranges);
 // With the connection's lock held: reads the device's copy of `ranges` into
-// the host's pages (writable now), every piece asked before the first is
+// their client bytes (writable), every piece asked before the first is
 // read; false when some piece failed.
 bool pull(Connection& conn, std::span<const Range> ranges);
 

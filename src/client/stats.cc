@@ -150,6 +150,13 @@ void count_unsupported(const char* name) {
   ++stats().row(std::string(name) + " (not supported)").calls;
 }
 
+void count_time(const char* name, uint64_t ns) {
+  std::lock_guard lock(stats().mutex());
+  Row& r = stats().row(name);
+  ++r.calls;
+  r.waited_ns += ns;
+}
+
 }  // namespace scuda::client::stats
 
 // For benchmarks (bench/apps/step_time.py reads it through ctypes): replies

@@ -2,6 +2,7 @@
 // driver and what that cost on the wire, printed (or written) at exit.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,5 +26,29 @@ void count_lz4(uint32_t op, size_t raw_bytes, bool outgoing);
 // A call scuda cannot serve was made; counted in the row "<name> (not
 // supported)".
 void count_unsupported(const char* name);
+// Client work named `name` (no request of its own: a fault's service, an
+// mprotect) took `ns`; counted as a call of row `name`, its time as waited.
+void count_time(const char* name, uint64_t ns);
+
+// Counts its own lifetime with count_time(name) while stats are on; costs
+// one branch when they are off.
+class Timed {
+ public:
+  explicit Timed(const char* name) : name_(enabled() ? name : nullptr) {
+    if (name_) start_ = std::chrono::steady_clock::now();
+  }
+  ~Timed() {
+    if (name_)
+      count_time(name_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - start_)
+                            .count());
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace scuda::client::stats

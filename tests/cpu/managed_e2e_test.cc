@@ -287,6 +287,39 @@ TEST_F(ManagedTest, AShortSequentialReadMovesAboutWhatItRead) {
   EXPECT_LE(pulled, bytes / 50);
 }
 
+// A long sequential read has its next window pulled while it reads the
+// current one: the bytes arrive in place (each word its own index), the
+// pull runs at most one window past the read, and device work after it
+// drops what was pulled ahead, as it drops any page.
+TEST_F(ManagedTest, ALongSequentialReadHasItsNextWindowPulledAhead) {
+  // The walk's windows double to 32 MiB and end 4 KiB short of 96 MiB, so
+  // a read of 80 MiB has pulled about 96 MiB, and 128 with the window ahead.
+  const size_t bytes = 256u << 20, n = bytes / sizeof(uint32_t), part = n * 5 / 16;
+  uint32_t* p = managed<uint32_t>(n);
+  std::vector<uint32_t> pattern(n);
+  for (size_t i = 0; i < n; ++i) pattern[i] = static_cast<uint32_t>(i * 2654435761u);
+  ASSERT_EQ(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), pattern.data(), bytes), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  for (size_t i = 0; i < part; ++i) ASSERT_EQ(p[i], pattern[i]) << i;
+  // The read-ahead runs on the fault service after the last fault's wake.
+  const size_t read = part * sizeof(uint32_t), window = 32u << 20;
+  const size_t ahead = read + window * 5 / 4;
+  for (int tries = 0; tries < 1000 && traffic().pulled - before.pulled < ahead; ++tries) usleep(10000);
+  const uint64_t pulled = traffic().pulled - before.pulled;
+  EXPECT_GT(pulled, ahead);
+  EXPECT_LE(pulled, read + 2 * window);
+  for (size_t i = part; i < n; ++i) ASSERT_EQ(p[i], pattern[i]) << i;
+  EXPECT_LE(traffic().pulled - before.pulled, bytes + window);
+
+  // A read-ahead in flight or arrived when the kernel is sent.
+  ASSERT_EQ(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), pattern.data(), bytes), CUDA_SUCCESS);
+  for (size_t i = 0; i < part; ++i) ASSERT_EQ(p[i], pattern[i]) << i;
+  fill(reinterpret_cast<unsigned*>(p), 7, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(p[i], 7u) << i;
+}
+
 TEST_F(ManagedTest, AHostWriteAfterALaunchReachesOnlyTheNextLaunch) {
   const int n = 256;
   float *a = managed<float>(n), *zero = managed<float>(n);
