@@ -118,11 +118,8 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   CUresult rc = CUDA_SUCCESS;
   if (scuda::client::free_mapped(dptr, &rc)) return rc;
   spdlog::debug("cuMemFree_v2({:#x}): not placed by this client; the server answers", dptr);
-  rc = scuda::client::forward::cuMemFree_v2(dptr);
-  if (rc == CUDA_SUCCESS) {
-    scuda::client::forget_allocation(dptr);
-    scuda::client::forget_managed(dptr);
-  }
+  rc = scuda::client::free_managed(dptr, scuda::client::forward::cuMemFree_v2);
+  if (rc == CUDA_SUCCESS) scuda::client::forget_allocation(dptr);
   return rc;
 }
 

@@ -258,7 +258,13 @@ uint8_t* writable_view(uintptr_t address) {
 // program's view of them stays as it is.
 bool pull_into_view(Connection& conn, const std::vector<Run>& runs) {
   std::vector<Run> pieces = allocated(runs);
-  for (Run& piece : pieces) piece.host = writable_view(piece.address);
+  {
+    stats::Timed timed("managed: place pages");
+    for (Run& piece : pieces) {
+      piece.host = writable_view(piece.address);
+      managed_views::place(piece.host, piece.size);
+    }
+  }
   in_program_context(conn);
   bool ok = false;
   {
@@ -659,6 +665,18 @@ void unmap(uintptr_t base, size_t size) {
     managed_views::unmap(first, s.writable, s.pages * page_size());
     p.spans.erase(first);
   }
+}
+
+void retire(uintptr_t base) {
+  Pages& p = pages();
+  std::lock_guard lock(p.mu);
+  p.allocations.erase(base);
+  p.ahead = Run{0, 0};
+}
+
+void keep(uintptr_t base, size_t size) {
+  std::lock_guard lock(pages().mu);
+  pages().allocations[base] = size;
 }
 
 void before_request(Connection& conn, bool device_work) {

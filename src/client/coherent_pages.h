@@ -21,6 +21,11 @@ namespace scuda::client::coherence {
 bool map(uintptr_t base, size_t size);
 // Drops the allocation's hold on its pages; pages nothing holds are unmapped.
 void unmap(uintptr_t base, size_t size);
+// Before the server frees the allocation at `base`: no transfer reaches it
+// any more (a window armed to be pulled ahead would otherwise be read from
+// freed memory). unmap follows a free that succeeded, keep() one that failed.
+void retire(uintptr_t base);
+void keep(uintptr_t base, size_t size);
 
 // With the connection's lock held, before any request: for a request that
 // may start device work, pushes dirty bytes (ahead of the request) and,

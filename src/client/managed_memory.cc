@@ -64,16 +64,26 @@ CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags) {
   return rc;
 }
 
-void forget_managed(CUdeviceptr base) {
+CUresult free_managed(CUdeviceptr base, CUresult (*free)(CUdeviceptr)) {
   size_t size = 0;
   {
     std::lock_guard lock(managed().mu);
     auto it = managed().sizes.find(base);
-    if (it == managed().sizes.end()) return;
-    size = it->second;
-    managed().sizes.erase(it);
+    if (it != managed().sizes.end()) size = it->second;
+  }
+  if (size) coherence::retire(base);
+  const CUresult rc = free(base);
+  if (!size) return rc;
+  if (rc != CUDA_SUCCESS) {
+    coherence::keep(base, size);
+    return rc;
+  }
+  {
+    std::lock_guard lock(managed().mu);
+    managed().sizes.erase(base);
   }
   coherence::unmap(base, size);
+  return rc;
 }
 
 namespace {

@@ -32,9 +32,11 @@ bool array_holds(CUarray a, size_t x, size_t y, size_t z, size_t w, size_t h, si
 size_t array_element_bytes(CUarray a);
 
 // Managed memory (managed_memory.cc): allocated on the server and mapped at
-// the same address here. forget_managed does nothing for other memory.
+// the same address here. free_managed does nothing for other memory.
 CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags);
-void forget_managed(CUdeviceptr base);
+// Frees `base` on the server with `free` and, when that succeeds and `base`
+// is managed memory, its pages here; free's result.
+CUresult free_managed(CUdeviceptr base, CUresult (*free)(CUdeviceptr));
 
 // Device memory at addresses the client chooses (mapped_allocations.cc).
 // allocate_mapped and free_mapped return false, having done nothing, for

@@ -320,6 +320,28 @@ TEST_F(ManagedTest, ALongSequentialReadHasItsNextWindowPulledAhead) {
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(p[i], 7u) << i;
 }
 
+// A free that follows the fault arming a read-ahead at once: the window is
+// never read from the freed memory (the double fails a copy from outside
+// every allocation, and the client logs the failed pull).
+TEST_F(ManagedTest, FreeingRightAfterAReadAheadIsArmedPullsNothingFreed) {
+  const size_t bytes = 64u << 20, n = bytes / sizeof(uint32_t);
+  // The walk's eleventh fault, at page 1023, has a 4 MiB window: it arms.
+  const size_t arming = 1023 * kPage / sizeof(uint32_t);
+  ::testing::internal::CaptureStderr();
+  for (unsigned round = 1; round <= 10; ++round) {
+    CUdeviceptr d = 0;
+    ASSERT_EQ(cuMemAllocManaged(&d, bytes, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    auto* p = reinterpret_cast<uint32_t*>(d);
+    fill(p, round, static_cast<int>(n));
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    for (size_t i = 0; i <= arming; i += kPage / sizeof(uint32_t)) ASSERT_EQ(p[i], round) << i;
+    ASSERT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("failed"), std::string::npos) << err;
+}
+
 TEST_F(ManagedTest, AHostWriteAfterALaunchReachesOnlyTheNextLaunch) {
   const int n = 256;
   float *a = managed<float>(n), *zero = managed<float>(n);
