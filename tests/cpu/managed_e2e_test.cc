@@ -325,10 +325,10 @@ TEST_F(ManagedTest, ALongSequentialReadHasItsNextWindowPulledAhead) {
 // every allocation, and the client logs the failed pull).
 TEST_F(ManagedTest, FreeingRightAfterAReadAheadIsArmedPullsNothingFreed) {
   const size_t bytes = 64u << 20, n = bytes / sizeof(uint32_t);
-  // The walk's eleventh fault, at page 1023, has a 4 MiB window: it arms.
-  const size_t arming = 1023 * kPage / sizeof(uint32_t);
+  // The walk's fourteenth fault, at page 8191, has a 32 MiB window: it arms.
+  const size_t arming = 8191 * kPage / sizeof(uint32_t);
   ::testing::internal::CaptureStderr();
-  for (unsigned round = 1; round <= 10; ++round) {
+  for (unsigned round = 1; round <= 20; ++round) {
     CUdeviceptr d = 0;
     ASSERT_EQ(cuMemAllocManaged(&d, bytes, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
     auto* p = reinterpret_cast<uint32_t*>(d);
