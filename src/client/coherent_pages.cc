@@ -260,13 +260,7 @@ uint8_t* writable_view(uintptr_t address) {
 // program's view of them stays as it is.
 bool pull_into_view(Connection& conn, const std::vector<Run>& runs) {
   std::vector<Run> pieces = allocated(runs);
-  {
-    stats::Timed timed("managed: place pages");
-    for (Run& piece : pieces) {
-      piece.host = writable_view(piece.address);
-      managed_views::place(piece.host, piece.size);
-    }
-  }
+  for (Run& piece : pieces) piece.host = writable_view(piece.address);
   in_program_context(conn);
   bool ok = false;
   {

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -54,15 +53,6 @@ uint8_t* map(uintptr_t address, size_t size) {
   }
   close(fd);  // the mappings keep the memory
   return writable;
-}
-
-void place(uint8_t* writable, size_t size) {
-  // A kernel before 5.14 lacks MADV_POPULATE_WRITE: the receive's own page
-  // faults place the pages then, more slowly.
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t first = reinterpret_cast<uintptr_t>(writable) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(writable) + size + page - 1) & ~(page - 1);
-  madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE);
 }
 
 void unmap(uintptr_t address, uint8_t* writable, size_t size) {

@@ -16,11 +16,6 @@ namespace scuda::client::managed_views {
 // writable view's first byte, or nullptr (logged) when the program's range
 // is taken or the memory cannot be had.
 uint8_t* map(uintptr_t address, size_t size);
-// Gives the pages of [writable, writable + size), part of a writable view,
-// memory at once, before a pull fills them: one system call instead of a
-// page fault per page inside the receive, where the lanes' threads would
-// take them in turn. Pages already placed cost only the walk.
-void place(uint8_t* writable, size_t size);
 // Unmaps both views of a range map() made.
 void unmap(uintptr_t address, uint8_t* writable, size_t size);
 
