@@ -423,7 +423,7 @@ void Connection::flush_at_exit() {
   flush_held();
   outbox_.stop();
   std::lock_guard write(outbox_.write_lock());
-  if (!broken_) linger(socket_.fd());
+  if (!broken_ && !inherited_) linger(socket_.fd());
 }
 
 // The outbox's thread may be writing: the write lock is held across fork
@@ -437,7 +437,10 @@ bool Connection::before_fork() {
 }
 
 void Connection::after_fork(bool locked, bool child) {
-  if (child) outbox_.stop();
+  if (child) {
+    outbox_.stop();
+    inherited_ = true;
+  }
   if (!locked) return;
   outbox_.write_lock().unlock();
   mutex_.unlock();

@@ -182,6 +182,9 @@ class Connection {
   uint64_t next_request_ = 1;
   uint64_t server_context_ = 0;
   std::atomic<bool> broken_{false};
+  // Set in a child after fork: the socket is its parent's too, so the child
+  // must never shut down either side of it.
+  bool inherited_ = false;
   std::mutex turn_mu_;  // guards reading_ and deliveries_
   std::condition_variable turn_cv_;
   bool reading_ = false;
