@@ -64,7 +64,7 @@ CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags) {
   return rc;
 }
 
-CUresult free_managed(CUdeviceptr base, CUresult (*free)(CUdeviceptr)) {
+CUresult free_managed(CUdeviceptr base, CUresult (*free_on_server)(CUdeviceptr)) {
   size_t size = 0;
   {
     std::lock_guard lock(managed().mu);
@@ -72,7 +72,7 @@ CUresult free_managed(CUdeviceptr base, CUresult (*free)(CUdeviceptr)) {
     if (it != managed().sizes.end()) size = it->second;
   }
   if (size) coherence::retire(base);
-  const CUresult rc = free(base);
+  const CUresult rc = free_on_server(base);
   if (!size) return rc;
   if (rc != CUDA_SUCCESS) {
     coherence::keep(base, size);

@@ -34,9 +34,9 @@ size_t array_element_bytes(CUarray a);
 // Managed memory (managed_memory.cc): allocated on the server and mapped at
 // the same address here. free_managed does nothing for other memory.
 CUresult allocate_managed(CUdeviceptr* dptr, size_t size, unsigned flags);
-// Frees `base` on the server with `free` and, when that succeeds and `base`
-// is managed memory, its pages here; free's result.
-CUresult free_managed(CUdeviceptr base, CUresult (*free)(CUdeviceptr));
+// Frees `base` with `free_on_server` and, when that succeeds and `base` is
+// managed memory, its pages here; free_on_server's result.
+CUresult free_managed(CUdeviceptr base, CUresult (*free_on_server)(CUdeviceptr));
 
 // Device memory at addresses the client chooses (mapped_allocations.cc).
 // allocate_mapped and free_mapped return false, having done nothing, for
