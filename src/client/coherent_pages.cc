@@ -724,10 +724,16 @@ NoManagedWrites::NoManagedWrites() : outer_(t_no_managed_writes) { t_no_managed_
 NoManagedWrites::~NoManagedWrites() { t_no_managed_writes = outer_; }
 
 DeviceCopyInto::DeviceCopyInto(uintptr_t dst, size_t size) {
-  if (is_managed(dst, size))
-    device_wrote(dst, size);
-  else
+  if (is_managed(dst, size)) {
+    managed_ = dst;
+    size_ = size;
+  } else {
     confined_.emplace();
+  }
+}
+
+DeviceCopyInto::~DeviceCopyInto() {
+  if (managed_) device_wrote(managed_, size_);
 }
 
 bool is_managed(uintptr_t address, size_t size) {

@@ -51,17 +51,21 @@ class NoManagedWrites {
  private:
   bool outer_;
 };
-// For a device-to-device copy into [dst, dst + size), which the thread
-// sends while one lives: a copy into other memory writes no managed memory
+// For a copy on the device into [dst, dst + size), which the thread sends
+// while one lives: a copy into other memory writes no managed memory
 // (NoManagedWrites); one into managed memory makes the host's pages there
-// stale at once, as a copy into it from the host does (device_wrote).
+// stale once it is sent (device_wrote), after the request has pushed the
+// host's dirty bytes of those pages, which the copy may not cover whole.
 class DeviceCopyInto {
  public:
   DeviceCopyInto(uintptr_t dst, size_t size);
+  ~DeviceCopyInto();
   DeviceCopyInto(const DeviceCopyInto&) = delete;
   DeviceCopyInto& operator=(const DeviceCopyInto&) = delete;
 
  private:
+  uintptr_t managed_ = 0;  // the copy's range when it is managed memory
+  size_t size_ = 0;
   std::optional<NoManagedWrites> confined_;
 };
 

@@ -180,6 +180,7 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   const bool wait = !inside_allocation(dst, size) || capture_active();
   CUresult rc;
   {
+    coherence::DeviceCopyInto into(dst, size);
     std::lock_guard lock(conn->mutex());
     coherence::before_request(*conn, true);
     work_sent();
@@ -188,7 +189,6 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
     rc = lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
                             stream, mode, lanes, wait)
                : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
-    coherence::device_wrote(dst, size);
   }
   return captured(rc, mode) ? through_mirror(dst, src, size, stream, mode, true) : rc;
 }

@@ -153,10 +153,36 @@ bool waits_only(uint32_t op) {
 }
 
 // With the connection's lock held, before `op` is sent.
+// Requests that enqueue or order work but write no memory the host mirrors:
+// frees, stream-ordered allocation, events and stream waits. Sent between a
+// host write and the next, they leave the host's managed pages valid.
+bool writes_no_memory(uint32_t op) {
+  switch (op) {
+    case protocol::kOp_cuMemFree_v2:
+    case protocol::kOp_cuMemFreeAsync:
+    case protocol::kOp_cuMemFreeAsync_ptsz:
+    case protocol::kOp_cuMemAllocAsync:
+    case protocol::kOp_cuMemAllocAsync_ptsz:
+    case protocol::kOp_cuEventRecord:
+    case protocol::kOp_cuEventRecord_ptsz:
+    case protocol::kOp_cuEventRecordWithFlags:
+    case protocol::kOp_cuEventRecordWithFlags_ptsz:
+    case protocol::kOp_cuStreamWaitEvent:
+    case protocol::kOp_cuStreamWaitEvent_ptsz:
+    case protocol::kOp_cuStreamCreate:
+    case protocol::kOp_cuStreamCreateWithPriority:
+    case protocol::kOp_cuStreamDestroy_v2:
+    case protocol::kOp_cuEventCreate:
+    case protocol::kOp_cuEventDestroy_v2:
+      return true;
+  }
+  return false;
+}
+
 void before_sending(Connection& conn, uint32_t op, const protocol::Writer& request) {
   const bool device_work = may_start_device_work(op);
   std::optional<coherence::NoManagedWrites> confined;
-  if (device_work && waits_only(op)) confined.emplace();
+  if (device_work && (waits_only(op) || writes_no_memory(op))) confined.emplace();
   coherence::before_request(conn, device_work);
   if (device_work && !waits_only(op)) work_sent();
 }

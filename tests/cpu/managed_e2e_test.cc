@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "primary_context_test.h"
@@ -185,6 +187,68 @@ TEST_F(ManagedTest, ALargeSequentialWriteMovesEachByteOnce) {
     ASSERT_EQ(back[n - 1], word);
   }
   EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
+}
+
+// Work that writes no managed memory, sent between two host writes of a
+// buffer, leaves the host's pages valid: the second write pulls nothing.
+TEST_F(ManagedTest, CopiesFreesAndEventsElsewhereLeaveTheHostsPagesValid) {
+  const size_t bytes = 4u << 20, n = bytes / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  CUdeviceptr copy = 0;
+  ASSERT_EQ(cuMemAlloc(&copy, bytes), CUDA_SUCCESS);
+  std::vector<unsigned> host(n, 1);
+  CUevent event = nullptr;
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  fill(p, 3, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  std::memset(p, 1, bytes);  // pulled once: the device wrote it
+  const std::vector<std::pair<const char*, std::function<CUresult()>>> between = {
+      {"a copy from the host into device memory",
+       [&] { return cuMemcpyHtoD(copy, host.data(), bytes); }},
+      {"an allocation freed",
+       [&] {
+         CUdeviceptr q = 0;
+         const CUresult rc = cuMemAlloc(&q, 1 << 20);
+         return rc == CUDA_SUCCESS ? cuMemFree(q) : rc;
+       }},
+      {"an event recorded", [&] { return cuEventRecord(event, nullptr); }},
+  };
+  for (const auto& [what, call] : between) {
+    ASSERT_EQ(cuMemcpyDtoD(copy, reinterpret_cast<CUdeviceptr>(p), bytes), CUDA_SUCCESS);
+    ASSERT_EQ(call(), CUDA_SUCCESS) << what;
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const Traffic before = traffic();
+    std::memset(p, 2, bytes);
+    ASSERT_EQ(cuMemcpyDtoD(copy, reinterpret_cast<CUdeviceptr>(p), bytes), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    EXPECT_EQ(traffic().pulled - before.pulled, 0u) << "after " << what;
+    unsigned word = 0;
+    ASSERT_EQ(cuMemcpyDtoH(&word, copy + bytes - sizeof word, sizeof word), CUDA_SUCCESS);
+    EXPECT_EQ(word, 0x02020202u) << "after " << what;
+  }
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(copy), CUDA_SUCCESS);
+}
+
+// A copy on the device into part of a page the host has written keeps the
+// host's bytes on the rest of the page: they are pushed before the copy.
+TEST_F(ManagedTest, ADeviceCopyIntoPartOfAPageKeepsTheHostsWritesBesideIt) {
+  const size_t per_page = kPage / sizeof(unsigned), half = per_page / 2;
+  unsigned* m = managed<unsigned>(per_page);
+  CUdeviceptr threes = 0;
+  ASSERT_EQ(cuMemAlloc(&threes, half * sizeof(unsigned)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(threes, 3, half), CUDA_SUCCESS);
+  fill(m, 1, static_cast<int>(per_page));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  m[0] = 9;
+  ASSERT_EQ(cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(m + half), threes, half * sizeof(unsigned)),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(m[0], 9u);
+  EXPECT_EQ(m[1], 1u);
+  EXPECT_EQ(m[half], 3u);
+  EXPECT_EQ(m[per_page - 1], 3u);
+  EXPECT_EQ(cuMemFree(threes), CUDA_SUCCESS);
 }
 
 // Waits up to 5 s for the page traffic to reach `at_least` bytes pulled or
