@@ -50,7 +50,8 @@ std::atomic<uint64_t> g_forgotten{0};
 // destructors) may push, pop and ask for the current context after this
 // thread's thread-local objects are gone. A thread's stack outlives it.
 std::vector<uint64_t>& context_stack() {
-  thread_local auto* stack = new std::vector<uint64_t>;
+  SCUDA_HOT_TLS thread_local std::vector<uint64_t>* stack = nullptr;
+  if (!stack) stack = new std::vector<uint64_t>;
   return *stack;
 }
 
@@ -65,7 +66,7 @@ bool known_context(uint64_t id, CUdevice* dev) {
     uint64_t forgotten = 0;
     CUdevice dev = 0;
   };
-  thread_local Last last;
+  SCUDA_HOT_TLS thread_local Last last;
   const uint64_t forgotten = g_forgotten.load(std::memory_order_acquire);
   if (id && last.id == id && last.forgotten == forgotten) {
     if (dev) *dev = last.dev;

@@ -79,8 +79,9 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version
     const bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     rc = scuda::client::lookup(symbol, version, per_thread, pfn, status);
   }
-  spdlog::trace("cuGetProcAddress({}, {}, {}) = {}", symbol ? symbol : "(null)", version, flags,
-                static_cast<int>(rc));
+  if (scuda::client::g_watch_entries.load(std::memory_order_relaxed))
+    spdlog::trace("cuGetProcAddress({}, {}, {}) = {}", symbol ? symbol : "(null)", version, flags,
+                  static_cast<int>(rc));
   return rc;
 }
 

@@ -50,7 +50,9 @@ bool passthrough() { return pass_through(); }
 // before spdlog's registry (and anything constructed earlier) is destroyed.
 bool exiting() {
   static const bool watching = [] {
-    pass_through();
+    pass_through();  // sets up logging
+    g_watch_entries.store(spdlog::should_log(spdlog::level::trace) || stats::enabled(),
+                          std::memory_order_relaxed);
     std::atexit([] { g_exiting.store(true, std::memory_order_release); });
     return true;
   }();
@@ -59,9 +61,9 @@ bool exiting() {
 
 const DriverTable& local_driver() { return local().table; }
 
-// Every entry point comes here: the level is checked before spdlog's call,
-// which costs more than the check on its own.
-void trace_entry(const char* name) {
+std::atomic<bool> g_watch_entries{false};
+
+void watch_entry(const char* name) {
   if (spdlog::should_log(spdlog::level::trace)) spdlog::trace("{}", name);
   if (stats::enabled()) stats::count_call(name);
 }

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -25,8 +26,21 @@ const DriverTable& local_driver();
 // nothing, as NVIDIA's driver does once it has shut down.
 bool exiting();
 
-// Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace).
-void trace_entry(const char* name);
+// Set once logging and stats are configured: whether entry points are
+// logged at trace level or counted (SCUDA_STATS). Read on every call, so
+// that a call neither traced nor counted costs one load.
+extern std::atomic<bool> g_watch_entries;
+// Logs an entry point at trace level and counts it for SCUDA_STATS.
+void watch_entry(const char* name);
+// Logs an entry point at trace level (SCUDA_LOG_LEVEL=trace), counts it.
+inline void trace_entry(const char* name) {
+  if (g_watch_entries.load(std::memory_order_relaxed)) watch_entry(name);
+}
+
+// Thread-locals on the path of every call, each a few bytes: initial-exec
+// reads them at a fixed offset instead of calling __tls_get_addr. They stay
+// far below the static TLS glibc keeps for libraries opened late.
+#define SCUDA_HOT_TLS __attribute__((tls_model("initial-exec")))
 
 // Logs the function's name and why it cannot be served (docs/coverage.md) once per
 // process, counts it for --stats, and returns CUDA_ERROR_NOT_SUPPORTED.
