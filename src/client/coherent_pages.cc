@@ -80,8 +80,12 @@ struct Walk {
   uintptr_t start = 0;   // the first page of that run
   size_t window = 1;
   uint64_t last = 0;     // the fault that last moved it, for replacement
+  uintptr_t origin = 0;  // the page where the walk began
 };
 constexpr size_t kWalks = 8;
+// Walk origins remembered with the window their walk reached; past this
+// many the memory starts afresh.
+constexpr size_t kOrigins = 256;
 
 struct Pages {
   std::mutex mu;
@@ -98,6 +102,11 @@ struct Pages {
   // over several arrays at once (a = b + c) faults in each in turn.
   std::array<Walk, kWalks> walks{};
   uint64_t faults = 0;
+  // The window each walk reached, by the page where it began: a program
+  // that reads a buffer again (each step of a loop) starts with that
+  // window instead of ramping up from one page. Forgotten when the memory
+  // is freed.
+  std::map<uintptr_t, size_t> reached;
   // Runs a walk wrote and then moved past, pushed by the fault service
   // while the host writes on.
   std::vector<Run> finished;
@@ -318,9 +327,10 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
 }
 
 // With the lock held: the walk a fault at `page` continues, its window
-// doubled; else the least recently moved walk, restarted at one page. A
-// store that continues a walk leaves the walk's last run finished: it is
-// pushed in the background (push_finished).
+// doubled; else the least recently moved walk, restarted at `page` with
+// the window a walk from there reached before (a read), or one page. A store that
+// continues a walk leaves the walk's last run finished: it is pushed in
+// the background (push_finished).
 Walk& walk_for(uintptr_t page, bool write) {
   Pages& p = pages();
   ++p.faults;
@@ -329,13 +339,28 @@ Walk& walk_for(uintptr_t page, bool write) {
     if (w.sequel == page && w.sequel != 0) {
       w.window = std::min(w.window * 2, kMaxWindow);
       w.last = p.faults;
+      if (p.reached.size() >= kOrigins && !p.reached.count(w.origin)) p.reached.clear();
+      p.reached[w.origin] = w.window;
       if (write) p.finished.push_back({w.start, page - w.start});
       return w;
     }
     if (w.last < oldest->last) oldest = &w;
   }
-  *oldest = Walk{page, page, 1, p.faults};
+  // Only reads start where a walk left off: a store's window is pushed
+  // whole, so one word written where a long write began would move it all.
+  // A read walk that does not go on resets its origin's memory.
+  size_t window = 1;
+  if (auto before = p.reached.find(page); before != p.reached.end() && !write)
+    window = std::exchange(before->second, 1);
+  *oldest = Walk{page, page, window, p.faults, page};
   return *oldest;
+}
+
+// With the lock held: walks that began in [base, base + size) are
+// forgotten, so that memory allocated there later ramps up afresh.
+void forget_walks(uintptr_t base, size_t size) {
+  Pages& p = pages();
+  p.reached.erase(p.reached.lower_bound(base), p.reached.lower_bound(base + size));
 }
 
 // A clean page the device may have changed since it matched: device work
@@ -649,6 +674,7 @@ void unmap(uintptr_t base, size_t size) {
   std::lock_guard lock(p.mu);
   p.allocations.erase(base);
   forget_preferred(base, size);
+  forget_walks(base, size);
   std::vector<uintptr_t> empty;
   for_pages(base, size, [&](uintptr_t first, Span& s, size_t i, size_t count) {
     if (release_holds(s, first, i, count)) empty.push_back(first);

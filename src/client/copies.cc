@@ -140,7 +140,7 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
   protocol::Writer w;
   w.u64(device);
   w.u64(handle_id(stream));
-  w.u8(mode & protocol::kCopyAsync);
+  w.u8(mode & (protocol::kCopyAsync | protocol::kCopySettled));
   w.u64(size);
   w.u32(lanes);
   uint64_t id = 0;

@@ -34,6 +34,10 @@ int g_pipe[2] = {-1, -1};
 Resolver g_resolve = nullptr;
 Background g_background = nullptr;
 std::atomic<pid_t> g_service_tid{0};
+// The process the service thread runs in: a forked child has no such
+// thread, so its faults in managed memory are not served (never waited
+// on forever).
+std::atomic<pid_t> g_service_pid{0};
 
 // A fault on its way to the service thread; it lives on the faulting
 // thread's stack until `state` leaves kPending.
@@ -133,6 +137,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
   const bool in_managed = claimed(address);
   const bool ours = info->si_code == SEGV_ACCERR && in_managed &&
+                    getpid() == g_service_pid.load(std::memory_order_relaxed) &&
                     syscall(SYS_gettid) != g_service_tid.load(std::memory_order_relaxed);
   const bool served = ours && hand_over(address, is_write(context));
   errno = saved_errno;
@@ -167,6 +172,7 @@ void* serve(void*) {
 bool start(Resolver resolve, Background background) {
   g_resolve = resolve;
   g_background = background;
+  g_service_pid.store(getpid(), std::memory_order_relaxed);
   void* warm_up[1];
   backtrace(warm_up, 1);
   if (pipe2(g_pipe, O_CLOEXEC) != 0) {

@@ -26,12 +26,20 @@ constexpr size_t kLaneRun = 4u << 20;
 
 uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes::kSmallest) : 0; }
 
-// A copy on the legacy stream, ordered as page-push and page-pull are;
-// asked as async so that it does not report earlier one-way errors, which
-// stay latched for the program's next synchronizing call.
-CUresult lane_copy(Connection& conn, uint32_t op, const Range& r, uint32_t lanes) {
-  return over_lanes(conn, op, r.address, r.client_bytes(), r.size, nullptr, protocol::kCopyAsync,
-                    lanes, true);
+// A copy on the legacy stream, ordered as page-push and page-pull are. A
+// pull is asked as async so that it does not report earlier one-way
+// errors, which stay latched for the program's next synchronizing call. A
+// push is one-way and settled: the session finishes it before the next
+// request, so the bytes are in place for any later work, and the fault
+// service does not wait for it while the host writes on.
+CUresult lane_pull(Connection& conn, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, protocol::kOpMemcpyDtoHLanes, r.address, r.client_bytes(), r.size,
+                    nullptr, protocol::kCopyAsync, lanes, true);
+}
+
+bool lane_push(Connection& conn, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, protocol::kOpMemcpyHtoDLanes, r.address, r.client_bytes(), r.size,
+                    nullptr, protocol::kCopySettled, lanes, false) == CUDA_SUCCESS;
 }
 
 void push_frames(Connection& conn, const Range& r) {
@@ -88,11 +96,7 @@ bool read_asked(Connection& conn, std::vector<Asked>& asked) {
 void push(Connection& conn, std::span<const Range> ranges) {
   for (const Range& r : ranges) {
     coherence::count_traffic(r.size, 0);
-    // Waited for, so that the bytes are in place before any later request
-    // runs, as a page-push's synchronous copy is.
-    if (const uint32_t lanes = lanes_for(r.size);
-        lanes && lane_copy(conn, protocol::kOpMemcpyHtoDLanes, r, lanes) == CUDA_SUCCESS)
-      continue;
+    if (const uint32_t lanes = lanes_for(r.size); lanes && lane_push(conn, r, lanes)) continue;
     push_frames(conn, r);
   }
 }
@@ -105,7 +109,7 @@ bool pull(Connection& conn, std::span<const Range> ranges) {
     if (const uint32_t lanes = lanes_for(r.size)) {
       // The session answers what was asked before it comes to the lanes.
       ok &= read_asked(conn, asked);
-      ok &= succeeded(lane_copy(conn, protocol::kOpMemcpyDtoHLanes, r, lanes), "a lane pull", r);
+      ok &= succeeded(lane_pull(conn, r, lanes), "a lane pull", r);
       continue;
     }
     if (!ask(conn, r, asked)) return false;

@@ -24,6 +24,9 @@ namespace {
 Connection* g_connection = nullptr;  // the first server's; set once, never freed: used until exit
 std::vector<Connection*>* g_all = nullptr;  // every server's; never freed
 std::atomic<bool> g_open{false};
+// Set in a forked child: its connections are its parent's, so it has none
+// of its own, and its CUDA calls fail as in a child of NVIDIA's driver.
+std::atomic<bool> g_forked{false};
 std::vector<bool> g_locked_for_fork;  // only the forking thread touches it
 
 // One-way requests the connections hold back (outbox.h) leave at exit, and
@@ -42,6 +45,8 @@ void watch_process_events() {
       },
       [] {
         for (size_t i = 0; i < g_all->size(); ++i) (*g_all)[i]->after_fork(g_locked_for_fork[i], true);
+        g_forked.store(true, std::memory_order_relaxed);
+        g_open.store(false, std::memory_order_release);
       });
 }
 
@@ -168,6 +173,15 @@ CUresult open_session() {
   // NVML's stand-in may open the session before any driver entry point has
   // set up logging, which must never go to the program's stdout.
   pass_through();
+  if (g_forked.load(std::memory_order_relaxed)) {
+    static std::once_flag said;
+    std::call_once(said, [] {
+      spdlog::error("this process is a fork of one that used CUDA: its CUDA calls fail, as with "
+                    "NVIDIA's driver; fork before the first CUDA call, or start the child with "
+                    "exec (multiprocessing's 'spawn')");
+    });
+    return CUDA_ERROR_NOT_INITIALIZED;
+  }
   std::call_once(once, [] { result = connect_once(); });
   return result;
 }

@@ -105,6 +105,9 @@ enum CopyMode : uint8_t {
   kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
   kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
   kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
+  // memcpy-htod-lanes sent one-way: the session finishes the copy before
+  // its next request, as for a copy the client waits for (managed pages).
+  kCopySettled = 1 << 3,
 };
 
 // A batch memory operation node carries at most this many operations (the

@@ -42,11 +42,11 @@ CUresult refusal(Session& s, const Lanes::Copy& c, uint64_t stream_id, bool asyn
   return async ? refuse_capture(d, *stream, false) : CUDA_SUCCESS;
 }
 
-// u64 device address, u64 stream id, u8 mode (only kCopyAsync), u64 size,
-// u32 lanes. Every lane moves its stripes whatever the result, so that
-// the lanes stay in step with the requests. A synchronous copy runs on
-// the default stream, with its ordering; only one the client waits for
-// waits for its stream here.
+// u64 device address, u64 stream id, u8 mode (kCopyAsync, and kCopySettled
+// one-way), u64 size, u32 lanes. Every lane moves its stripes whatever the
+// result, so that the lanes stay in step with the requests. A synchronous
+// copy runs on the default stream, with its ordering; one the client waits
+// for, or a settled one, waits for its stream here.
 CUresult lane_copy(Session& s, Reader& in, bool to_device) {
   Lanes::Copy c{};
   c.to_device = to_device;
@@ -56,8 +56,9 @@ CUresult lane_copy(Session& s, Reader& in, bool to_device) {
   c.size = in.u64();
   c.lanes = in.u32();
   const bool one_way = s.request().flags & protocol::kOneWay;
-  if (!in.done() || (mode & ~protocol::kCopyAsync) || !c.lanes || c.lanes > s.lanes().count() ||
-      (one_way && !to_device))
+  const bool settled = mode & protocol::kCopySettled;
+  if (!in.done() || (mode & ~(protocol::kCopyAsync | protocol::kCopySettled)) || !c.lanes ||
+      c.lanes > s.lanes().count() || (one_way && !to_device) || (settled && !one_way))
     return kMalformed;
   const bool async = mode & protocol::kCopyAsync;
   void* stream = nullptr;
@@ -68,7 +69,8 @@ CUresult lane_copy(Session& s, Reader& in, bool to_device) {
   // The bytes crossed the lanes, not the session's connection.
   if (to_device) s.report().received(c.size);
   else s.report().sent(c.size);
-  if (rc == CUDA_SUCCESS && to_device && !one_way) rc = s.driver().cuStreamSynchronize(c.stream);
+  if (rc == CUDA_SUCCESS && to_device && (!one_way || settled))
+    rc = s.driver().cuStreamSynchronize(c.stream);
   return rc;
 }
 

@@ -9,12 +9,12 @@
 #include <thread>
 #include <vector>
 
+#include "lanes_opened.h"
 #include "primary_context_test.h"
 #include "protocol/ops.h"
 #include "shared_server.h"
 
 extern "C" int scuda_set_compression(const char* mode);
-extern "C" uint32_t scuda_lanes_open();
 extern "C" uint64_t scuda_lane_bytes();
 
 namespace {
@@ -40,11 +40,7 @@ class LanesTest : public scuda::test::PrimaryContextTest {
     PrimaryContextTest::SetUp();
     ASSERT_EQ(scuda_set_compression("off"), 0);
     ASSERT_EQ(cuMemAlloc(&dev_, kSize), CUDA_SUCCESS);
-    std::vector<uint8_t> zeros(kSize);
-    ASSERT_EQ(cuMemcpyHtoD(dev_, zeros.data(), kSize), CUDA_SUCCESS);
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!scuda_lanes_open() && std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(dev_, kSize));
     ASSERT_EQ(scuda_lanes_open(), 4u);  // SCUDA_LANES's default
   }
   void TearDown() override {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "lanes_opened.h"
 #include "primary_context_test.h"
 #include "shared_server.h"
 
@@ -349,6 +350,39 @@ TEST_F(ManagedTest, AShortSequentialReadMovesAboutWhatItRead) {
   const uint64_t pulled = traffic().pulled - before.pulled;
   EXPECT_GE(pulled, part * sizeof(unsigned));
   EXPECT_LE(pulled, bytes / 50);
+}
+
+// A second pass over a buffer starts with the window the first pass
+// reached, so it takes a few round trips instead of one per doubling.
+TEST_F(ManagedTest, ASecondSequentialPassStartsWithTheWindowTheFirstReached) {
+  const size_t bytes = 16u << 20, n = bytes / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  // With the lanes open, a window pulled whole is one reply to wait for.
+  CUdeviceptr dev = 0;
+  ASSERT_EQ(cuMemAlloc(&dev, bytes), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(dev, bytes));
+  EXPECT_EQ(cuMemFree(dev), CUDA_SUCCESS);
+  uint64_t waits[2] = {};
+  for (unsigned pass = 0; pass < 2; ++pass) {
+    fill(p, pass + 1, static_cast<int>(n));
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const uint64_t before = scuda_replies_awaited();
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += p[i];
+    waits[pass] = scuda_replies_awaited() - before;
+    EXPECT_EQ(sum, uint64_t{pass + 1} * n) << "pass " << pass;
+  }
+  EXPECT_GE(waits[0], 8u);  // one page, then doubling: a dozen faults
+  EXPECT_LE(waits[1], 3u) << "the first pass waited " << waits[0] << " times";
+  // A read that stops at its first page moves the remembered window once;
+  // the next starts from one page again.
+  for (unsigned check = 0; check < 2; ++check) {
+    fill(p, 7, static_cast<int>(n));
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const Traffic before = traffic();
+    EXPECT_EQ(p[0], 7u);
+    if (check == 1) EXPECT_EQ(traffic().pulled - before.pulled, kPage);
+  }
 }
 
 // A long sequential read has its next window pulled while it reads the
@@ -848,6 +882,18 @@ TEST_F(ManagedTest, RegistrationErrorsAreTheDrivers) {
   EXPECT_EQ(cuMemHostRegister(h.data(), h.size(), CU_MEMHOSTREGISTER_IOMEMORY),
             CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuMemHostRegister(h.data(), 0, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+// A forked child has no fault service: touching managed memory the host
+// does not hold ends it with the fault explained, instead of waiting
+// forever.
+TEST_F(ManagedTest, AForkedChildsManagedFaultEndsItInsteadOfHanging) {
+  const size_t n = kPage / sizeof(unsigned);
+  unsigned* p = managed<unsigned>(n);
+  fill(p, 6, static_cast<int>(n));
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);  // the host's page is invalid now
+  EXPECT_DEATH({ std::exit(static_cast<int>(p[0])); }, "a fault in managed memory could not be served");
+  EXPECT_EQ(p[0], 6u);  // the parent is served as before
 }
 
 TEST_F(ManagedTest, FaultsOutsideManagedMemoryStillKillTheProgram) {

@@ -150,6 +150,30 @@ TEST_F(OneWayTest, AForkedChildNeverResendsItsParentsLaunches) {
   EXPECT_EQ(count_of(fills_since(log_start_), params(0xf0f0)), 5u);
 }
 
+// A forked child shares its parent's connection, so it has no session of
+// its own: its CUDA calls fail, as in a child of NVIDIA's driver, and none
+// of them reaches the server in its parent's session.
+TEST_F(OneWayTest, AForkedChildsCudaCallsFailAndLeaveItsParentsSessionAlone) {
+  ASSERT_EQ(launch(0xc0c0), CUDA_SUCCESS);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const bool refused = cuCtxSynchronize() == CUDA_ERROR_NOT_INITIALIZED &&
+                         launch(0x0bad) == CUDA_ERROR_NOT_INITIALIZED &&
+                         cuInit(0) == CUDA_ERROR_NOT_INITIALIZED;
+    std::exit(refused ? 0 : 1);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  ASSERT_EQ(launch(0xc0c1), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const std::vector<std::string> fills = fills_since(log_start_);
+  EXPECT_EQ(count_of(fills, params(0x0bad)), 0u);
+  EXPECT_EQ(count_of(fills, params(0xc0c0)), 1u);
+  EXPECT_EQ(count_of(fills, params(0xc0c1)), 1u);
+}
+
 // A program that launches and returns from main without synchronizing: the
 // launch still reaches the server.
 TEST_F(OneWayTest, LaunchesHeldAtExitAreSent) {

@@ -652,12 +652,13 @@ Channel ask_for_lanes(Socket& sock, uint64_t request_id, uint32_t lanes) {
 }
 
 // A synchronous host-to-device copy of `size` bytes over `lanes` lanes, to
-// device address 0 (the bytes never reach a device).
-void write_lane_copy(Socket& sock, uint64_t request_id, uint64_t size, uint32_t lanes) {
+// device address 0 (the bytes never reach a device), with copy `mode` bits.
+void write_lane_copy(Socket& sock, uint64_t request_id, uint64_t size, uint32_t lanes,
+                     uint8_t mode = 0) {
   protocol::Writer w;
   w.u64(0);
   w.u64(0);
-  w.u8(0);
+  w.u8(mode);
   w.u64(size);
   w.u32(lanes);
   protocol::FrameHeader req;
@@ -679,17 +680,33 @@ void open_one_lane(ServerProcess& server, uint32_t wanted, OneLane* s) {
   ASSERT_EQ(join(s->lane, "", ask_for_lanes(s->main, 1, wanted)), kJoined);
 }
 
+// The session's answer to a lane copy it cannot take: an ERROR frame that
+// names the request malformed.
+void expect_malformed_lane_copy(Socket& main) {
+  protocol::Frame f;
+  std::string error;
+  ASSERT_EQ(protocol::read_frame(main, &f, &error), protocol::ReadStatus::kOk);
+  EXPECT_TRUE(f.header.flags & protocol::kError);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("malformed memcpy-htod-lanes"),
+            std::string::npos);
+}
+
 TEST(Session, LaneCopiesOverLanesThatNeverJoinedEndTheSession) {
   ServerProcess server;
   OneLane s;
   ASSERT_NO_FATAL_FAILURE(open_one_lane(server, 2, &s));
   write_lane_copy(s.main, 2, 1000, 2);
-  protocol::Frame f;
-  std::string error;
-  ASSERT_EQ(protocol::read_frame(s.main, &f, &error), protocol::ReadStatus::kOk);
-  EXPECT_TRUE(f.header.flags & protocol::kError);
-  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("malformed memcpy-htod-lanes"),
-            std::string::npos);
+  expect_malformed_lane_copy(s.main);
+}
+
+// A settled lane copy is finished by the session in place of the client's
+// wait: one the client waits for cannot be settled.
+TEST(Session, ASettledLaneCopyTheClientWaitsForIsMalformed) {
+  ServerProcess server;
+  OneLane s;
+  ASSERT_NO_FATAL_FAILURE(open_one_lane(server, 1, &s));
+  write_lane_copy(s.main, 2, 1000, 1, protocol::kCopySettled);
+  expect_malformed_lane_copy(s.main);
 }
 
 // A lane that breaks mid-copy closes every lane: the copy fails, with the
