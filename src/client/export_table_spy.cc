@@ -78,24 +78,34 @@ uint64_t spy_callback(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64
   return r;
 }
 
-// Calls the real slot first, before anything can touch the argument
-// registers; arguments past the sixth (on the stack) are not passed on.
+// Before a spied slot's call: logs what the arguments point to where asked,
+// and puts the call-back spy in place of cuFFT's function. Out of line, as
+// after_slot is, so that each of the many spy_slot instances stays a call.
+void before_slot(size_t t, size_t s, uint64_t* a) {
+  if (s == 7 && spied()[t].name == "6e163fbe") {
+    spdlog::info("spy 6e163fbe slot 7 before: {}:{} / {}:{}", describe(a[0]), dump(a[0]),
+                 describe(a[1]), dump(a[1]));
+    g_callback = reinterpret_cast<Slot>(a[2]);
+    a[2] = reinterpret_cast<uint64_t>(&spy_callback);
+  }
+  if (dumped_table(spied()[t].name))
+    for (int i = 0; i < 4; ++i) spdlog::info("spy   before {:#x}:{}", a[i], dump(a[i]));
+}
+
+void after_slot(size_t t, size_t s, const uint64_t* a, uint64_t r) {
+  spdlog::info("spy {} slot {} ({}, {}, {}, {}) = {:#x}", spied()[t].name, s, describe(a[0]),
+               describe(a[1]), describe(a[2]), describe(a[3]), r);
+  if (dumped_table(spied()[t].name))
+    for (int i = 0; i < 4; ++i) spdlog::info("spy   after {:#x}:{}", a[i], dump(a[i]));
+}
+
+// Arguments past the sixth (on the stack) are not passed on.
 template <size_t T, size_t S>
 uint64_t spy_slot(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
-  if (S == 7 && spied()[T].name == "6e163fbe") {
-    spdlog::info("spy 6e163fbe slot 7 before: {}:{} / {}:{}", describe(a0), dump(a0), describe(a1),
-                 dump(a1));
-    g_callback = reinterpret_cast<Slot>(a2);
-    a2 = reinterpret_cast<uint64_t>(&spy_callback);
-  }
-  const bool dumped = dumped_table(spied()[T].name);
-  if (dumped)
-    for (uint64_t a : {a0, a1, a2, a3}) spdlog::info("spy   before {:#x}:{}", a, dump(a));
-  const uint64_t r = spied()[T].real[S](a0, a1, a2, a3, a4, a5);
-  spdlog::info("spy {} slot {} ({}, {}, {}, {}) = {:#x}", spied()[T].name, S, describe(a0),
-               describe(a1), describe(a2), describe(a3), r);
-  if (dumped)
-    for (uint64_t a : {a0, a1, a2, a3}) spdlog::info("spy   after {:#x}:{}", a, dump(a));
+  uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
+  before_slot(T, S, a);
+  const uint64_t r = spied()[T].real[S](a[0], a[1], a[2], a[3], a[4], a[5]);
+  after_slot(T, S, a, r);
   return r;
 }
 
