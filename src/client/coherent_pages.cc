@@ -331,6 +331,13 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
 // the window a walk from there reached before (a read), or one page. A store that
 // continues a walk leaves the walk's last run finished: it is pushed in
 // the background (push_finished).
+// With the lock held: `w`'s origin is remembered with `window`.
+void remember_reach(const Walk& w, size_t window) {
+  Pages& p = pages();
+  if (p.reached.size() >= kOrigins && !p.reached.count(w.origin)) p.reached.clear();
+  p.reached[w.origin] = window;
+}
+
 Walk& walk_for(uintptr_t page, bool write) {
   Pages& p = pages();
   ++p.faults;
@@ -339,8 +346,7 @@ Walk& walk_for(uintptr_t page, bool write) {
     if (w.sequel == page && w.sequel != 0) {
       w.window = std::min(w.window * 2, kMaxWindow);
       w.last = p.faults;
-      if (p.reached.size() >= kOrigins && !p.reached.count(w.origin)) p.reached.clear();
-      p.reached[w.origin] = w.window;
+      remember_reach(w, w.window);
       if (write) p.finished.push_back({w.start, page - w.start});
       return w;
     }
@@ -441,6 +447,11 @@ bool resolve(uintptr_t address, bool write) {
          (valid ? s.state[i + count] == kClean || s.state[i + count] == kZeroed
                 : s.state[i + count] < kZeroed))
     ++count;
+  // A window that takes the rest of the span may have been read whole or
+  // not at all: half of it is remembered, so a read of the whole buffer
+  // starts the next time with two faults at most, and a read that stops at
+  // once halves it and then, short of the end, forgets it.
+  if (i + count == s.pages) remember_reach(walk, std::max<size_t>(walk.window / 2, 1));
   if (!valid) bring_in(*conn, it->first, s, i, count);
   if (write) make_writable(*conn, it->first, s, i, count);
   walk.start = page;
