@@ -123,9 +123,21 @@ if SCUDA_SLURM_POOL=$work/twice.conf "$scuda_slurm" check 2>"$work/twice.err"; t
 fi
 grep -q "server ${servers[0]} twice" "$work/twice.err" || fail "check said: $(cat "$work/twice.err")"
 
-ports=$(python3 -c 'import socket
-for _ in range(2):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+# Below the kernel's ephemeral range (32768 up), so that no server of
+# another test, listening on port 0, takes one between this check and the
+# daemons' start.
+ports=$(python3 -c 'import random, socket
+found = []
+while len(found) < 2:
+    port = random.randrange(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        found += [port] if port not in found else []
+    except OSError:
+        pass
+    s.close()
+print(*found, sep="\n")')
 read -r -d '' ctld_port slurmd_port <<<"$ports" || true
 cat >"$work/etc/slurm.conf" <<EOF
 ClusterName=scudatest
