@@ -326,11 +326,6 @@ void bring_in(Connection& conn, uintptr_t base, Span& s, size_t i, size_t count)
   if (!fetched.empty()) pull(conn, fetched);
 }
 
-// With the lock held: the walk a fault at `page` continues, its window
-// doubled; else the least recently moved walk, restarted at `page` with
-// the window a walk from there reached before (a read), or one page. A store that
-// continues a walk leaves the walk's last run finished: it is pushed in
-// the background (push_finished).
 // With the lock held: `w`'s origin is remembered with `window`.
 void remember_reach(const Walk& w, size_t window) {
   Pages& p = pages();
@@ -338,6 +333,11 @@ void remember_reach(const Walk& w, size_t window) {
   p.reached[w.origin] = window;
 }
 
+// With the lock held: the walk a fault at `page` continues, its window
+// doubled; else the least recently moved walk, restarted at `page` with
+// the window a walk from there reached before (a read), or one page. A
+// store that continues a walk leaves the walk's last run finished: it is
+// pushed in the background (push_finished).
 Walk& walk_for(uintptr_t page, bool write) {
   Pages& p = pages();
   ++p.faults;

@@ -154,7 +154,6 @@ bool waits_only(uint32_t op) {
   return false;
 }
 
-// With the connection's lock held, before `op` is sent.
 // Requests that enqueue or order work but write no memory the host mirrors:
 // frees, stream-ordered allocation, events and stream waits. Sent between a
 // host write and the next, they leave the host's managed pages valid.
@@ -181,6 +180,7 @@ bool writes_no_memory(uint32_t op) {
   return false;
 }
 
+// With the connection's lock held, before `op` is sent.
 void before_sending(Connection& conn, uint32_t op, const protocol::Writer& request) {
   const bool device_work = may_start_device_work(op);
   std::optional<coherence::NoManagedWrites> confined;
