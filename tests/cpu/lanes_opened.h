@@ -15,8 +15,8 @@ extern "C" uint32_t scuda_lanes_open();
 
 namespace scuda::test {
 
-// Copies `size` zero bytes (at least 16 MiB: the size that opens lanes) into
-// `dev`, then waits up to 10 s for the lanes; fails the test if none opened.
+// Copies `size` zero bytes into `dev` (a copy large enough opens the lanes),
+// then waits up to 10 s for the lanes; fails the test if none opened.
 inline void open_lanes(CUdeviceptr dev, size_t size) {
   std::vector<uint8_t> zeros(size);
   ASSERT_EQ(cuMemcpyHtoD(dev, zeros.data(), size), CUDA_SUCCESS);

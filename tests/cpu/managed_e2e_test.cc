@@ -382,7 +382,9 @@ TEST_F(ManagedTest, ASecondSequentialPassStartsWithTheWindowTheFirstReached) {
     ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
     const Traffic before = traffic();
     EXPECT_EQ(p[0], 7u);
-    if (check == 1) EXPECT_EQ(traffic().pulled - before.pulled, kPage);
+    if (check == 1) {
+      EXPECT_EQ(traffic().pulled - before.pulled, kPage);
+    }
   }
 }
 

@@ -7,7 +7,6 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -15,13 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "lanes_opened.h"
 #include "protocol/ops.h"
 #include "device_checks.h"
 #include "server_process.h"
 
 extern "C" uint64_t scuda_replies_awaited();
 extern "C" int scuda_set_compression(const char* mode);
-extern "C" uint32_t scuda_lanes_open();
 extern "C" uint64_t scuda_lane_bytes();
 
 namespace {
@@ -220,11 +219,7 @@ TEST_F(MultiGpuTest, LargeCopiesOnTheSecondDeviceCrossTheLanes) {
   ASSERT_EQ(cuCtxSetCurrent(ctx_[1]), CUDA_SUCCESS);
   CUdeviceptr p = 0;
   ASSERT_EQ(cuMemAlloc(&p, size), CUDA_SUCCESS);
-  std::vector<uint8_t> zeros(size);
-  ASSERT_EQ(cuMemcpyHtoD(p, zeros.data(), size), CUDA_SUCCESS);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!scuda_lanes_open() && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(p, size));
   ASSERT_GT(scuda_lanes_open(), 1u);
   const std::vector<uint8_t> data = pattern(size, 11);
   const uint64_t before = scuda_lane_bytes();

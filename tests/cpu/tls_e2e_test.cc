@@ -8,19 +8,17 @@
 #include <stdlib.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "primary_context_test.h"
+#include "lanes_opened.h"
 #include "protocol/ops.h"
 #include "server_process.h"
 
 extern "C" int scuda_set_compression(const char* mode);
-extern "C" uint32_t scuda_lanes_open();
 extern "C" uint64_t scuda_lane_bytes();
 
 namespace scuda::test {
@@ -99,11 +97,7 @@ TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
   const size_t size = 9 * protocol::kLaneStripe + 4321;
   CUdeviceptr dev = 0;
   ASSERT_EQ(cuMemAlloc(&dev, size), CUDA_SUCCESS);
-  std::vector<uint8_t> zeros(size);
-  ASSERT_EQ(cuMemcpyHtoD(dev, zeros.data(), size), CUDA_SUCCESS);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!scuda_lanes_open() && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(dev, size));
   ASSERT_EQ(scuda_lanes_open(), 4u);
   const std::vector<uint8_t> data = random_bytes(size);
   const uint64_t before = scuda_lane_bytes();
