@@ -183,6 +183,8 @@ if [ -z "${SCUDA_SUITES:-}" ] || [[ " ${SCUDA_SUITES//,/ } " == *" samples "* ]]
     [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null && sd="$sd (server died)"
     echo "native $nv ${ns}s: $nd"
     echo "scuda  $sv ${ss}s: $sd"
+    sed -n 's/^# /native # /p' "$logs/sample_$s.native.out"
+    sed -n 's/^# /scuda  # /p' "$logs/sample_$s.scuda.out"
     printf 'program\tsample_%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$nv" "$sv" "$ns" "$ss" \
       "$(echo "$nd" | clean)" "$(echo "$sd" | clean)" >>"$rows"
     if diff <(grep -av '^# ' "$logs/sample_$s.native.out") <(grep -av '^# ' "$logs/sample_$s.scuda.out") \

@@ -3,6 +3,7 @@
 // and the kernel runs again on the same pointers.
 #define NAME "managed_vector_add"
 #include "check.h"
+#include "elapsed.h"
 
 __global__ void add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -25,6 +26,7 @@ int main() {
   CK(cudaMallocManaged(&a, n * sizeof(float)));
   CK(cudaMallocManaged(&b, n * sizeof(float)));
   CK(cudaMallocManaged(&c, n * sizeof(float)));
+  const Stopwatch work;  // from the host's first write to its last check
   for (int i = 0; i < n; ++i) a[i] = 0.5f * i, b[i] = 2.0f * (i % 1000);
   int wrong = 0;
   for (int round = 1; round <= 2; ++round) {
@@ -36,6 +38,7 @@ int main() {
     printf("round %d: sum %.1f\n", round, sum);
     for (int i = 0; i < n; i += 3) b[i] = -b[i];
   }
+  printf("# work ms %.1f\n", work.ms());
   CK(cudaFree(a));
   CK(cudaFree(b));
   CK(cudaFree(c));
