@@ -5,8 +5,13 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 # Tests on, whatever an earlier build (scripts/quickstart.sh) left in the
 # cache; the binaries standalone, as users get them (fmt and spdlog
-# compiled in once); and no tests at all is a failure, not a pass.
-scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_STANDALONE=ON
+# compiled in once); line tables (-g1) rather than full debug information,
+# which is a sixth of each file's compile time and not needed for a failing
+# test's stack; and no tests at all is a failure, not a pass.
+scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_STANDALONE=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)"
-# Every decoder of network bytes under libFuzzer for a short while.
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
+# Every decoder of network bytes under libFuzzer for a short while, built
+# unoptimised: this run checks the harnesses, a long one (fuzz/README.md)
+# searches.
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_OPT=${FUZZ_OPT:--O0 -gline-tables-only} scripts/fuzz.sh
