@@ -1,4 +1,4 @@
-// Host faults on pages the client keeps protected (coherent_pages.cc). The
+// Host faults on pages the client keeps protected (page_faults.h serves them). The
 // SIGSEGV handler does only async-signal-safe work: it hands the address to a
 // service thread through a pipe and sleeps on a futex until the thread has
 // made the page accessible (it may take locks and talk to the server). Faults

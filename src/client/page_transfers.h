@@ -1,4 +1,4 @@
-// The transport under coherent_pages.cc: runs of managed pages between the
+// The transport under page_moves.cc: runs of managed pages between the
 // client's host copy and the device's, in large frames on the connection
 // (ops 300 and 301) or, for runs the lanes gain on, over the lanes. Every
 // transfer is ordered with the requests around it, as a synchronous copy on
