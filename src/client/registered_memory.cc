@@ -33,7 +33,6 @@
 #include "protocol/ops.h"
 
 namespace scuda::client::registered {
-
 namespace {
 
 using protocol::kChunkSize;
