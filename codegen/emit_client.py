@@ -11,8 +11,8 @@ PREAMBLE = HEADER + """#include <cuda.h>
 
 #include <vector>
 
-#include "client/host_memory.h"
-#include "client/route.h"
+#include "client/memory/host_memory.h"
+#include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client_gen.h"
 #include "forward.h"

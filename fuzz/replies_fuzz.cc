@@ -22,12 +22,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/callback_channel.h"
-#include "client/connection.h"
-#include "client/held_images.h"
-#include "client/kernel_arguments.h"
-#include "client/layouts.h"
-#include "client/registered_memory.h"
+#include "client/transport/callback_channel.h"
+#include "client/transport/connection.h"
+#include "client/modules/held_images.h"
+#include "client/kernels/kernel_arguments.h"
+#include "client/kernels/layouts.h"
+#include "client/memory/registered_memory.h"
 #include "client_gen.h"
 #include "common/socket.h"
 #include "protocol/frame_io.h"

@@ -1,7 +1,7 @@
 // cuInit opens the session with the server; the driver version is the
 // server's, since that is the driver doing the work.
 #include "client/runtime.h"
-#include "client/session.h"
+#include "client/transport/session.h"
 
 extern "C" {
 

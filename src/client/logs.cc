@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/callback_channel.h"
+#include "client/transport/callback_channel.h"
 #include "client/program_files.h"
 #include "client/runtime.h"
 #include "protocol/ops.h"

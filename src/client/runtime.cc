@@ -10,12 +10,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/coherent_pages.h"
-#include "client/context.h"
-#include "client/route.h"
-#include "client/session.h"
+#include "client/managed/coherent_pages.h"
+#include "client/contexts/context.h"
+#include "client/pools/route.h"
+#include "client/transport/session.h"
 #include "client/stats.h"
-#include "client/work_epoch.h"
+#include "client/streams/work_epoch.h"
 #include "common/config.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "client/connection.h"
+#include "client/transport/connection.h"
 #include "common/driver_table.h"
 #include "protocol/codec.h"
 

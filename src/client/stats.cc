@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "client/connection.h"
-#include "client/session.h"
+#include "client/transport/connection.h"
+#include "client/transport/session.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::stats {

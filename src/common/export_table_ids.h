@@ -1,6 +1,6 @@
 // The UUIDs of the driver's undocumented function tables (cuGetExportTable)
 // that scuda serves or calls: the client serves them to cudart and the
-// libraries (client/export_tables.h), and the session calls the driver's
+// libraries (client/dark_api/export_tables.h), and the session calls the driver's
 // cudart table where a documented call would do more than asked
 // (server/context_ops.cc).
 #pragma once

@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/remote_call.h"
+#include "client/transport/remote_call.h"
 #include "common/config.h"
 
 namespace scuda::nvml {

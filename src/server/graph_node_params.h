@@ -1,4 +1,4 @@
-// Graph node parameters as the client sends them (client/graph_node_params.h):
+// Graph node parameters as the client sends them (client/graphs/graph_node_params.h):
 // decoded, their handles resolved, their pointers set to buffers owned here.
 // Only node types whose every field can be checked are accepted: a host
 // node's function pointer, or a copy naming host memory, would reach into

@@ -1,6 +1,6 @@
 // The session's sign of life while it serves a request: a client waiting
 // for a reply that hears nothing for long takes the server for lost
-// (client/connection.h, server_silence_limit), so a request that keeps the
+// (client/transport/connection.h, server_silence_limit), so a request that keeps the
 // session busy (a long synchronize, a JIT compile) must not look like a
 // frozen server. A thread sends an empty output frame, which clients skip,
 // every period while a request is being served and its reply has not begun.

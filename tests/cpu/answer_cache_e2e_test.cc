@@ -1,4 +1,4 @@
-// Answers kept across runs (client/answer_cache.h), end to end: client
+// Answers kept across runs (client/modules/answer_cache.h), end to end: client
 // processes of their own (module_load_tool answers) against a real server,
 // sharing a cache directory. What a run waited for is its count of replies
 // awaited after each step: lookups, launches, occupancy questions.

@@ -1,5 +1,5 @@
 // The client's allocator of device addresses, on its own.
-#include "client/device_addresses.h"
+#include "client/memory/device_addresses.h"
 
 #include <gtest/gtest.h>
 

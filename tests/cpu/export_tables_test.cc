@@ -1,4 +1,4 @@
-#include "client/export_tables.h"
+#include "client/dark_api/export_tables.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/context_storage.h"
-#include "client/export_table_spy.h"
+#include "client/dark_api/context_storage.h"
+#include "client/dark_api/export_table_spy.h"
 
 namespace scuda::client {
 namespace {

@@ -1,4 +1,4 @@
-#include "client/integrity_check.h"
+#include "client/dark_api/integrity_check.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Several servers, one list of devices (src/client/servers.h): a client
+// Several servers, one list of devices (src/client/pools/servers.h): a client
 // given two servers on the driver double, the first with two devices of
 // 16 GiB and the second with one of 8 GiB, sees three devices, and each
 // call reaches the server of the device, context, stream or memory it names.

@@ -1,5 +1,5 @@
 // The client's carving of small allocations from chunks, on its own.
-#include "client/small_allocations.h"
+#include "client/memory/small_allocations.h"
 
 #include <gtest/gtest.h>
 

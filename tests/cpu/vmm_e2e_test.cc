@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/remote_call.h"
+#include "client/transport/remote_call.h"
 #include "device_checks.h"
 #include "primary_context_test.h"
 #include "protocol/codec.h"

@@ -157,7 +157,7 @@ def test_every_local_and_custom_name_exists(gen):
 
 
 def test_every_function_naming_a_library_is_hand_written(gen):
-    """Library loads do not wait (src/client/library_loads.cc), so whatever
+    """Library loads do not wait (src/client/modules/library_loads.cc), so whatever
     names a library calls library_ready first: no generated stub may."""
     rows = re.findall(r"^SCUDA_DRIVER_FN\((\w+), \(([^)]*)\)",
                       (gen / "driver_api.inc").read_text(), re.M)

@@ -1,0 +1,94 @@
+#include "client/contexts/async_notifications.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "client/transport/callback_channel.h"
+#include "client/runtime.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+namespace {
+
+struct Registered {
+  std::mutex mu;
+  std::map<uint64_t, std::pair<CUasyncCallback, void*>> by_id;
+};
+
+Registered& registered() {
+  static Registered* r = new Registered;  // never freed: the channel's thread uses it until exit
+  return *r;
+}
+
+void forget(uint64_t id) {
+  std::lock_guard lock(registered().mu);
+  registered().by_id.erase(id);
+}
+
+// u32 device, u64 proposed handle id -> u64 the handle's id. The callback
+// is known here before the request, since the driver may notify at once.
+CUresult register_callback(CUdevice device, CUasyncCallback fn, void* data,
+                           CUasyncCallbackHandle* out) {
+  if (!fn || !out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult rc = scuda::client::open_callback_channel(); rc != CUDA_SUCCESS) return rc;
+  const uint64_t id = scuda::client::new_handle_id();
+  {
+    std::lock_guard lock(registered().mu);
+    registered().by_id[id] = {fn, data};
+  }
+  scuda::protocol::Writer w;
+  w.u32(static_cast<uint32_t>(device));
+  w.u64(id);
+  std::vector<uint8_t> reply;
+  CUresult rc = scuda::client::call(scuda::protocol::kOpAsyncNotificationRegister, w, &reply);
+  scuda::protocol::Reader r(reply);
+  if (rc == CUDA_SUCCESS && (r.u64() != id || !r.done()))
+    rc = scuda::client::bad_reply("cuDeviceRegisterAsyncNotification");
+  if (rc != CUDA_SUCCESS) {
+    forget(id);
+    return rc;
+  }
+  *out = scuda::client::handle_from_id<CUasyncCallbackHandle>(id);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+namespace scuda::client {
+
+bool run_async_notification(uint64_t id, const CUasyncNotificationInfo& info) {
+  std::pair<CUasyncCallback, void*> callback;
+  {
+    std::lock_guard lock(registered().mu);
+    auto it = registered().by_id.find(id);
+    if (it == registered().by_id.end()) return false;
+    callback = it->second;
+  }
+  CUasyncNotificationInfo copy = info;  // the callback gets a writable struct
+  callback.first(&copy, callback.second, handle_from_id<CUasyncCallbackHandle>(id));
+  return true;
+}
+
+}  // namespace scuda::client
+
+extern "C" {
+
+CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
+                                                   void* userData,
+                                                   CUasyncCallbackHandle* callback) {
+  SCUDA_PASSTHROUGH(cuDeviceRegisterAsyncNotification, device, callbackFunc, userData, callback);
+  return register_callback(device, callbackFunc, userData, callback);
+}
+
+// Once the driver has dropped the stand-in, no notification names the id.
+CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice device,
+                                                     CUasyncCallbackHandle callback) {
+  SCUDA_PASSTHROUGH(cuDeviceUnregisterAsyncNotification, device, callback);
+  const CUresult rc = scuda::client::forward::cuDeviceUnregisterAsyncNotification(device, callback);
+  if (rc == CUDA_SUCCESS) forget(scuda::client::handle_id(callback));
+  return rc;
+}
+
+}  // extern "C"

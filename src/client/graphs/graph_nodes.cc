@@ -1,0 +1,378 @@
+// Graph nodes whose parameters hold pointers: added, set and read through
+// the graph ops (graph_node_params.h encodes them). The typed entry points
+// become the generic node calls, as the driver documents them to be.
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/graphs/graph_node_params.h"
+#include "client/streams/host_callbacks.h"
+#include "client/kernels/layouts.h"
+#include "client/modules/lookups.h"
+#include "client/memory/memory.h"
+#include "client/runtime.h"
+#include "client_gen.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+using protocol::Reader;
+using protocol::Writer;
+
+// What the driver would own for a node, valid while the node lives: the
+// kernel arguments a get returned, a conditional node's body graphs.
+struct NodeStorage {
+  std::string args;
+  std::vector<void*> pointers;
+  size_t args_size = 0;
+  void* extra[5] = {};
+  std::vector<CUgraph> bodies;
+  std::vector<CUmemAccessDesc> access;  // a memory allocation node's, as last read
+  std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's, as last read
+};
+
+// A node is accessible from at most this many devices' worth of descriptors.
+constexpr uint64_t kMaxAccessDescs = 1024;
+
+struct Storage {
+  std::mutex mu;
+  std::unordered_map<uint64_t, NodeStorage> by_node;
+};
+
+Storage& storage() {
+  static Storage* s = new Storage;  // never freed: used until exit
+  return *s;
+}
+
+// Reads the outputs of an add: a conditional node's bodies, an allocation's address.
+CUresult read_added(Reader& r, uint64_t node, CUgraphNodeParams* p, size_t bodies) {
+  if (p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    std::lock_guard lock(storage().mu);
+    std::vector<CUgraph>& out = storage().by_node[node].bodies;
+    out.resize(bodies);
+    for (CUgraph& g : out) g = handle_from_id<CUgraph>(r.u64());
+    p->conditional.phGraph_out = out.data();
+  }
+  if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+    p->alloc.dptr = r.u64();
+    if (r.ok()) note_allocation(p->alloc.dptr, p->alloc.bytesize);
+  }
+  return gen::finish(r, "cuGraphAddNode");
+}
+
+CUresult add_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                  const CUgraphEdgeData* edges, size_t count, CUgraphNodeParams* p) {
+  if (!node || !p || (count && !deps)) return CUDA_ERROR_INVALID_VALUE;
+  Writer w;
+  w.u64(handle_id(graph));
+  const uint64_t proposed = new_handle_id();
+  w.u64(proposed);
+  gen::put_in_handles(w, deps, count);
+  gen::put_in_items(w, edges, count);
+  std::vector<uint64_t> bodies;
+  if (CUresult rc = write_node_params(w, *p, true, &bodies); rc != CUDA_SUCCESS) return rc;
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpGraphAddNode, w, &reply); rc != CUDA_SUCCESS) return rc;
+  Reader r(reply);
+  const uint64_t id = r.u64();
+  *node = handle_from_id<CUgraphNode>(id);
+  return read_added(r, id, p, bodies.size());
+}
+
+// exec 0: a node of a graph; else the node's copy in that executable graph.
+CUresult set_params(CUgraphExec exec, CUgraphNode node, const CUgraphNodeParams* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Writer w;
+  if (exec) w.u64(handle_id(exec));
+  w.u64(handle_id(node));
+  if (CUresult rc = write_node_params(w, *p, false, nullptr); rc != CUDA_SUCCESS) return rc;
+  std::vector<uint8_t> reply;
+  const uint32_t op = exec ? protocol::kOpGraphExecNodeSetParams : protocol::kOpGraphNodeSetParams;
+  if (CUresult rc = call(op, w, &reply); rc != CUDA_SUCCESS) return rc;
+  Reader r(reply);
+  return gen::finish(r, "cuGraphNodeSetParams");
+}
+
+// Points the returned parameters at arguments kept for the node: one
+// pointer per parameter when the layout is known, else the buffer.
+void expose_arguments(uint64_t node, std::string args, const Layout& layout,
+                      CUDA_KERNEL_NODE_PARAMS* k) {
+  std::lock_guard lock(storage().mu);
+  NodeStorage& s = storage().by_node[node];
+  s.args = std::move(args);
+  s.args_size = s.args.size();
+  s.pointers.clear();
+  for (const protocol::ParamSlot& slot : layout)
+    s.pointers.push_back(slot.offset + slot.size <= s.args.size() ? s.args.data() + slot.offset
+                                                                  : nullptr);
+  if (!layout.empty()) {
+    k->kernelParams = s.pointers.data();
+    return;
+  }
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, s.args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &s.args_size, CU_LAUNCH_PARAM_END};
+  std::memcpy(s.extra, extra, sizeof extra);
+  k->extra = s.args.empty() ? nullptr : s.extra;
+}
+
+// The server names the function (binding one new to the session to the id
+// proposed here) and sends the layout it packed the arguments by.
+CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
+  if (!k) return CUDA_ERROR_INVALID_VALUE;
+  Writer w;
+  w.u64(handle_id(node));
+  w.u64(new_handle_id());
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpGraphKernelNodeGetParams, w, &reply); rc != CUDA_SUCCESS)
+    return rc;
+  Reader r(reply);
+  *k = r.get<CUDA_KERNEL_NODE_PARAMS>();
+  std::string args(r.blob());
+  Layout layout;
+  if (!read_layout(r, &layout)) return bad_reply("cuGraphKernelNodeGetParams");
+  const std::string_view name = r.blob();
+  if (!r.done()) return bad_reply("cuGraphKernelNodeGetParams");
+  if (k->func) note_function_name(handle_id(k->func), name);
+  if (k->func && !find_layout(handle_id(k->func)))
+    note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));
+  spdlog::trace("kernel node {}: function {:#x} ({}), kernel {:#x}, context {:#x}, {} parameters "
+                "in {} bytes", static_cast<void*>(node), handle_id(k->func), name,
+                handle_id(k->kern), handle_id(k->ctx), layout.size(), args.size());
+  expose_arguments(handle_id(node), std::move(args), layout, k);
+  return CUDA_SUCCESS;
+}
+
+// Asks `op` for a node's parameters: P by value, then a u64 count and that
+// many T, which the client keeps with the node (in `kept`), since the
+// pointer the program gets must stay valid as the driver's would.
+template <class P, class T>
+CUresult get_with_array(uint32_t op, const char* name, CUgraphNode node,
+                        std::vector<T> NodeStorage::*kept, uint64_t max, P* params, T** items,
+                        uint64_t* count) {
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  Writer w;
+  w.u64(handle_id(node));
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(op, w, &reply); rc != CUDA_SUCCESS) return rc;
+  Reader r(reply);
+  *params = r.get<P>();
+  *count = r.u64();
+  const uint8_t* bytes = *count <= max ? r.take(*count * sizeof(T)) : nullptr;
+  if (!bytes || !r.done()) return bad_reply(name);
+  std::lock_guard lock(storage().mu);
+  std::vector<T>& v = storage().by_node[handle_id(node)].*kept;
+  v.resize(*count);
+  std::memcpy(v.data(), bytes, *count * sizeof(T));
+  *items = v.data();
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_alloc_get_params(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  CUmemAccessDesc* descs = nullptr;
+  uint64_t count = 0;
+  if (CUresult rc = get_with_array(protocol::kOpGraphMemAllocNodeGetParams,
+                                   "cuGraphMemAllocNodeGetParams", node, &NodeStorage::access,
+                                   kMaxAccessDescs, params ? &p : nullptr, &descs, &count);
+      rc != CUDA_SUCCESS)
+    return rc;
+  p.accessDescs = descs;
+  p.accessDescCount = count;
+  *params = p;
+  return CUDA_SUCCESS;
+}
+
+// The server's context comes back as the client's id for it.
+CUresult batch_mem_op_get_params(CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS p{};
+  CUstreamBatchMemOpParams* ops = nullptr;
+  uint64_t count = 0;
+  if (CUresult rc = get_with_array(protocol::kOpGraphBatchMemOpNodeGetParams,
+                                   "cuGraphBatchMemOpNodeGetParams", node, &NodeStorage::mem_ops,
+                                   protocol::kMaxBatchMemOps, params ? &p : nullptr, &ops, &count);
+      rc != CUDA_SUCCESS)
+    return rc;
+  p.paramArray = ops;
+  p.count = static_cast<unsigned>(count);
+  *params = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult add_typed(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t count,
+                   CUgraphNodeParams p) {
+  return add_node(node, graph, deps, nullptr, count, &p);
+}
+
+// A typed set: `exec` null for a graph's node, else the executable graph's.
+template <class Params, class Make>
+CUresult set_typed(CUgraphExec exec, bool exec_call, CUgraphNode node, const Params* params,
+                   Make make) {
+  if (!params || (exec_call && !exec)) return CUDA_ERROR_INVALID_VALUE;
+  const CUgraphNodeParams p = make(*params);
+  return set_params(exec, node, &p);
+}
+
+CUresult add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t count,
+                   CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v2));
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  std::memcpy(&p.alloc, params, sizeof *params);
+  const CUresult rc = add_node(node, graph, deps, nullptr, count, &p);
+  if (rc == CUDA_SUCCESS) params->dptr = p.alloc.dptr;
+  return rc;
+}
+
+}  // namespace
+
+}  // namespace scuda::client
+
+using namespace scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                   const CUgraphEdgeData* edges, size_t count,
+                                   CUgraphNodeParams* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddNode_v2, node, graph, deps, edges, count, params);
+  return add_node(node, graph, deps, edges, count, params);
+}
+
+CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* params) {
+  SCUDA_PASSTHROUGH(cuGraphNodeSetParams, node, params);
+  return set_params(nullptr, node, params);
+}
+
+CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                          CUgraphNodeParams* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecNodeSetParams, exec, node, params);
+  if (!exec) return CUDA_ERROR_INVALID_VALUE;
+  return set_params(exec, node, params);
+}
+
+CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                         size_t count, const CUDA_KERNEL_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddKernelNode_v2, node, graph, deps, count, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, kernel_node(*params));
+}
+
+CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode node,
+                                               const CUDA_KERNEL_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphKernelNodeSetParams_v2, node, params);
+  return set_typed(nullptr, false, node, params, kernel_node);
+}
+
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node,
+                                                   const CUDA_KERNEL_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecKernelNodeSetParams_v2, exec, node, params);
+  return set_typed(exec, true, node, params, kernel_node);
+}
+
+CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphKernelNodeGetParams_v2, node, params);
+  return kernel_get_params(node, params);
+}
+
+CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                      size_t count, const CUDA_MEMCPY3D* copy, CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuGraphAddMemcpyNode, node, graph, deps, count, copy, ctx);
+  if (!copy) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, memcpy_node(*copy, ctx));
+}
+
+CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode node, const CUDA_MEMCPY3D* copy) {
+  SCUDA_PASSTHROUGH(cuGraphMemcpyNodeSetParams, node, copy);
+  return set_typed(nullptr, false, node, copy,
+                   [](const CUDA_MEMCPY3D& c) { return memcpy_node(c, nullptr); });
+}
+
+CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_MEMCPY3D* copy, CUcontext ctx) {
+  SCUDA_PASSTHROUGH(cuGraphExecMemcpyNodeSetParams, exec, node, copy, ctx);
+  return set_typed(exec, true, node, copy,
+                   [ctx](const CUDA_MEMCPY3D& c) { return memcpy_node(c, ctx); });
+}
+
+CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                    size_t count, const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddHostNode, node, graph, deps, count, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, host_node(*params));
+}
+
+CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphHostNodeSetParams, node, params);
+  return set_typed(nullptr, false, node, params, host_node);
+}
+
+// The server's node runs a stand-in with the callback's id as its data; the
+// program gets back the function and data it gave.
+CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphHostNodeGetParams, node, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_HOST_NODE_PARAMS remote{};
+  if (CUresult rc = forward::cuGraphHostNodeGetParams(node, &remote); rc != CUDA_SUCCESS)
+    return rc;
+  CUhostFn fn = nullptr;
+  void* data = nullptr;
+  if (!host_function_of(reinterpret_cast<uintptr_t>(remote.userData), &fn, &data))
+    return bad_reply("cuGraphHostNodeGetParams");
+  params->fn = fn;
+  params->userData = data;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                              const CUDA_HOST_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecHostNodeSetParams, exec, node, params);
+  return set_typed(exec, true, node, params, host_node);
+}
+
+CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode node,
+                                              CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphMemAllocNodeGetParams, node, params);
+  return mem_alloc_get_params(node, params);
+}
+
+CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                        size_t count, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddMemAllocNode, node, graph, deps, count, params);
+  return add_alloc(node, graph, deps, count, params);
+}
+
+CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode* node, CUgraph graph,
+                                          const CUgraphNode* deps, size_t count,
+                                          const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphAddBatchMemOpNode, node, graph, deps, count, params);
+  if (!params) return CUDA_ERROR_INVALID_VALUE;
+  return add_typed(node, graph, deps, count, batch_mem_op_node(*params));
+}
+
+CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode node,
+                                                const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeSetParams, node, params);
+  return set_typed(nullptr, false, node, params, batch_mem_op_node);
+}
+
+CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                    const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphExecBatchMemOpNodeSetParams, exec, node, params);
+  return set_typed(exec, true, node, params, batch_mem_op_node);
+}
+
+CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode node,
+                                                CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeGetParams, node, params);
+  return batch_mem_op_get_params(node, params);
+}
+
+}  // extern "C"

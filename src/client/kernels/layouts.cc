@@ -1,0 +1,79 @@
+#include "client/kernels/layouts.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "client/kernels/descriptions.h"
+#include "client/runtime.h"
+
+namespace scuda::client {
+
+namespace {
+
+constexpr uint32_t kMaxParams = 32768;
+// CUDA gives a kernel at most 32764 bytes of parameters. A slot past this
+// bound is a lying server's, which would make the client size its buffer by
+// it (or wrap around) and copy outside the arguments it packs.
+constexpr uint64_t kMaxParamBytes = 64 << 10;
+
+struct Layouts {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<const Layout>> by_id;
+};
+
+Layouts& layouts() {
+  static Layouts* l = new Layouts;  // never freed: used until exit
+  return *l;
+}
+
+template <class H>
+CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {
+  std::shared_ptr<const Layout> layout;
+  if (CUresult rc = layout_of(handle_id(handle), &layout); rc != CUDA_SUCCESS) return rc;
+  if (index >= layout->size() || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
+  if (offset) *offset = (*layout)[index].offset;
+  if (size) *size = (*layout)[index].size;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+void note_layout(uint64_t id, std::shared_ptr<const Layout> layout) {
+  std::lock_guard lock(layouts().mu);
+  layouts().by_id[id] = std::move(layout);
+}
+
+std::shared_ptr<const Layout> find_layout(uint64_t id) {
+  std::lock_guard lock(layouts().mu);
+  auto it = layouts().by_id.find(id);
+  return it == layouts().by_id.end() ? nullptr : it->second;
+}
+
+bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
+  const uint32_t n = r.u32();
+  if (known) *known = n != protocol::kUnknownLayout;
+  if (known && !*known) return r.ok();
+  if (n > kMaxParams) return false;
+  layout->resize(n);
+  for (protocol::ParamSlot& slot : *layout) {
+    slot = r.get<protocol::ParamSlot>();
+    if (slot.offset > kMaxParamBytes || slot.size > kMaxParamBytes - slot.offset) return false;
+  }
+  return r.ok();
+}
+
+}  // namespace scuda::client
+
+extern "C" {
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset, size_t* size) {
+  SCUDA_PASSTHROUGH(cuFuncGetParamInfo, func, index, offset, size);
+  return scuda::client::param_info(func, index, offset, size);
+}
+
+CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
+  SCUDA_PASSTHROUGH(cuKernelGetParamInfo, kernel, index, offset, size);
+  return scuda::client::param_info(kernel, index, offset, size);
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+#include "client/managed/page_transfers.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/managed/coherent_pages.h"
+#include "client/transport/lane_copies.h"
+#include "client/transport/lanes.h"
+#include "protocol/frame.h"
+#include "protocol/ops.h"
+
+namespace scuda::client::page_transfers {
+
+namespace {
+
+// Pulls are asked in pieces this size, so that the server copies the next
+// piece out of device memory while the client reads the one before.
+constexpr size_t kPullPiece = 1u << 20;
+
+// Runs this large cross the lanes when they are open. Smaller than what
+// copies send there: a walk's windows double up to this size on the
+// connection, one fault at a time, so the lanes' speed counts from here on.
+constexpr size_t kLaneRun = 4u << 20;
+
+uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes::kSmallest) : 0; }
+
+// A copy on the legacy stream, ordered as page-push and page-pull are. A
+// pull is asked as async so that it does not report earlier one-way
+// errors, which stay latched for the program's next synchronizing call. A
+// push is one-way and settled: the session finishes it before the next
+// request, so the bytes are in place for any later work, and the fault
+// service does not wait for it while the host writes on.
+CUresult lane_pull(Connection& conn, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, protocol::kOpMemcpyDtoHLanes, r.address, r.client_bytes(), r.size,
+                    nullptr, protocol::kCopyAsync, lanes, true);
+}
+
+bool lane_push(Connection& conn, const Range& r, uint32_t lanes) {
+  return over_lanes(conn, protocol::kOpMemcpyHtoDLanes, r.address, r.client_bytes(), r.size,
+                    nullptr, protocol::kCopySettled, lanes, false) == CUDA_SUCCESS;
+}
+
+void push_frames(Connection& conn, const Range& r) {
+  for (size_t off = 0; off < r.size; off += protocol::kChunkSize) {
+    const size_t n = std::min(protocol::kChunkSize, r.size - off);
+    protocol::Writer w;
+    w.u64(r.address + off);
+    w.u64(n);
+    conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
+              static_cast<const uint8_t*>(r.client_bytes()) + off, n);
+  }
+}
+
+struct Asked {
+  uint64_t id;
+  Range piece;
+};
+
+bool ask(Connection& conn, const Range& r, std::vector<Asked>& asked) {
+  for (size_t off = 0; off < r.size; off += kPullPiece) {
+    const Range piece{r.address + off, std::min(kPullPiece, r.size - off),
+                      static_cast<uint8_t*>(r.client_bytes()) + off};
+    protocol::Writer w;
+    w.u64(piece.address);
+    w.u64(piece.size);
+    uint64_t id = 0;
+    if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
+      return false;
+    asked.push_back({id, piece});
+  }
+  return true;
+}
+
+// Logs a failed transfer's result, so that stale host data has a cause.
+bool succeeded(CUresult rc, const char* how, const Range& r) {
+  if (rc != CUDA_SUCCESS)
+    spdlog::error("managed memory: {} of {} bytes at {:#x} failed ({})", how, r.size, r.address,
+                  static_cast<int>(rc));
+  return rc == CUDA_SUCCESS;
+}
+
+// Reads every asked piece; false when one failed.
+bool read_asked(Connection& conn, std::vector<Asked>& asked) {
+  bool ok = true;
+  for (const Asked& a : asked)
+    ok &= succeeded(conn.receive_into(a.id, a.piece.client_bytes(), a.piece.size), "page-pull",
+                    a.piece);
+  asked.clear();
+  return ok;
+}
+
+}  // namespace
+
+void push(Connection& conn, std::span<const Range> ranges) {
+  for (const Range& r : ranges) {
+    coherence::count_traffic(r.size, 0);
+    if (const uint32_t lanes = lanes_for(r.size); lanes && lane_push(conn, r, lanes)) continue;
+    push_frames(conn, r);
+  }
+}
+
+bool pull(Connection& conn, std::span<const Range> ranges) {
+  std::vector<Asked> asked;
+  bool ok = true;
+  for (const Range& r : ranges) {
+    coherence::count_traffic(0, r.size);
+    if (const uint32_t lanes = lanes_for(r.size)) {
+      // The session answers what was asked before it comes to the lanes.
+      ok &= read_asked(conn, asked);
+      ok &= succeeded(lane_pull(conn, r, lanes), "a lane pull", r);
+      continue;
+    }
+    if (!ask(conn, r, asked)) return false;
+  }
+  return read_asked(conn, asked) && ok;
+}
+
+}  // namespace scuda::client::page_transfers

@@ -1,0 +1,61 @@
+// Host memory the program registers (cuMemHostRegister), mirrored in the
+// session so that kernels can use it (registered_memory.cc).
+#pragma once
+
+#include <cuda.h>
+
+#include "client/transport/connection.h"
+
+namespace scuda::client::registered {
+
+// True when `p` lies inside a registered range; then *flags are its
+// registration flags and *device the device address of `p`.
+bool find(const void* p, unsigned* flags, CUdeviceptr* device);
+
+// True when [p, p + size) lies inside one registered range; then *device is
+// the device address of `p`.
+bool covers(const void* p, size_t size, CUdeviceptr* device);
+
+// Device work may name a registered range (a kernel's argument points into
+// it, the program asked its device address, a memset or a graph names it):
+// from then on it is kept in step with its mirror, pushed before device
+// work and pulled after synchronizations. Until then the device cannot
+// reach it, so it costs nothing, and copies into it are ordinary host copies.
+
+// Keeps the registered range holding `p`, if any, in step from now on.
+void name_for_device(const void* p);
+// The same for each range a pointer-sized word of [args, args + size)
+// points into; words are read at every 8-byte offset. Lock-free when every
+// range is already kept in step.
+void name_arguments(const uint8_t* args, size_t size);
+// True when [p, p + size) lies inside one range kept in step with its
+// mirror; then *device is the device address of `p`.
+bool in_step_covers(const void* p, size_t size, CUdeviceptr* device);
+
+// The device address of host memory [p, p + size) that a graph's memcpy node
+// or a captured copy names: the server's driver reaches client memory only
+// through a mirror, so the pages holding the range are mirrored like
+// registered memory if they are not yet, and stay so until exit. Fails when
+// the range runs across the end of a range mirrored before.
+CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device);
+
+// Stops mirroring the implicit ranges overlapping [p, p + size), which the
+// program is about to free (their pages may come back as other memory).
+void drop_mirrors(const void* p, size_t size);
+
+// Writes the runs the device changed, as a reached host callback carries
+// them (u64 address, blob bytes, to the end), into the program's memory;
+// runs of ranges no longer registered are dropped. False when a run is
+// malformed or runs past its range.
+bool apply_changes(protocol::Reader& in);
+
+// With the connection's lock held, before a request that may start device
+// work: pushes the bytes the host changed in the ranges kept in step
+// (one-way, ahead of the request).
+void before_device_work(Connection& conn);
+// With the connection's lock held, after a synchronizing call returned:
+// pulls the bytes the device changed in the ranges kept in step, if device
+// work was sent since every stream was last idle. `whole_context`: every stream is idle now.
+void after_sync(Connection& conn, bool whole_context);
+
+}  // namespace scuda::client::registered

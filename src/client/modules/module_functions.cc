@@ -1,0 +1,84 @@
+#include "client/modules/module_functions.h"
+
+#include <algorithm>
+#include <string>
+
+#include "client/modules/library_loads.h"
+#include "client/runtime.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+// The names the session gives for a module's functions or a library's kernels.
+CUresult names_of(bool library, uint64_t id, std::vector<std::string>* names) {
+  protocol::Writer w;
+  w.u8(library);
+  w.u64(id);
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(protocol::kOpFunctionNames, w, &reply); rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(reply);
+  const uint32_t count = r.u32();
+  if (count > protocol::kMaxModuleFunctions) return bad_reply("function-names");
+  names->resize(count);
+  for (std::string& name : *names) name = r.str();
+  return r.done() ? CUDA_SUCCESS : bad_reply("function-names");
+}
+
+// Each name looked up with `get` (cuModuleGetFunction or cuLibraryGetKernel).
+template <class Owner, class Item>
+CUresult look_up_all(Owner owner, bool library, CUresult (*get)(Item*, Owner, const char*),
+                     std::vector<Item>* out) {
+  std::vector<std::string> names;
+  if (CUresult rc = names_of(library, handle_id(owner), &names); rc != CUDA_SUCCESS) return rc;
+  out->clear();
+  for (const std::string& name : names) {
+    Item item = nullptr;
+    if (CUresult rc = get(&item, owner, name.c_str()); rc != CUDA_SUCCESS) return rc;
+    out->push_back(item);
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult module_functions(CUmodule mod, std::vector<CUfunction>* out) {
+  return look_up_all(mod, false, &cuModuleGetFunction, out);
+}
+
+CUresult library_kernels(CUlibrary library, std::vector<CUkernel>* out) {
+  if (CUresult rc = library_ready(handle_id(library)); rc != CUDA_SUCCESS) return rc;
+  return look_up_all(library, true, &cuLibraryGetKernel, out);
+}
+
+}  // namespace scuda::client
+
+namespace {
+
+// Fills `out` with at most `n` of what `all_of` finds in `owner`.
+template <class Owner, class Item>
+CUresult enumerate(Item* out, unsigned n, Owner owner,
+                   CUresult (*all_of)(Owner, std::vector<Item>*)) {
+  if (!out || !owner) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<Item> all;
+  if (CUresult rc = all_of(owner, &all); rc != CUDA_SUCCESS) return rc;
+  std::copy_n(all.begin(), std::min<size_t>(n, all.size()), out);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n, CUmodule mod) {
+  SCUDA_PASSTHROUGH(cuModuleEnumerateFunctions, functions, n, mod);
+  return enumerate(functions, n, mod, &scuda::client::module_functions);
+}
+
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
+  SCUDA_PASSTHROUGH(cuLibraryEnumerateKernels, kernels, n, library);
+  return enumerate(kernels, n, library, &scuda::client::library_kernels);
+}
+
+}  // extern "C"

@@ -1,0 +1,241 @@
+// Stream capture. Capture runs on the server (begin and end are forwarded).
+// The client keeps the captures this process has begun and not yet ended:
+// while there are none, no stream can be capturing, so status queries are
+// answered here (PyTorch asks several times per step, also while it replays
+// graphs) and copies and callbacks need not learn whether they were
+// captured. While one is active, queries go to the server, since a capture
+// can spread to other streams through events. An active capture's graph and
+// dependency nodes come back as client ids (the server binds nodes new to
+// the session to ids proposed here).
+#include "client/streams/stream_capture.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "client/runtime.h"
+#include "forward.h"
+#include "protocol/ops.h"
+
+namespace {
+
+namespace forward = scuda::client::forward;
+
+using Query = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+
+// The streams whose capture this process began and has not seen end. A
+// default stream is the calling thread's own when per-thread, so its key
+// names the thread too.
+class ActiveCaptures {
+ public:
+  using Key = std::pair<uint64_t, std::thread::id>;
+
+  static Key key(CUstream stream, bool per_thread) {
+    const uint64_t id = scuda::client::handle_id(stream);
+    const bool threads_own = id == scuda::client::handle_id(CU_STREAM_PER_THREAD) || (per_thread && !id);
+    return {id, threads_own ? std::this_thread::get_id() : std::thread::id{}};
+  }
+  // Counts the capture before its request is sent, so that no call of
+  // another thread sent after it takes the process for one without captures.
+  void add(const Key& k) {
+    std::lock_guard lock(mu_);
+    if (keys_.insert(k).second) count_.fetch_add(1);
+  }
+  void remove(const Key& k) {
+    std::lock_guard lock(mu_);
+    if (keys_.erase(k)) count_.fetch_sub(1);
+  }
+  bool contains(const Key& k) {
+    std::lock_guard lock(mu_);
+    return keys_.count(k) != 0;
+  }
+  bool any() const { return count_.load() != 0; }
+
+ private:
+  std::mutex mu_;
+  std::set<Key> keys_;
+  std::atomic<int> count_{0};
+};
+
+ActiveCaptures& active() {
+  static ActiveCaptures* a = new ActiveCaptures;  // never freed: used until exit
+  return *a;
+}
+
+template <class Begin>
+CUresult begin(CUstream stream, bool per_thread, Begin send) {
+  const auto k = ActiveCaptures::key(stream, per_thread);
+  const bool known = active().contains(k);
+  active().add(k);
+  const CUresult rc = send();
+  if (rc != CUDA_SUCCESS && !known) active().remove(k);
+  return rc;
+}
+
+// The capture of `stream` is over once its end succeeds or reports the
+// capture invalidated or unjoined; after any other error the server says
+// whether the stream still captures.
+CUresult end(CUstream stream, bool per_thread, CUgraph* graph, Query query) {
+  const auto k = ActiveCaptures::key(stream, per_thread);
+  const CUresult rc = per_thread ? forward::cuStreamEndCapture_ptsz(stream, graph)
+                                 : forward::cuStreamEndCapture(stream, graph);
+  // A stream that began no capture here has nothing to end, and no question to ask.
+  if (!active().contains(k)) return rc;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  const bool over = rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+                    rc == CUDA_ERROR_STREAM_CAPTURE_UNJOINED ||
+                    (query(stream, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE);
+  if (over) active().remove(k);
+  return rc;
+}
+
+CUresult is_capturing(Query server, CUstream stream, CUstreamCaptureStatus* status) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  if (active().any()) return server(stream, status);
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+constexpr uint64_t kFirstRoom = 8;
+constexpr uint64_t kMaxDependencies = uint64_t{1} << 20;
+
+// The driver's answer, kept as the driver keeps its own: the dependency
+// array stays valid until this thread asks again.
+struct CaptureInfo {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph graph = nullptr;
+  std::vector<CUgraphNode> deps;
+  std::vector<CUgraphEdgeData> edges;
+  bool has_edges = false;
+};
+
+thread_local CaptureInfo last;
+
+// Sends room for `room` dependencies; returns how many there are, so that
+// a caller with too little room asks again.
+CUresult ask(CUstream stream, bool per_thread, uint64_t room, uint64_t* count) {
+  using namespace scuda::client;
+  scuda::protocol::Writer w;
+  w.u64(handle_id(stream));
+  w.u8(per_thread ? scuda::protocol::kCopyPerThread : 0);
+  w.u64(new_handle_id());
+  w.u64(room);
+  for (uint64_t i = 0; i < room; ++i) w.u64(new_handle_id());
+  std::vector<uint8_t> reply;
+  if (CUresult rc = call(scuda::protocol::kOpStreamCaptureInfo, w, &reply); rc != CUDA_SUCCESS)
+    return rc;
+  scuda::protocol::Reader r(reply);
+  last.status = static_cast<CUstreamCaptureStatus>(r.u32());
+  last.id = r.u64();
+  last.graph = handle_from_id<CUgraph>(r.u64());
+  *count = r.u64();
+  if (*count > kMaxDependencies) return bad_reply("cuStreamGetCaptureInfo");
+  if (*count > room) return r.done() ? CUDA_SUCCESS : bad_reply("cuStreamGetCaptureInfo");
+  last.deps.resize(*count);
+  for (CUgraphNode& n : last.deps) n = handle_from_id<CUgraphNode>(r.u64());
+  last.has_edges = r.boolean();
+  last.edges.resize(last.has_edges ? *count : 0);
+  for (CUgraphEdgeData& e : last.edges) e = r.get<CUgraphEdgeData>();
+  return r.done() ? CUDA_SUCCESS : bad_reply("cuStreamGetCaptureInfo");
+}
+
+CUresult capture_info(Query server, bool per_thread, CUstream stream,
+                      CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* count) {
+  if (!(id || graph || deps || edges || count) || !active().any())
+    return is_capturing(server, stream, status);
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t n = 0;
+  for (uint64_t room = kFirstRoom;; room = n) {
+    if (CUresult rc = ask(stream, per_thread, room, &n); rc != CUDA_SUCCESS) return rc;
+    if (n <= room) break;
+  }
+  *status = last.status;
+  // As CUDA does, the other outputs are written only while capturing.
+  if (last.status == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
+  if (id) *id = last.id;
+  if (graph) *graph = last.graph;
+  if (deps) *deps = last.deps.data();
+  if (edges) *edges = last.has_edges ? last.edges.data() : nullptr;
+  if (count) *count = n;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+bool scuda::client::capture_active() { return active().any(); }
+
+extern "C" {
+
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2, stream, mode);
+  return begin(stream, false, [&] { return forward::cuStreamBeginCapture_v2(stream, mode); });
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
+  SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2_ptsz, stream, mode);
+  return begin(stream, true, [&] { return forward::cuStreamBeginCapture_v2_ptsz(stream, mode); });
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                             const CUgraphNode* deps, const CUgraphEdgeData* edges,
+                                             size_t count, CUstreamCaptureMode mode) {
+  SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph, stream, graph, deps, edges, count, mode);
+  return begin(stream, false, [&] {
+    return forward::cuStreamBeginCaptureToGraph(stream, graph, deps, edges, count, mode);
+  });
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph,
+                                                  const CUgraphNode* deps,
+                                                  const CUgraphEdgeData* edges, size_t count,
+                                                  CUstreamCaptureMode mode) {
+  SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph_ptsz, stream, graph, deps, edges, count, mode);
+  return begin(stream, true, [&] {
+    return forward::cuStreamBeginCaptureToGraph_ptsz(stream, graph, deps, edges, count, mode);
+  });
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  SCUDA_PASSTHROUGH(cuStreamEndCapture, stream, graph);
+  return end(stream, false, graph, &forward::cuStreamIsCapturing);
+}
+
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
+  SCUDA_PASSTHROUGH(cuStreamEndCapture_ptsz, stream, graph);
+  return end(stream, true, graph, &forward::cuStreamIsCapturing_ptsz);
+}
+
+CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  SCUDA_PASSTHROUGH(cuStreamIsCapturing, stream, status);
+  return is_capturing(&forward::cuStreamIsCapturing, stream, status);
+}
+
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus* status) {
+  SCUDA_PASSTHROUGH(cuStreamIsCapturing_ptsz, stream, status);
+  return is_capturing(&forward::cuStreamIsCapturing_ptsz, stream, status);
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status,
+                                           cuuint64_t* id, CUgraph* graph,
+                                           const CUgraphNode** deps, const CUgraphEdgeData** edges,
+                                           size_t* count) {
+  SCUDA_PASSTHROUGH(cuStreamGetCaptureInfo_v3, stream, status, id, graph, deps, edges, count);
+  return capture_info(&forward::cuStreamIsCapturing, false, stream, status, id, graph, deps, edges,
+                      count);
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream stream, CUstreamCaptureStatus* status,
+                                                cuuint64_t* id, CUgraph* graph,
+                                                const CUgraphNode** deps,
+                                                const CUgraphEdgeData** edges, size_t* count) {
+  SCUDA_PASSTHROUGH(cuStreamGetCaptureInfo_v3_ptsz, stream, status, id, graph, deps, edges, count);
+  return capture_info(&forward::cuStreamIsCapturing_ptsz, true, stream, status, id, graph, deps,
+                      edges, count);
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+#include "client/streams/stream_devices.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "client/runtime.h"
+#include "forward.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct StreamDevices {
+  std::mutex mu;
+  std::unordered_map<uint64_t, CUdevice> devices;  // stream id -> device
+};
+
+StreamDevices& streams() {
+  static StreamDevices* s = new StreamDevices;  // never freed: used until exit
+  return *s;
+}
+
+// A stream is created in the current context: its device is the stream's.
+CUresult note_stream(CUresult rc, CUstream* stream) {
+  CUdevice dev = 0;
+  if (rc != CUDA_SUCCESS || cuCtxGetDevice(&dev) != CUDA_SUCCESS) return rc;
+  std::lock_guard lock(streams().mu);
+  streams().devices[handle_id(*stream)] = dev;
+  return rc;
+}
+
+}  // namespace
+
+bool stream_device(uint64_t id, CUdevice* dev) {
+  std::lock_guard lock(streams().mu);
+  auto it = streams().devices.find(id);
+  if (it == streams().devices.end()) return false;
+  *dev = it->second;
+  return true;
+}
+
+}  // namespace scuda::client
+
+namespace client = scuda::client;
+
+extern "C" {
+
+CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int flags) {
+  SCUDA_PASSTHROUGH(cuStreamCreate, stream, flags);
+  return client::note_stream(client::forward::cuStreamCreate(stream, flags), stream);
+}
+
+CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
+  SCUDA_PASSTHROUGH(cuStreamCreateWithPriority, stream, flags, priority);
+  return client::note_stream(client::forward::cuStreamCreateWithPriority(stream, flags, priority),
+                             stream);
+}
+
+}  // extern "C"
