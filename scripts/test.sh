@@ -8,13 +8,14 @@ scripts/setup.sh
 # compiled in once); line tables (-g1) rather than full debug information,
 # which is a sixth of each file's compile time and not needed for a failing
 # test's stack; and no tests at all is a failure, not a pass.
+lines_only="-O2 -g1 -DNDEBUG"
 scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_STANDALONE=ON \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$lines_only"
 # The packaging check (packages_build) builds the release tree with line
 # tables too: its link-time-optimised links are a third shorter so, and
 # what it checks (the wheel's and the packages' contents, that they install
 # and run) does not depend on the debug information's depth.
-export SCUDA_PACKAGE_CXX_FLAGS=${SCUDA_PACKAGE_CXX_FLAGS:--O2 -g1 -DNDEBUG}
+export SCUDA_PACKAGE_CXX_FLAGS=${SCUDA_PACKAGE_CXX_FLAGS:-$lines_only}
 ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)"
 # Every decoder of network bytes under libFuzzer for a short while, built
 # unoptimised: this run checks the harnesses, a long one (fuzz/README.md)

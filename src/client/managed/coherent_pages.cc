@@ -1,5 +1,7 @@
 #include "client/managed/coherent_pages.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -15,6 +17,11 @@
 #include "client/pools/route.h"
 
 namespace scuda::client::coherence {
+
+size_t page_size() {
+  static const size_t n = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return n;
+}
 
 // The parts' shared state and helpers (page_table.h, page_moves.h,
 // page_faults.h) are this file's to use throughout.

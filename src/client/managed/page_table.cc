@@ -1,7 +1,6 @@
 #include "client/managed/page_table.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,14 +10,7 @@
 
 #include "client/stats.h"
 
-namespace scuda::client::coherence {
-
-size_t page_size() {
-  static const size_t n = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return n;
-}
-
-namespace detail {
+namespace scuda::client::coherence::detail {
 
 std::atomic<uint64_t> g_context{0};
 
@@ -30,9 +22,6 @@ Pages& pages() {
   static Pages* p = new Pages;  // never freed: faults may come until exit
   return *p;
 }
-
-uintptr_t page_floor(uintptr_t a) { return a & ~(page_size() - 1); }
-uintptr_t page_ceil(uintptr_t a) { return page_floor(a + page_size() - 1); }
 
 void protect(uintptr_t address, size_t pages, int prot) {
   stats::Timed timed("managed: mprotect");
@@ -60,11 +49,6 @@ std::map<uintptr_t, Span>::iterator span_of(uintptr_t page) {
   if (it == spans.begin()) return spans.end();
   --it;
   return page < it->first + it->second.pages * page_size() ? it : spans.end();
-}
-
-bool fresh(const Span& s, size_t i) { return s.state[i] == kFresh && s.born == pages().epoch; }
-bool needs_fetch(const Span& s, size_t i) {
-  return s.holds[i] && s.state[i] <= kInvalid && !fresh(s, i);
 }
 
 void set_state(Span& s, size_t i, State to) {
@@ -99,5 +83,4 @@ void invalidate(Span& s, uintptr_t base, size_t i, size_t count) {
   }
 }
 
-}  // namespace detail
-}  // namespace scuda::client::coherence
+}  // namespace scuda::client::coherence::detail

@@ -13,14 +13,11 @@
 #include <mutex>
 #include <vector>
 
+#include "client/managed/coherent_pages.h"
 #include "client/managed/page_transfers.h"
 #include "client/transport/connection.h"
 
-namespace scuda::client::coherence {
-
-size_t page_size();
-
-namespace detail {
+namespace scuda::client::coherence::detail {
 
 // kArrived: pulled ahead into the writable view (pull_ahead) while the
 // program's view stays PROT_NONE; the host's first touch only unprotects it.
@@ -97,8 +94,8 @@ extern std::atomic<uint64_t> g_context;
 Pages& pages();
 
 // The page holding `a`, and the first page boundary at or after it.
-uintptr_t page_floor(uintptr_t a);
-uintptr_t page_ceil(uintptr_t a);
+inline uintptr_t page_floor(uintptr_t a) { return a & ~(page_size() - 1); }
+inline uintptr_t page_ceil(uintptr_t a) { return page_floor(a + page_size() - 1); }
 
 // mprotect of `pages` pages from `address` (its failure is logged), timed in
 // the stats as "managed: mprotect". Needs no lock.
@@ -117,9 +114,13 @@ std::vector<Run> allocated(const std::vector<Run>& runs);
 std::map<uintptr_t, Span>::iterator span_of(uintptr_t page);
 
 // Page i of `s` was never used since device work began: it reads as zeros.
-bool fresh(const Span& s, size_t i);
+inline bool fresh(const Span& s, size_t i) {
+  return s.state[i] == kFresh && s.born == pages().epoch;
+}
 // Page i of `s` is held and its bytes are the device's to fetch.
-bool needs_fetch(const Span& s, size_t i);
+inline bool needs_fetch(const Span& s, size_t i) {
+  return s.holds[i] && s.state[i] <= kInvalid && !fresh(s, i);
+}
 // Page i of `s` moves to `to`, keeping the dirty and kept counts, its twin
 // and its clean epoch in step.
 void set_state(Span& s, size_t i, State to);
@@ -128,8 +129,8 @@ void set_state(Span& s, size_t i, State to);
 // valid pages.
 void invalidate(Span& s, uintptr_t base, size_t i, size_t count);
 
-// Calls fn(base, span, first, count) for each span's
-// pages overlapping [address, address + size).
+// Calls fn(base, span, first, count) for each span's pages overlapping
+// [address, address + size).
 template <class Fn>
 void for_pages(uintptr_t address, size_t size, Fn fn) {
   Pages& p = pages();
@@ -149,5 +150,4 @@ void for_pages(uintptr_t address, size_t size, Fn fn) {
   }
 }
 
-}  // namespace detail
-}  // namespace scuda::client::coherence
+}  // namespace scuda::client::coherence::detail
