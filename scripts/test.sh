@@ -17,7 +17,7 @@ scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_STANDALONE=ON \
 # and run) does not depend on the debug information's depth.
 export SCUDA_PACKAGE_CXX_FLAGS=${SCUDA_PACKAGE_CXX_FLAGS:-$lines_only}
 ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)"
-# Every decoder of network bytes under libFuzzer for a short while, built
+# Every decoder of network bytes under libFuzzer for 10 s each, built
 # unoptimised: this run checks the harnesses, a long one (fuzz/README.md)
 # searches.
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_OPT=${FUZZ_OPT:--O0 -gline-tables-only} scripts/fuzz.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} FUZZ_OPT=${FUZZ_OPT:--O0 -gline-tables-only} scripts/fuzz.sh
