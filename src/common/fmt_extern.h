@@ -1,10 +1,10 @@
-// Included before every C++ file (src/CMakeLists.txt, scuda_deps): tells
-// the compiler that fmt's formatting core, detail::vformat_to<char>, is
-// compiled elsewhere (common/fmt_spdlog_once.cc, or Debian's libfmt), so
-// that a file which logs does not generate it and the float and integer
-// writers under it again. fmt 9 declares other such instantiations extern
-// in its own headers, but not this one, which is most of the code a
-// logging file would otherwise generate.
+// Included before every C++ file of a build that compiles fmt once
+// (src/CMakeLists.txt, scuda_deps): tells the compiler that fmt's
+// formatting core, detail::vformat_to<char>, is compiled in
+// common/fmt_spdlog_once.cc, so that a file which logs does not generate it
+// and the float and integer writers under it again. fmt 9 declares other
+// such instantiations extern in its own headers, but not this one, which is
+// most of the code a logging file would otherwise generate.
 #pragma once
 
 #include <fmt/format.h>
