@@ -3,13 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# Tests on, whatever an earlier build (scripts/quickstart.sh) left in the
-# cache; the binaries standalone, as users get them (fmt and spdlog
-# compiled in once); line tables (-g1) rather than full debug information,
-# which is a sixth of each file's compile time and not needed for a failing
-# test's stack; and no tests at all is a failure, not a pass.
+# Tests and the lock order check on, whatever an earlier build
+# (scripts/quickstart.sh) left in the cache; the binaries standalone, as
+# users get them (fmt and spdlog compiled in once); line tables (-g1) rather
+# than full debug information, which is a sixth of each file's compile time
+# and not needed for a failing test's stack; and no tests at all is a
+# failure, not a pass.
 lines_only="-O2 -g1 -DNDEBUG"
-scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_STANDALONE=ON \
+scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_CHECK_LOCK_ORDER=ON -DSCUDA_STANDALONE=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$lines_only"
 # The packaging check (packages_build) builds the release tree with line
 # tables too: its link-time-optimised links are a third shorter so, and

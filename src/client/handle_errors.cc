@@ -3,12 +3,14 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/lock_order.h"
+
 namespace scuda::client {
 
 namespace {
 
 struct HandleErrors {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "HandleErrors::mu"};
   std::unordered_map<uint64_t, CUresult> by_id;
 };
 

@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "client/transport/callback_channel.h"
 #include "client/program_files.h"
 #include "client/runtime.h"
+#include "client/transport/callback_channel.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -44,7 +45,7 @@ CUresult dump(CUlogIterator* iterator, size_t capacity, unsigned flags, std::str
 }
 
 struct LogCallbacks {
-  std::mutex mu;
+  scuda::RankedMutex mu{scuda::LockRank::kLeaf, "LogCallbacks::mu"};
   std::map<uint64_t, std::pair<CUlogsCallback, void*>> by_id;
 };
 

@@ -10,13 +10,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/managed/coherent_pages.h"
 #include "client/contexts/context.h"
+#include "client/managed/coherent_pages.h"
 #include "client/pools/route.h"
-#include "client/transport/session.h"
 #include "client/stats.h"
 #include "client/streams/work_epoch.h"
+#include "client/transport/session.h"
 #include "common/config.h"
+#include "common/lock_order.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -70,7 +71,7 @@ void watch_entry(const char* name) {
 
 CUresult unsupported(const char* name, const char* why) {
   if (stats::enabled()) stats::count_unsupported(name);
-  static std::mutex mu;
+  static RankedMutex mu{LockRank::kLeaf, "unsupported"};
   static auto* seen = new std::set<std::string>;  // never freed: may be used during exit
   std::lock_guard lock(mu);
   if (seen->insert(name).second)

@@ -13,6 +13,7 @@
 
 #include "client/transport/connection.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::stats {
@@ -64,7 +65,7 @@ bool write_json(const Table& rows, const char* path) {
 class Stats {
  public:
   Row& row(const std::string& name) { return rows_[name]; }
-  std::mutex& mutex() { return mu_; }
+  RankedMutex& mutex() { return mu_; }
 
   // The rows so far, most called first.
   Table rows() {
@@ -84,7 +85,7 @@ class Stats {
   }
 
  private:
-  std::mutex mu_;
+  RankedMutex mu_{LockRank::kStats, "Stats::mu_"};
   std::unordered_map<std::string, Row> rows_;
 };
 

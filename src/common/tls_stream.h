@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 
+#include "common/lock_order.h"
+
 struct ssl_st;
 
 namespace scuda {
@@ -36,7 +38,7 @@ class TlsStream {
   ssize_t failed(int ret, bool reading, short* wait);
 
   ssl_st* ssl_;
-  mutable std::mutex mu_;
+  mutable RankedMutex mu_{LockRank::kTls, "TlsStream::mu_"};
   std::string error_;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/lock_order.h"
 #include "nvml/runtime.h"
 #include "nvml_ops.h"
 
@@ -17,7 +18,7 @@ namespace scuda::nvml {
 namespace {
 
 struct Answers {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kNvmlAnswers, "Answers::mu"};
   unsigned inits = 0;  // nvmlInit calls not yet shut down
   std::map<std::pair<uint32_t, std::string>, std::vector<uint8_t>> kept;  // (op, key)
 };

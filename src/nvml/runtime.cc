@@ -10,6 +10,7 @@
 
 #include "client/transport/remote_call.h"
 #include "common/config.h"
+#include "common/lock_order.h"
 
 namespace scuda::nvml {
 
@@ -46,7 +47,7 @@ nvmlReturn_t local_missing() {
 void trace_entry(const char* name) { spdlog::trace("{}", name); }
 
 nvmlReturn_t unsupported(const char* name) {
-  static std::mutex mu;
+  static RankedMutex mu{LockRank::kLeaf, "NVML unsupported"};
   static std::set<std::string> seen;
   std::lock_guard lock(mu);
   if (seen.insert(name).second)

@@ -5,15 +5,16 @@
 #include <utility>
 #include <vector>
 
-#include "client/transport/callback_channel.h"
 #include "client/runtime.h"
+#include "client/transport/callback_channel.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
 namespace {
 
 struct Registered {
-  std::mutex mu;
+  scuda::RankedMutex mu{scuda::LockRank::kLeaf, "async notifications"};
   std::map<uint64_t, std::pair<CUasyncCallback, void*>> by_id;
 };
 

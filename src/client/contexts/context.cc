@@ -14,6 +14,7 @@
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -31,7 +32,7 @@ struct Primary {
 };
 
 struct Contexts {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Contexts::mu"};
   std::map<CUdevice, Primary> primaries;
   std::map<uint64_t, CUdevice> devices;  // every known context's device
 };

@@ -9,9 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "client/modules/answer_cache.h"
 #include "client/contexts/context.h"
+#include "client/modules/answer_cache.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using Key = std::pair<uint64_t, CUlimit>;  // (context, limit)
 
 struct Kept {
-  std::mutex mu;
+  scuda::RankedMutex mu{scuda::LockRank::kLeaf, "context limits"};
   std::map<Key, size_t> values;
   std::set<Key> set;  // limits cuCtxSetLimit changed
 };

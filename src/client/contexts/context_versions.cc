@@ -7,12 +7,13 @@
 
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace {
 
 struct Versions {
-  std::mutex mu;
+  scuda::RankedMutex mu{scuda::LockRank::kLeaf, "context versions"};
   std::map<CUcontext, unsigned> by_context;
 };
 

@@ -4,12 +4,13 @@
 #include <mutex>
 
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   SCUDA_PASSTHROUGH(cuModuleGetLoadingMode, mode);
   if (!mode) return CUDA_ERROR_INVALID_VALUE;
-  static std::mutex mu;
+  static scuda::RankedMutex mu{scuda::LockRank::kRoundTrip, "loading mode"};
   static bool known = false;
   static CUmoduleLoadingMode kept;
   std::lock_guard lock(mu);

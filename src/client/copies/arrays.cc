@@ -5,8 +5,9 @@
 #include <mutex>
 
 #include "client/memory/memory.h"
-#include "common/array_formats.h"
 #include "client/runtime.h"
+#include "common/array_formats.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -21,7 +22,7 @@ struct Extent {
 };
 
 struct Arrays {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Arrays::mu"};
   std::map<CUarray, Extent> extents;
 };
 

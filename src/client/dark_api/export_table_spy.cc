@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "client/dark_api/export_tables.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 namespace {
@@ -152,7 +153,7 @@ const void* spy_export_table(const CUuuid& id, const void* real) {
       std::memcmp(&id, &ids::kCudartInterface, sizeof id) == 0) {
     return real;
   }
-  static std::mutex mutex;
+  static RankedMutex mutex{LockRank::kLeaf, "spy_export_table"};
   std::lock_guard lock(mutex);
   const std::string name = uuid_text(id).substr(0, 8);
   for (size_t t = 0; t < kMaxTables; ++t) {

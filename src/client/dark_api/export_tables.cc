@@ -21,6 +21,7 @@
 #include "client/dark_api/integrity_check.h"
 #include "client/dark_api/library_export_tables.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 namespace {
@@ -257,7 +258,7 @@ std::string uuid_text(const CUuuid& id) {
 namespace {
 
 void warn_once_not_served(const CUuuid& id) {
-  static std::mutex mutex;
+  static RankedMutex mutex{LockRank::kLeaf, "warn_once_not_served"};
   static auto* seen = new std::set<std::string>;  // never destroyed: may log during exit
   const std::string text = uuid_text(id);
   std::lock_guard lock(mutex);

@@ -10,12 +10,13 @@
 #include <spdlog/spdlog.h>
 
 #include "client/graphs/graph_node_params.h"
-#include "client/streams/host_callbacks.h"
 #include "client/kernels/layouts.h"
-#include "client/modules/lookups.h"
 #include "client/memory/memory.h"
+#include "client/modules/lookups.h"
 #include "client/runtime.h"
+#include "client/streams/host_callbacks.h"
 #include "client_gen.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -42,7 +43,7 @@ struct NodeStorage {
 constexpr uint64_t kMaxAccessDescs = 1024;
 
 struct Storage {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Storage::mu"};
   std::unordered_map<uint64_t, NodeStorage> by_node;
 };
 

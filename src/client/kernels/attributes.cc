@@ -19,13 +19,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/modules/answer_cache.h"
 #include "client/kernels/attributes.h"
 #include "client/kernels/descriptions.h"
+#include "client/modules/answer_cache.h"
 #include "client/modules/lasting_names.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -56,7 +57,7 @@ Args args_of(T... values) {
 
 
 struct AttributeCache {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "AttributeCache::mu"};
   std::map<Key, int64_t> values;
   std::map<Key, int64_t> last_set;
   std::map<uint64_t, uint64_t> kernel_of;  // function id -> kernel id

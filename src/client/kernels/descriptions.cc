@@ -5,13 +5,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/modules/answer_cache.h"
-#include "client/kernels/attributes.h"
 #include "client/handle_errors.h"
+#include "client/kernels/attributes.h"
+#include "client/modules/answer_cache.h"
 #include "client/modules/lasting_names.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -20,7 +21,7 @@ namespace {
 
 // id -> the request whose reply describes it, not read yet.
 struct Owed {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "Owed::mu"};
   std::unordered_map<uint64_t, uint64_t> requests;
 };
 

@@ -5,6 +5,7 @@
 
 #include "client/kernels/descriptions.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 
@@ -17,7 +18,7 @@ constexpr uint32_t kMaxParams = 32768;
 constexpr uint64_t kMaxParamBytes = 64 << 10;
 
 struct Layouts {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "Layouts::mu"};
   std::unordered_map<uint64_t, std::shared_ptr<const Layout>> by_id;
 };
 

@@ -17,6 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/lock_order.h"
+
 namespace scuda::client::faults {
 
 namespace {
@@ -27,7 +29,7 @@ constexpr size_t kSlots = 16384;
 std::atomic<uintptr_t> g_begin[kSlots];
 std::atomic<uintptr_t> g_end[kSlots];
 std::atomic<size_t> g_used{0};  // slots at or past this were never used
-std::mutex g_claim_mu;
+RankedMutex g_claim_mu{LockRank::kLeaf, "g_claim_mu"};
 
 struct sigaction g_previous;
 int g_pipe[2] = {-1, -1};

@@ -11,6 +11,7 @@
 #include "client/memory/memory.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -22,7 +23,7 @@ namespace {
 constexpr int kAttempts = 8;
 
 struct Managed {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Managed::mu"};
   std::map<CUdeviceptr, size_t> sizes;
 };
 

@@ -16,6 +16,7 @@
 #include "client/managed/coherent_pages.h"
 #include "client/managed/page_transfers.h"
 #include "client/transport/connection.h"
+#include "common/lock_order.h"
 
 namespace scuda::client::coherence::detail {
 
@@ -58,7 +59,7 @@ constexpr size_t kWalks = 8;
 constexpr size_t kOrigins = 256;
 
 struct Pages {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kCoherence, "Pages::mu"};
   std::map<uintptr_t, Span> spans;  // by first page
   // The live allocations: a copy on the server must stay inside one, so
   // page-sized transfers are cut to them.

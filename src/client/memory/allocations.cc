@@ -5,9 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include "client/contexts/context.h"
-#include "client/modules/library_loads.h"
 #include "client/memory/memory.h"
+#include "client/modules/library_loads.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -15,7 +16,7 @@ namespace scuda::client {
 namespace {
 
 struct Allocations {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Allocations::mu"};
   std::map<CUdeviceptr, size_t> ranges;  // base -> size
 };
 

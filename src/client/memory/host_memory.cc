@@ -28,6 +28,7 @@
 #include "client/memory/registered_memory.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 
@@ -39,7 +40,7 @@ struct HostBlock {
 };
 
 struct HostMemory {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "HostMemory::mu"};
   std::map<void*, HostBlock> blocks;
 };
 

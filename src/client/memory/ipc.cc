@@ -17,6 +17,7 @@
 
 #include "client/memory/memory.h"
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ipc_handle.h"
 #include "protocol/ops.h"
@@ -33,7 +34,7 @@ using protocol::Writer;
 // What cuIpcOpenMemHandle mapped at addresses this client chose: the
 // pointer it returned -> the mapping's base.
 struct OpenedMemory {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kRoundTrip, "OpenedMemory::mu"};
   std::map<CUdeviceptr, CUdeviceptr> bases;
 };
 

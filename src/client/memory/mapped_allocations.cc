@@ -22,11 +22,12 @@
 #include "client/contexts/context.h"
 #include "client/memory/device_addresses.h"
 #include "client/memory/memory.h"
-#include "client/pools/route.h"
-#include "client/runtime.h"
-#include "client/pools/servers.h"
-#include "client/transport/session.h"
 #include "client/memory/small_allocations.h"
+#include "client/pools/route.h"
+#include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -57,7 +58,7 @@ struct MappedMemory {
 };
 
 struct Placements {
-  std::mutex mu;  // held for each whole call, so that requests go in order
+  RankedMutex mu{LockRank::kRoundTrip, "MappedMemory::mu"};  // held for each whole call, so that requests go in order
   std::map<CUdevice, MappedMemory> devices;
 };
 

@@ -12,9 +12,10 @@
 #include "client/memory/host_memory.h"
 #include "client/memory/memory.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -82,7 +83,7 @@ void describe_range(unsigned n, const CUpointer_attribute* attrs, void** data, C
 // The server's answers for allocations the client placed, by (base,
 // attribute), with pointer attributes as they are for the base.
 struct Kept {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Kept::mu"};
   std::map<std::pair<CUdeviceptr, CUpointer_attribute>, uint64_t> values;
 };
 

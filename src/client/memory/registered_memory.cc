@@ -29,6 +29,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
+#include "common/lock_order.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -48,7 +49,7 @@ struct Range {
 };
 
 struct Registry {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kCoherence, "Registry::mu"};
   std::map<uintptr_t, Range> ranges;  // by address
   bool outstanding = false;           // device work sent since all streams were idle
 };

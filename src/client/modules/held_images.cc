@@ -4,15 +4,16 @@
 #include <set>
 
 #include "client/modules/kept_images.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 
 namespace {
 
 struct HeldImages {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "HeldImages::mu"};
   std::set<protocol::ImageHash> hashes;
   bool server_caches = true;
 };

@@ -5,12 +5,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/lock_order.h"
+
 namespace scuda::client {
 
 namespace {
 
 struct Names {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kReplyTables, "Names::mu"};
   std::unordered_map<uint64_t, protocol::ImageHash> images;  // module or library -> image
   std::map<uint64_t, std::string> names;                     // function or kernel -> name
   std::multimap<uint64_t, uint64_t> children;                // parent -> its named ids

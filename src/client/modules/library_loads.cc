@@ -21,9 +21,10 @@
 #include "client/modules/held_images.h"
 #include "client/modules/kept_images.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "client/transport/session.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -46,7 +47,7 @@ struct Probe {
 
 // Taken before the connection's lock.
 struct Probes {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kRoundTrip, "Probes::mu"};
   std::vector<std::shared_ptr<Probe>> pending;  // in request order
   size_t bytes = 0;
 };

@@ -16,16 +16,17 @@
 #include <set>
 #include <string>
 
-#include "client/kernels/attributes.h"
 #include "client/contexts/context.h"
-#include "client/kernels/descriptions.h"
 #include "client/handle_errors.h"
+#include "client/kernels/attributes.h"
+#include "client/kernels/descriptions.h"
 #include "client/modules/lasting_names.h"
-#include "client/modules/lookups.h"
 #include "client/modules/library_loads.h"
+#include "client/modules/lookups.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -34,7 +35,7 @@ namespace scuda::client {
 namespace {
 
 struct Known {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLookups, "Known::mu"};
   std::map<std::pair<uint64_t, std::string>, uint64_t> by_name;  // (module or library, name)
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> functions;   // (kernel, context)
   // Function and kernel names, for cuFuncGetName; the strings stay put

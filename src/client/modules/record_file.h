@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/lock_order.h"
+
 namespace scuda::client {
 
 // `prefix` and 16 hex digits of the SHA-256 of `bytes`: a file name per
@@ -39,7 +41,7 @@ class RecordFile {
   void keep(std::string key, std::string value);
 
   std::string_view magic_;
-  std::mutex mu_;
+  RankedMutex mu_{LockRank::kReplyFiles, "RecordFile::mu_"};
   std::unordered_map<std::string, std::string> values_;
   std::vector<std::string> order_;
   int fd_ = -1;  // appended to; -1 when there is no file

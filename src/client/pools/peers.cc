@@ -19,12 +19,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/managed/coherent_pages.h"
 #include "client/contexts/context.h"
+#include "client/managed/coherent_pages.h"
 #include "client/memory/memory.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "common/lock_order.h"
 #include "common/tls_client.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -85,8 +86,8 @@ namespace {
 struct Direct {
   // One direct copy at a time: two at once in opposite directions would
   // each have a session sending while the other waits to receive.
-  std::mutex copying;
-  std::mutex mu;
+  RankedMutex copying{LockRank::kRoundTrip, "Direct::copying"};
+  RankedMutex mu{LockRank::kLeaf, "Direct::mu"};
   std::map<uint32_t, std::pair<std::string, std::string>> inboxes;  // server -> name, secret
   std::set<std::pair<uint32_t, uint32_t>> failed;                   // (from, to)
 };

@@ -20,6 +20,7 @@
 #include "client/contexts/context.h"
 #include "client/runtime.h"
 #include "client/streams/work_epoch.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -27,7 +28,7 @@ namespace scuda::client {
 namespace {
 
 struct Finished {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "Finished::mu"};
   // (stream, context) -> the work epoch at which the stream was seen done.
   std::map<std::pair<CUstream, uint64_t>, uint64_t> streams;
   // event -> its record generation when seen done.

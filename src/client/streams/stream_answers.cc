@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace {
@@ -41,7 +42,7 @@ class Kept {
   }
 
  private:
-  std::mutex mu_;
+  scuda::RankedMutex mu_{scuda::LockRank::kLeaf, "stream answers"};
   std::map<uint64_t, Value> values_;
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -55,7 +56,7 @@ class ActiveCaptures {
   bool any() const { return count_.load() != 0; }
 
  private:
-  std::mutex mu_;
+  scuda::RankedMutex mu_{scuda::LockRank::kLeaf, "stream captures"};
   std::set<Key> keys_;
   std::atomic<int> count_{0};
 };

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "client/runtime.h"
+#include "common/lock_order.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -11,7 +12,7 @@ namespace scuda::client {
 namespace {
 
 struct StreamDevices {
-  std::mutex mu;
+  RankedMutex mu{LockRank::kLeaf, "stream devices"};
   std::unordered_map<uint64_t, CUdevice> devices;  // stream id -> device
 };
 

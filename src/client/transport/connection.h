@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client/transport/outbox.h"
+#include "common/lock_order.h"
 #include "common/socket.h"
 #include "protocol/codec.h"
 #include "protocol/frame.h"
@@ -66,7 +67,7 @@ class Connection {
   // token the connection presented.
   const std::string& address() const { return address_; }
   const std::string& token() const { return token_; }
-  std::mutex& mutex() { return mutex_; }
+  RankedMutex& mutex() { return mutex_; }
 
   // With the lock held: sends a request with the given frame flags (one-way,
   // synchronizing) and returns its id; false once the connection is lost. A
@@ -171,7 +172,7 @@ class Connection {
   // With the outbox's write lock: writes bytes the outbox held.
   bool write_held(std::span<const uint8_t> bytes);
 
-  std::mutex mutex_;
+  RankedMutex mutex_{LockRank::kConnection, "Connection::mutex_"};
   Outbox outbox_{mutex_, [this](std::span<const uint8_t> bytes) { return write_held(bytes); },
                  [this] { lost("the connection broke while sending"); }};
   Socket socket_;

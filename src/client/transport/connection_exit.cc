@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "client/transport/connection.h"
+#include "common/lock_order.h"
 
 namespace scuda::client {
 
@@ -16,7 +17,7 @@ namespace {
 
 // The outbox's thread holds the lock only to take what is held, so a lock
 // still taken after a millisecond is a caller's, waiting for a reply.
-bool lock_briefly(std::mutex& mu) {
+bool lock_briefly(RankedMutex& mu) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
   while (!mu.try_lock())
     if (std::chrono::steady_clock::now() >= until) return false;

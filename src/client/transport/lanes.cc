@@ -13,11 +13,12 @@
 #include <spdlog/spdlog.h>
 
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/config.h"
 #include "common/fan_out.h"
+#include "common/lock_order.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::lanes {
@@ -71,7 +72,7 @@ class LaneSet {
 
   std::vector<Socket> sockets_;
   Job job_{};
-  std::mutex mu_;  // guards broken_
+  RankedMutex mu_{LockRank::kLeaf, "LaneSet::mu_"};  // guards broken_
   bool broken_ = false;
   FanOut crew_;
 };

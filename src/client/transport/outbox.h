@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "common/lock_order.h"
 #include "protocol/frame.h"
 
 namespace scuda::client {
@@ -38,7 +39,7 @@ class Outbox {
   // `lock` is the connection's: every member is called with it held. The
   // thread takes it to take what is held, and calls `failed` with it held
   // when its write fails.
-  Outbox(std::mutex& lock, Write write, std::function<void()> failed)
+  Outbox(RankedMutex& lock, Write write, std::function<void()> failed)
       : lock_(lock), write_(std::move(write)), failed_(std::move(failed)) {}
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
@@ -51,7 +52,7 @@ class Outbox {
   std::span<const uint8_t> held() const { return bytes_; }
   // Held by every write to the socket, the thread's too. The connection
   // takes it with its own lock held, so that writes keep their order.
-  std::mutex& write_lock() { return write_mu_; }
+  RankedMutex& write_lock() { return write_mu_; }
   // held() was written (or the connection is lost).
   void sent() { bytes_.clear(); }
   // Holds nothing from now on: the process is exiting, or is a child after
@@ -66,10 +67,10 @@ class Outbox {
   // Writes what is held, if anything; false once the write fails.
   bool send_held();
 
-  std::mutex& lock_;
+  RankedMutex& lock_;
   Write write_;
   std::function<void()> failed_;
-  std::mutex write_mu_;
+  RankedMutex write_mu_{LockRank::kSocketWrite, "Outbox::write_mu_"};
   std::vector<uint8_t> bytes_;
   std::vector<uint8_t> sending_;  // the thread's, under write_mu_
   bool started_ = false;

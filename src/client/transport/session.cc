@@ -15,6 +15,7 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "common/config.h"
+#include "common/lock_order.h"
 #include "common/server_pick.h"
 
 namespace scuda::client {
@@ -37,6 +38,9 @@ void watch_process_events() {
   });
   pthread_atfork(
       [] {
+        // Every connection's locks, in g_all's order, which nothing else
+        // nests: outside the rank order (common/lock_order.h).
+        lock_order::Unchecked fork_handler;
         g_locked_for_fork.clear();
         for (Connection* c : *g_all) g_locked_for_fork.push_back(c->before_fork());
       },
