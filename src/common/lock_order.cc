@@ -57,7 +57,9 @@ void released(const void* mu) {
   }
 }
 
+#ifdef SCUDA_CHECK_LOCK_ORDER
 Unchecked::Unchecked() { ++t_unchecked; }
 Unchecked::~Unchecked() { --t_unchecked; }
+#endif
 
 }  // namespace scuda::lock_order
