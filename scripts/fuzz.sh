@@ -7,6 +7,7 @@
 # build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 seconds=${FUZZ_SECONDS:-20}
 build=${FUZZ_BUILD:-build-fuzz}
 harnesses=${FUZZ_HARNESSES:-frames handshake pieces ipc_handle ops replies}
@@ -27,7 +28,7 @@ for name in $harnesses; do
   work=$build/corpus-$name
   mkdir -p "$work"
   if (cd "$build" && "bin/${name}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 "corpus-$name" "$PWD/fuzz/corpus/$name" >"fuzz-$name.log" 2>&1); then
+        -print_final_stats=1 "corpus-$name" "$root/fuzz/corpus/$name" >"fuzz-$name.log" 2>&1); then
     echo "$name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/fuzz-$name.log" | grep -o '[0-9]*$') runs, no crash"
   else
     echo "$name: FAILED ($build/fuzz-$name.log)"; tail -n 30 "$build/fuzz-$name.log"; status=1
