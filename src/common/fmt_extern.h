@@ -1,5 +1,6 @@
 // Included before every C++ file of a build that compiles fmt once
-// (src/CMakeLists.txt, scuda_deps): tells the compiler that fmt's
+// (src/CMakeLists.txt, scuda_deps; through common/precompiled.h in the
+// libraries that precompile it): tells the compiler that fmt's
 // formatting core, detail::vformat_to<char>, is compiled in
 // common/fmt_spdlog_once.cc, so that a file which logs does not generate it
 // and the float and integer writers under it again. fmt 9 declares other
