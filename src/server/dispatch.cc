@@ -7,54 +7,71 @@ namespace scuda::server {
 
 namespace {
 
-std::unordered_map<uint32_t, const HandlerEntry*> build_index() {
-  std::unordered_map<uint32_t, const HandlerEntry*> index;
-  auto add = [&](std::span<const HandlerEntry> entries) {
-    for (const HandlerEntry& e : entries) index[e.op] = &e;
-  };
-  add({kGeneratedHandlers, kGeneratedHandlerCount});
-  add(context_handlers());
-  add(memory_handlers());
-  add(module_handlers());
-  add(launch_handlers());
-  add(host_callback_handlers());
-  add(pointer_handlers());
-  add(page_handlers());
-  add(host_register_handlers());
-  add(graph_handlers());
-  add(graph_exec_handlers());
-  add(copy3d_handlers());
-  add(resource_object_handlers());
-  add(va_handlers());
-  add(ipc_handlers());
-  add(logs_handlers());
-  add(struct_array_handlers());
-  add(async_notification_handlers());
-  add(lane_handlers());
-  add(peer_copy_handlers());
-  add(link_handlers());
-  add({kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount});
-  add(nvml_handlers());
+std::vector<std::span<const HandlerEntry>> all_tables() {
+  return {{kGeneratedHandlers, kGeneratedHandlerCount},
+          context_handlers(),
+          memory_handlers(),
+          module_handlers(),
+          launch_handlers(),
+          host_callback_handlers(),
+          pointer_handlers(),
+          page_handlers(),
+          host_register_handlers(),
+          graph_handlers(),
+          graph_exec_handlers(),
+          copy3d_handlers(),
+          resource_object_handlers(),
+          va_handlers(),
+          ipc_handlers(),
+          logs_handlers(),
+          struct_array_handlers(),
+          async_notification_handlers(),
+          lane_handlers(),
+          peer_copy_handlers(),
+          link_handlers(),
+          {kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount},
+          nvml_handlers()};
+}
+
+// Every op's entry; an op registered twice keeps its first entry and is
+// listed in `twice`.
+struct Index {
+  std::unordered_map<uint32_t, const HandlerEntry*> entries;
+  std::vector<uint32_t> twice;
+};
+
+Index build_index(std::span<const std::span<const HandlerEntry>> tables) {
+  Index index;
+  for (std::span<const HandlerEntry> table : tables)
+    for (const HandlerEntry& e : table)
+      if (!index.entries.emplace(e.op, &e).second) index.twice.push_back(e.op);
+  std::sort(index.twice.begin(), index.twice.end());
   return index;
 }
 
-const std::unordered_map<uint32_t, const HandlerEntry*>& index() {
-  static const auto built = build_index();
+const Index& index() {
+  static const Index built = build_index(all_tables());
   return built;
 }
 
 }  // namespace
 
 const HandlerEntry* find_handler(uint32_t op) {
-  auto it = index().find(op);
-  return it == index().end() ? nullptr : it->second;
+  auto it = index().entries.find(op);
+  return it == index().entries.end() ? nullptr : it->second;
 }
 
 std::vector<uint32_t> handled_ops() {
   std::vector<uint32_t> ops;
-  for (const auto& [op, entry] : index()) ops.push_back(op);
+  for (const auto& [op, entry] : index().entries) ops.push_back(op);
   std::sort(ops.begin(), ops.end());
   return ops;
 }
+
+std::vector<uint32_t> ops_registered_twice(std::span<const std::span<const HandlerEntry>> tables) {
+  return build_index(tables).twice;
+}
+
+std::vector<uint32_t> ops_registered_twice() { return index().twice; }
 
 }  // namespace scuda::server

@@ -43,4 +43,11 @@ const HandlerEntry* find_handler(uint32_t op);
 // Every op that has a handler, in increasing order.
 std::vector<uint32_t> handled_ops();
 
+// The ops that more than one entry of the server's tables handles, in
+// increasing order: none, or the server refuses to start (listener.cc);
+// the first table's entry is the one used.
+std::vector<uint32_t> ops_registered_twice();
+// The same over `tables`.
+std::vector<uint32_t> ops_registered_twice(std::span<const std::span<const HandlerEntry>> tables);
+
 }  // namespace scuda::server

@@ -23,6 +23,7 @@
 
 #include "protocol/frame_io.h"
 #include "server/admission_queue.h"
+#include "server/dispatch.h"
 #include "server/driver_probe.h"
 #include "server/status/gpu_monitor.h"
 #include "server/status/metrics_http.h"
@@ -248,6 +249,11 @@ void start_session(Socket client, SessionOptions session, Socket& listener,
 }  // namespace
 
 int serve(const ListenerOptions& options) {
+  if (std::vector<uint32_t> twice = ops_registered_twice(); !twice.empty()) {
+    spdlog::error("this scuda build is broken: ops {} have two handlers each (server/dispatch.cc)",
+                  fmt::join(twice, ", "));
+    return 1;
+  }
   HostPort addr;
   std::string error;
   if (!parse_host_port(options.listen, &addr, &error, true)) {
