@@ -133,8 +133,7 @@ std::vector<double> CudaBench::sync_copy(const Plan& plan) {
   return timed(plan, [&] { check(cuMemcpyDtoH(host, device.get(), 4), "cuMemcpyDtoH"); });
 }
 
-std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan,
-                                    Content content) {
+std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan, Content content) {
   DeviceBuffer device(bytes);
   HostBuffer host(bytes, pinned, content);
   // A copy into a known allocation may return once its bytes are sent, as
@@ -145,8 +144,7 @@ std::vector<double> CudaBench::htod(size_t bytes, bool pinned, const Plan& plan,
   });
 }
 
-std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan,
-                                    Content content) {
+std::vector<double> CudaBench::dtoh(size_t bytes, bool pinned, const Plan& plan, Content content) {
   DeviceBuffer device(bytes);
   HostBuffer host(bytes, pinned, content);
   // The device holds what the host buffer does; the copies then overwrite
@@ -205,7 +203,7 @@ CUfunction CudaBench::load_empty_kernel(ModuleKind kind) {
 }
 
 std::vector<CudaBench::LaunchSample> CudaBench::launches(ModuleKind kind, int launches,
-                                                        const Plan& plan) {
+                                                         const Plan& plan) {
   CUfunction function = load_empty_kernel(kind);
   auto launch_all = [&] {
     for (int i = 0; i < launches; ++i)
@@ -245,9 +243,13 @@ std::vector<std::pair<std::string, std::vector<double>>> CudaBench::local_querie
       {"cuDeviceGetAttribute",
        [&] { return cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0); }},
       {"cuPointerGetAttribute",
-       [&] { return cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address); }},
+       [&] {
+         return cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+       }},
       {"cuFuncGetAttribute",
-       [&] { return cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function); }},
+       [&] {
+         return cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function);
+       }},
       {"cuStreamQuery", [&] { return cuStreamQuery(stream); }},
       {"cuEventQuery", [&] { return cuEventQuery(event); }},
       {"cuGetProcAddress",
@@ -258,10 +260,10 @@ std::vector<std::pair<std::string, std::vector<double>>> CudaBench::local_querie
   for (const auto& [name, query] : queries) {
     check(query(), name.c_str());
     out.emplace_back(name, collect(plan, [&] {
-      const Clock::time_point start = Clock::now();
-      for (int i = 0; i < kBatch; ++i) query();
-      return seconds_since(start) * 1e9 / kBatch;
-    }));
+                       const Clock::time_point start = Clock::now();
+                       for (int i = 0; i < kBatch; ++i) query();
+                       return seconds_since(start) * 1e9 / kBatch;
+                     }));
   }
   cuEventDestroy(event);
   cuStreamDestroy(stream);

@@ -202,16 +202,21 @@ int main(int argc, char** argv) {
   std::string listen, to;
   double rtt_ms = 0, gbit = 0;
   size_t queue_mib = 64;
-  CLI::App app{"scuda-link: relay TCP connections with added round-trip time and a bandwidth "
-               "limit, to emulate a network link on loopback"};
+  CLI::App app{
+      "scuda-link: relay TCP connections with added round-trip time and a bandwidth "
+      "limit, to emulate a network link on loopback"};
   app.add_option("--listen", listen, "Accept connections on HOST:PORT")->required();
   app.add_option("--to", to, "Relay each connection to HOST:PORT")->required();
   app.add_option("--rtt-ms", rtt_ms, "Round-trip time to add, ms (half each way)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--gbit", gbit, "Bandwidth per direction, shared by all connections, Gbit/s (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--gbit", gbit,
+                 "Bandwidth per direction, shared by all connections, Gbit/s (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--queue-mib", queue_mib, "Bytes the link holds per direction, MiB")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   signal(SIGPIPE, SIG_IGN);
   LinkParams params;

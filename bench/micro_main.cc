@@ -45,9 +45,10 @@ struct Plans {
 
 Plans plans_for(const Options& o) {
   if (o.quick)
-    return {{5, 3, 70, 1}, {1, 1, 1, 2}, {1, 3, 3, 2}, {3, 3, 0}, {3, 3, 0}, size_t{16} << 20, 2000};
-  return {{10, 5, 200, 2}, {1, 1, 1, 10}, {1, 3, 5, 20}, {10, 10, 15}, {3, 9, 30},
-          o.transfer_mib << 20, 20000};
+    return {{5, 3, 70, 1}, {1, 1, 1, 2},     {1, 3, 3, 2}, {3, 3, 0},
+            {3, 3, 0},     size_t{16} << 20, 2000};
+  return {{10, 5, 200, 2}, {1, 1, 1, 10},        {1, 3, 5, 20}, {10, 10, 15},
+          {3, 9, 30},      o.transfer_mib << 20, 20000};
 }
 
 double gbit_per_s(size_t bytes, double seconds) { return bytes * 8.0 / seconds / 1e9; }
@@ -224,7 +225,8 @@ const std::vector<Row> kRows = {
 // The same copies beside raw TCP over as many connections as lanes.
 const std::vector<Row> kLaneRows = {
     {"H2D pageable, Gbit/s", "h2d_gbps", "raw_tcp_lanes_gbps", "h2d_lanes_ratio"},
-    {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_lanes_gbps", "h2d_pinned_lanes_ratio"},
+    {"H2D cuMemHostAlloc, Gbit/s", "h2d_pinned_gbps", "raw_tcp_lanes_gbps",
+     "h2d_pinned_lanes_ratio"},
     {"D2H pageable, Gbit/s", "d2h_gbps", "raw_tcp_lanes_down_gbps", "d2h_lanes_ratio"},
     {"D2H cuMemHostAlloc, Gbit/s", "d2h_pinned_gbps", "raw_tcp_lanes_down_gbps",
      "d2h_pinned_lanes_ratio"},
@@ -291,13 +293,13 @@ int run(const Options& o) {
   r.add_meta("mode", o.quick ? "quick" : "full");
   if (!o.json_path.empty()) std::ofstream(o.json_path) << r.json();
   std::printf("device: %s, driver: %s, link: %s, %s mode\n\n%s", cuda.device_name().c_str(),
-              driver_kind(), o.link.c_str(), o.quick ? "quick" : "full",
-              r.markdown(kRows).c_str());
+              driver_kind(), o.link.c_str(), o.quick ? "quick" : "full", r.markdown(kRows).c_str());
   if (lanes > 1)
     std::printf("\nscuda's copies took %u lanes; raw TCP over as many connections:\n\n%s", lanes,
                 r.markdown(kLaneRows).c_str());
   if (set_compression)
-    std::printf("\n%s", r.markdown(kCompressionRows, {"lz4 auto", "lz4 off", "auto / off"}).c_str());
+    std::printf("\n%s",
+                r.markdown(kCompressionRows, {"lz4 auto", "lz4 off", "auto / off"}).c_str());
   return 0;
 }
 
@@ -308,8 +310,9 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   using scuda::bench::ModuleKind;
   scuda::bench::Options o;
-  CLI::App app{"scuda-bench-micro: scuda's protocol overhead against SCUDA_SERVER, each figure "
-               "beside plain TCP on the same link"};
+  CLI::App app{
+      "scuda-bench-micro: scuda's protocol overhead against SCUDA_SERVER, each figure "
+      "beside plain TCP on the same link"};
   app.add_option("--json", o.json_path, "Write the figures as one JSON object to FILE");
   app.add_flag("--quick", o.quick, "Small sizes, few iterations (a smoke test, not figures)");
   app.add_flag("--copies-only", o.copies_only,
@@ -321,7 +324,8 @@ int main(int argc, char** argv) {
                  "Only serve as the raw-TCP peer on HOST:PORT (run it on the GPU host)");
   app.add_option("--link", o.link, "Name of the link, recorded in the output");
   app.add_option("--transfer-mib", o.transfer_mib, "Bytes per copy in full mode, MiB")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   const std::map<std::string, ModuleKind> kinds = {
       {"auto", ModuleKind::kAuto}, {"double", ModuleKind::kDouble}, {"ptx", ModuleKind::kPtx}};
   app.add_option("--module", o.module,

@@ -47,12 +47,9 @@ bool serve_one(Socket& s, std::vector<char>& buf, std::chrono::microseconds& spi
     case 'P':
       if (n > buf.size()) return false;
       return s.read_exact(buf.data(), n) && s.write_all(buf.data(), n);
-    case 'S':
-      return discard(s, n, buf) && s.write_all("k", 1);
-    case 'R':
-      return send_zeros(s, n, buf);
-    default:
-      return false;
+    case 'S': return discard(s, n, buf) && s.write_all("k", 1);
+    case 'R': return send_zeros(s, n, buf);
+    default: return false;
   }
 }
 

@@ -47,8 +47,9 @@ auto collect(const Plan& plan, F&& one) {
   for (int i = 0; i < plan.warmup; ++i) one();
   std::vector<decltype(one())> samples;
   const Clock::time_point start = Clock::now();
-  while (static_cast<int>(samples.size()) < plan.max_samples &&
-         (static_cast<int>(samples.size()) < plan.min_samples || seconds_since(start) < plan.budget_s))
+  while (
+      static_cast<int>(samples.size()) < plan.max_samples &&
+      (static_cast<int>(samples.size()) < plan.min_samples || seconds_since(start) < plan.budget_s))
     samples.push_back(one());
   return samples;
 }

@@ -16,12 +16,12 @@
 #include <spdlog/spdlog.h>
 
 #include "common/socket.h"
-#include "stub_driver.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/nvml_session.h"
 #include "server/session.h"
+#include "stub_driver.h"
 
 namespace {
 
@@ -42,10 +42,8 @@ bool left_out(uint32_t op) {
     case protocol::kOpIpcExportMemory:
     case protocol::kOpIpcOpenMemory:
     case protocol::kOpShareableExport:
-    case protocol::kOpShareableImport:
-      return true;
-    default:
-      return false;
+    case protocol::kOpShareableImport: return true;
+    default: return false;
   }
 }
 
@@ -105,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The requests go into the socket before the session starts, so they
   // must fit its buffer (64 KiB of payloads, 64 headers).
   if (size < 1 || size > 65536) return 0;
-  const DriverTable driver = fuzz::stub_driver(data[0] & 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+  const DriverTable driver =
+      fuzz::stub_driver(data[0] & 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
   const std::vector<uint8_t> stream = frames_of(data + 1, size - 1);
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return 0;

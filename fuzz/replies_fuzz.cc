@@ -22,12 +22,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/transport/callback_channel.h"
-#include "client/transport/connection.h"
-#include "client/modules/held_images.h"
 #include "client/kernels/kernel_arguments.h"
 #include "client/kernels/layouts.h"
 #include "client/memory/registered_memory.h"
+#include "client/modules/held_images.h"
+#include "client/transport/callback_channel.h"
+#include "client/transport/connection.h"
 #include "client_gen.h"
 #include "common/socket.h"
 #include "protocol/frame_io.h"
@@ -128,8 +128,8 @@ void converse(Connection& c) {
     decode_generated(r.take(n), n);
     return rc;
   });
-  if (!c.send(protocol::kOpModuleGetFunction, protocol::kSynchronizing, head, sizeof head,
-              nullptr, 0, &awaited))
+  if (!c.send(protocol::kOpModuleGetFunction, protocol::kSynchronizing, head, sizeof head, nullptr,
+              0, &awaited))
     return;
   std::vector<uint8_t> reply;
   if (c.receive(awaited, &reply) == CUDA_SUCCESS) decode_payload(reply.data(), reply.size());
@@ -172,7 +172,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  if (bind(g_listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(g_listener, 4) != 0 ||
+  if (bind(g_listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      listen(g_listener, 4) != 0 ||
       getsockname(g_listener, reinterpret_cast<sockaddr*>(&a), &len) != 0)
     abort();
   g_address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));

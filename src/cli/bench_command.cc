@@ -133,10 +133,10 @@ std::string start_echo(Children& kids) {
 
 std::string start_link(Children& kids, const std::string& to, const LinkProfile& p) {
   const int port = free_loopback_port();
-  return kids.start_listener({(bin_dir() / "scuda-link").string(), "--listen",
-                              fmt::format("127.0.0.1:{}", port), "--to", to, "--rtt-ms",
-                              fmt::format("{}", p.rtt_ms), "--gbit", fmt::format("{}", p.gbit)},
-                             port);
+  return kids.start_listener(
+      {(bin_dir() / "scuda-link").string(), "--listen", fmt::format("127.0.0.1:{}", port), "--to",
+       to, "--rtt-ms", fmt::format("{}", p.rtt_ms), "--gbit", fmt::format("{}", p.gbit)},
+      port);
 }
 
 // Through `scuda run`, so that the stand-in is loaded exactly as for any
@@ -196,16 +196,22 @@ void compare_tls(Children& kids, const BenchArgs& args, const std::string& plain
   if (!make_certificates({dir.path().string(), {"127.0.0.1"}, 1}, &error))
     throw std::runtime_error(error);
   const int port = free_loopback_port();
-  std::vector<std::string> argv = {(bin_dir() / "scuda").string(), "server", "-l",
-                                   fmt::format("127.0.0.1:{}", port), "--tls-cert",
-                                   dir / "server.pem", "--tls-key", dir / "server.key"};
+  std::vector<std::string> argv = {(bin_dir() / "scuda").string(),
+                                   "server",
+                                   "-l",
+                                   fmt::format("127.0.0.1:{}", port),
+                                   "--tls-cert",
+                                   dir / "server.pem",
+                                   "--tls-key",
+                                   dir / "server.key"};
   if (!args.driver.empty()) argv.insert(argv.end(), {"--driver", args.driver});
   const std::string tls = "tls://" + kids.start_listener(argv, port);
   const nlohmann::json p = copies_over(args, plain, {}, dir / "plain.json");
   const nlohmann::json t = copies_over(args, tls, {"--tls-ca", dir / "ca.pem"}, dir / "tls.json");
   nlohmann::json figures;
-  fmt::print("\nCopy throughput over TLS 1.3 beside plain TCP, in this run:\n\n"
-             "| figure | plain | TLS | tls / plain |\n|---|---:|---:|---:|\n");
+  fmt::print(
+      "\nCopy throughput over TLS 1.3 beside plain TCP, in this run:\n\n"
+      "| figure | plain | TLS | tls / plain |\n|---|---:|---:|---:|\n");
   for (const char* key : {"h2d_gbps", "d2h_gbps"}) {
     const double ratio = t[key].get<double>() / p[key].get<double>();
     fmt::print("| {} pageable, Gbit/s | {:.3g} | {:.3g} | {:.3g} |\n",
@@ -221,8 +227,10 @@ void compare_tls(Children& kids, const BenchArgs& args, const std::string& plain
 
 int run_bench(const BenchArgs& args) {
   if (!args.server.empty() && args.echo.empty())
-    fmt::print(stderr, "scuda bench: no --echo peer given, so the raw-TCP figures are taken on "
-                       "loopback, not on the link to {}\n", args.server);
+    fmt::print(stderr,
+               "scuda bench: no --echo peer given, so the raw-TCP figures are taken on "
+               "loopback, not on the link to {}\n",
+               args.server);
   try {
     Children kids;
     std::string server = args.server.empty() ? start_server(kids, args) : args.server;
@@ -257,13 +265,15 @@ void add_bench_command(CLI::App& app) {
   std::vector<std::string> links = {"none"};
   for (const auto& [name, profile] : kProfiles) links.push_back(name);
   cmd->add_option("--link", args->link, "Emulated link in front of server and peer")
-      ->check(CLI::IsMember(links))->capture_default_str();
+      ->check(CLI::IsMember(links))
+      ->capture_default_str();
   cmd->add_option("--echo", args->echo,
                   "Raw-TCP peer HOST:PORT (`scuda-bench-micro --echo-server` on the server's "
                   "host; default: start one on loopback)");
   cmd->add_option("--json", args->json, "Write the figures as JSON to FILE");
   cmd->add_option("--module", args->module, "Empty-kernel image: auto, double or ptx")
-      ->check(CLI::IsMember({"auto", "double", "ptx"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "double", "ptx"}))
+      ->capture_default_str();
   cmd->add_flag("--quick", args->quick, "Small sizes and few iterations (a smoke test)");
   cmd->callback([args] { std::exit(run_bench(*args)); });
 }

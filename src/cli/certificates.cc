@@ -55,13 +55,14 @@ Cert new_cert(EVP_PKEY* key, const std::string& cn, Signer signer, const Extensi
               int days) {
   Cert c(X509_new(), X509_free);
   X509_NAME* name = X509_get_subject_name(c.get());
-  bool ok = X509_set_version(c.get(), 2) && set_serial(c.get()) &&
-            X509_gmtime_adj(X509_getm_notBefore(c.get()), -3600) &&
-            X509_gmtime_adj(X509_getm_notAfter(c.get()), days * 86400L) &&
-            X509_set_pubkey(c.get(), key) &&
-            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                       reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0) &&
-            X509_set_issuer_name(c.get(), signer.cert ? X509_get_subject_name(signer.cert) : name);
+  bool ok =
+      X509_set_version(c.get(), 2) && set_serial(c.get()) &&
+      X509_gmtime_adj(X509_getm_notBefore(c.get()), -3600) &&
+      X509_gmtime_adj(X509_getm_notAfter(c.get()), days * 86400L) &&
+      X509_set_pubkey(c.get(), key) &&
+      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                 reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0) &&
+      X509_set_issuer_name(c.get(), signer.cert ? X509_get_subject_name(signer.cert) : name);
   X509* issuer = signer.cert ? signer.cert : c.get();
   for (const auto& [nid, value] : extensions) ok = ok && add_extension(c.get(), issuer, nid, value);
   if (!ok || !X509_sign(c.get(), signer.key, EVP_sha256())) return Cert(nullptr, X509_free);
@@ -73,7 +74,8 @@ std::string alt_names(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) {
     in6_addr ip;
-    const bool is_ip = inet_pton(AF_INET, n.c_str(), &ip) == 1 || inet_pton(AF_INET6, n.c_str(), &ip) == 1;
+    const bool is_ip =
+        inet_pton(AF_INET, n.c_str(), &ip) == 1 || inet_pton(AF_INET6, n.c_str(), &ip) == 1;
     out += fmt::format("{}{}:{}", out.empty() ? "" : ",", is_ip ? "IP" : "DNS", n);
   }
   return out;

@@ -37,10 +37,10 @@ int main(int argc, char** argv) {
   if (argc > 1 && is_listen_option(argv[1])) args.insert(args.begin() + 1, server_word);
   CLI::App app{"scuda: run CUDA programs on a GPU in another machine, over TCP"};
   app.footer("`scuda -l HOST:PORT [OPTIONS]` is short for `scuda server -l HOST:PORT [OPTIONS]`.");
-  app.set_version_flag("--version", fmt::format("scuda {} (protocol {}, CUDA {}.{} headers)",
-                                                scuda::cli::kVersion,
-                                                scuda::protocol::kProtocolVersion,
-                                                CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10));
+  app.set_version_flag(
+      "--version", fmt::format("scuda {} (protocol {}, CUDA {}.{} headers)", scuda::cli::kVersion,
+                               scuda::protocol::kProtocolVersion, CUDA_VERSION / 1000,
+                               CUDA_VERSION % 1000 / 10));
   app.require_subcommand(0, 1);
   scuda::cli::add_server_command(app);
   scuda::cli::add_run_command(app);

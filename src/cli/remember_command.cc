@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "common/server_request.h"
 #include "common/config.h"
+#include "common/server_request.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 
@@ -80,10 +80,11 @@ int remember(const RememberArgs& args) {
     fmt::print(stderr, "scuda: {}\n", error);
     return 1;
   }
-  fmt::print("scuda server {} answers ({}); wrote it to {}, so CUDA programs run with "
-             "`scuda run` or the preloaded library use it{}\n",
-             args.address, gpus, path,
-             token.empty() ? "" : " (they still need the token: --token-file or SCUDA_TOKEN_FILE)");
+  fmt::print(
+      "scuda server {} answers ({}); wrote it to {}, so CUDA programs run with "
+      "`scuda run` or the preloaded library use it{}\n",
+      args.address, gpus, path,
+      token.empty() ? "" : " (they still need the token: --token-file or SCUDA_TOKEN_FILE)");
   return 0;
 }
 

@@ -85,8 +85,7 @@ int run_program(const RunArgs& args) {
     setenv("SCUDA_STATS_JSON", std::filesystem::absolute(args.stats_json).c_str(), 1);
   if (!args.compress.empty()) setenv("SCUDA_COMPRESS", args.compress.c_str(), 1);
   if (!args.wait_timeout.empty()) setenv("SCUDA_WAIT_TIMEOUT", args.wait_timeout.c_str(), 1);
-  if (!args.server_timeout.empty())
-    setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
+  if (!args.server_timeout.empty()) setenv("SCUDA_SERVER_TIMEOUT", args.server_timeout.c_str(), 1);
   set_path_env("SCUDA_TOKEN_FILE", args.token_file);
   export_tls_env(args.tls);
   if (!args.pick.empty()) setenv("SCUDA_PICK", args.pick.c_str(), 1);
@@ -112,8 +111,8 @@ int run_program(const RunArgs& args) {
 
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run a program whose CUDA work executes on the scuda server");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a program whose CUDA work executes on the scuda server");
   cmd->add_option("--server", args->servers,
                   "Server HOST:PORT, or tls://HOST:PORT (default: SCUDA_SERVER, then "
                   "~/.config/scuda/host); given more than once, or as a list a,b: several servers, "
@@ -143,8 +142,7 @@ void add_run_command(CLI::App& app) {
                   "Seconds of silence from the server, while a call waits for it, before the "
                   "call fails, 0 for none (default: SCUDA_SERVER_TIMEOUT, else 15)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("command", args->command, "The program and its arguments, after --")
-      ->required();
+  cmd->add_option("command", args->command, "The program and its arguments, after --")->required();
   cmd->callback([args] { std::exit(run_program(*args)); });
 }
 

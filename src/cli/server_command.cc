@@ -61,16 +61,19 @@ bool is_loopback(const std::string& host) {
 bool exposed_safely(const ServerArgs& args, const HostPort& addr, bool tokens) {
   if (is_loopback(addr.host) || args.insecure) return true;
   if (args.tls.cert.empty()) {
-    spdlog::error("refusing to listen on {} without TLS: the token and every byte would cross "
-                  "in the clear. Give --tls-cert FILE and --tls-key FILE (`scuda cert` makes a "
-                  "pair), or --insecure on a trusted network", args.listener.listen);
+    spdlog::error(
+        "refusing to listen on {} without TLS: the token and every byte would cross "
+        "in the clear. Give --tls-cert FILE and --tls-key FILE (`scuda cert` makes a "
+        "pair), or --insecure on a trusted network",
+        args.listener.listen);
     return false;
   }
   if (!tokens && args.tls.client_ca.empty()) {
-    spdlog::error("refusing to listen on {} without a token: anyone who can reach it could use "
-                  "the GPU. Give --token-file FILE (clients pass the same file), --tokens FILE or "
-                  "--tls-client-ca FILE, or --insecure on a trusted network",
-                  args.listener.listen);
+    spdlog::error(
+        "refusing to listen on {} without a token: anyone who can reach it could use "
+        "the GPU. Give --token-file FILE (clients pass the same file), --tokens FILE or "
+        "--tls-client-ca FILE, or --insecure on a trusted network",
+        args.listener.listen);
     return false;
   }
   return true;
@@ -125,8 +128,9 @@ int run_server(const ServerArgs& args) {
 void add_server_command(CLI::App& app) {
   auto args = std::make_shared<ServerArgs>();
   CLI::App* cmd = app.add_subcommand("server", "Serve this machine's GPUs to scuda clients");
-  cmd->add_option("-l,--listen", args->listener.listen,
-                  "Address to listen on, HOST:PORT (port 0: the system picks one, printed at start)")
+  cmd->add_option(
+         "-l,--listen", args->listener.listen,
+         "Address to listen on, HOST:PORT (port 0: the system picks one, printed at start)")
       ->capture_default_str();
   auto* token_file = cmd->add_option("--token-file", args->token_file,
                                      "File holding the shared secret clients must present")

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "common/server_request.h"
 #include "cli/status_text.h"
 #include "cli/tls_options.h"
 #include "common/config.h"
+#include "common/server_request.h"
 #include "protocol/ops.h"
 
 namespace scuda::cli {
@@ -26,8 +26,9 @@ struct StatusArgs {
 bool fetch_status(const std::string& address, const std::string& token, nlohmann::json* status,
                   std::string* error) {
   std::vector<uint8_t> body;
-  if (!ask_server({address, protocol::kOpStatus, token, "the status request",
-                   std::chrono::seconds(10)}, &body, error))
+  if (!ask_server(
+          {address, protocol::kOpStatus, token, "the status request", std::chrono::seconds(10)},
+          &body, error))
     return false;
   *status = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
   if (status->is_discarded() || !status->is_object()) {
@@ -53,8 +54,10 @@ bool show_one(const std::string& address, const std::string& token, bool json,
   try {
     fmt::print("{}", json ? status.dump(2) + "\n" : status_text(address, status));
   } catch (const nlohmann::json::exception& e) {
-    fmt::print(stderr, "scuda status: {} answered with status this scuda cannot read ({}); try "
-                       "--json\n", address, e.what());
+    fmt::print(stderr,
+               "scuda status: {} answered with status this scuda cannot read ({}); try "
+               "--json\n",
+               address, e.what());
     return false;
   }
   return true;
@@ -66,13 +69,15 @@ int show_status(const StatusArgs& args) {
   const std::vector<std::string> servers =
       split_servers(args.server.empty() ? configured_server() : args.server);
   if (servers.empty()) {
-    fmt::print(stderr, "scuda status: no server: give --server HOST:PORT, set SCUDA_SERVER, or "
-                       "remember one with `scuda HOST:PORT`\n");
+    fmt::print(stderr,
+               "scuda status: no server: give --server HOST:PORT, set SCUDA_SERVER, or "
+               "remember one with `scuda HOST:PORT`\n");
     return 2;
   }
   export_tls_env(args.tls);
   std::string token, error;
-  const std::string token_file = args.token_file.empty() ? configured_token_file() : args.token_file;
+  const std::string token_file =
+      args.token_file.empty() ? configured_token_file() : args.token_file;
   if (!token_file.empty() && !read_token_file(token_file, &token, &error)) {
     fmt::print(stderr, "scuda status: {}\n", error);
     return 2;
@@ -91,8 +96,9 @@ int show_status(const StatusArgs& args) {
 void add_status_command(CLI::App& app) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "status", "Show a scuda server's GPUs and its client sessions (peer, age, device memory, "
-                "bytes each way)");
+      "status",
+      "Show a scuda server's GPUs and its client sessions (peer, age, device memory, "
+      "bytes each way)");
   cmd->add_option("--server", args->server,
                   "Server HOST:PORT, or a list a,b of a pool (default: SCUDA_SERVER, then "
                   "~/.config/scuda/host)");

@@ -28,7 +28,9 @@ std::string gpu_line(const json& g) {
   std::string line = fmt::format("  {}  {}  ", g["index"].get<int>(), g["name"].get<std::string>());
   const uint64_t total = g["memory_total_bytes"].get<uint64_t>();
   if (g["memory_used_bytes"].is_null()) line += fmt::format("{} memory", bytes(total));
-  else line += fmt::format("{} of {} in use", bytes(g["memory_used_bytes"].get<uint64_t>()), bytes(total));
+  else
+    line +=
+        fmt::format("{} of {} in use", bytes(g["memory_used_bytes"].get<uint64_t>()), bytes(total));
   if (!g["utilization_percent"].is_null())
     line += fmt::format(", {}% busy", g["utilization_percent"].get<int>());
   return line + "\n";
@@ -37,21 +39,25 @@ std::string gpu_line(const json& g) {
 std::string gpus(const json& status) {
   const std::string source = status["gpu_source"].get<std::string>();
   if (status["gpus"].empty())
-    return source.empty() ? "GPUs: not yet known (the GPU monitor has not reported)\n" : "GPUs: none\n";
+    return source.empty() ? "GPUs: not yet known (the GPU monitor has not reported)\n"
+                          : "GPUs: none\n";
   std::string text = fmt::format("GPUs (from {}):\n", source);
   for (const json& g : status["gpus"]) text += gpu_line(g);
   return text;
 }
 
 // A token's name as the JSON has it (null: the unnamed one).
-std::string token_name(const json& token) { return token.is_null() ? "-" : token.get<std::string>(); }
+std::string token_name(const json& token) {
+  return token.is_null() ? "-" : token.get<std::string>();
+}
 
 std::string sessions(const json& status) {
   const json& list = status["sessions"];
   if (list.empty()) return "Sessions: none\n";
-  std::string text = fmt::format("Sessions: {}\n  {:<8} {:<22} {:<16} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
-                                 list.size(), "PID", "PEER", "TOKEN", "PROGRAM", "AGE", "DEVICE MEM",
-                                 "RECEIVED", "SENT", "REQUESTS", "ERRORS");
+  std::string text = fmt::format(
+      "Sessions: {}\n  {:<8} {:<22} {:<16} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
+      list.size(), "PID", "PEER", "TOKEN", "PROGRAM", "AGE", "DEVICE MEM", "RECEIVED", "SENT",
+      "REQUESTS", "ERRORS");
   for (const json& s : list)
     text += fmt::format("  {:<8} {:<22} {:<16} {:<16} {:>8} {:>11} {:>11} {:>11} {:>9} {:>6}\n",
                         s["pid"].get<int>(), s["peer"].get<std::string>(), token_name(s["token"]),
@@ -78,7 +84,8 @@ std::string queue(const json& status) {
 std::string totals(const json& status) {
   const json& t = status["totals"];
   return fmt::format("Since start: {} sessions, {} received, {} sent, {} requests, {} errors\n",
-                     t["sessions_started"].get<uint64_t>(), bytes(t["bytes_received"].get<uint64_t>()),
+                     t["sessions_started"].get<uint64_t>(),
+                     bytes(t["bytes_received"].get<uint64_t>()),
                      bytes(t["bytes_sent"].get<uint64_t>()), t["requests"].get<uint64_t>(),
                      t["errors"].get<uint64_t>());
 }

@@ -57,10 +57,9 @@ CUresult scuda_legacy_cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCapture
   return cuStreamGetCaptureInfo_v3(stream, status, id, graph, deps, nullptr, count);
 }
 
-CUresult scuda_legacy_cuStreamGetCaptureInfo_v2_ptsz(CUstream stream,
-                                                     CUstreamCaptureStatus* status, cuuint64_t* id,
-                                                     CUgraph* graph, const CUgraphNode** deps,
-                                                     size_t* count) {
+CUresult scuda_legacy_cuStreamGetCaptureInfo_v2_ptsz(CUstream stream, CUstreamCaptureStatus* status,
+                                                     cuuint64_t* id, CUgraph* graph,
+                                                     const CUgraphNode** deps, size_t* count) {
   return cuStreamGetCaptureInfo_v3_ptsz(stream, status, id, graph, deps, nullptr, count);
 }
 

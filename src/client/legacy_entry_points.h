@@ -14,7 +14,8 @@ SCUDA_LEGACY scuda_legacy_cuGetProcAddress(const char* symbol, void** pfn, int v
 SCUDA_LEGACY scuda_legacy_cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev);
 SCUDA_LEGACY scuda_legacy_cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status,
                                                  cuuint64_t* id);
-SCUDA_LEGACY scuda_legacy_cuStreamGetCaptureInfo_ptsz(CUstream stream, CUstreamCaptureStatus* status,
+SCUDA_LEGACY scuda_legacy_cuStreamGetCaptureInfo_ptsz(CUstream stream,
+                                                      CUstreamCaptureStatus* status,
                                                       cuuint64_t* id);
 SCUDA_LEGACY scuda_legacy_cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus* status,
                                                     cuuint64_t* id, CUgraph* graph,

@@ -33,7 +33,8 @@ CUresult dump(CUlogIterator* iterator, size_t capacity, unsigned flags, std::str
   w.u64(capacity);
   w.u32(flags);
   std::vector<uint8_t> reply;
-  if (CUresult rc = scuda::client::call(scuda::protocol::kOpLogsDump, w, &reply); rc != CUDA_SUCCESS)
+  if (CUresult rc = scuda::client::call(scuda::protocol::kOpLogsDump, w, &reply);
+      rc != CUDA_SUCCESS)
     return rc;
   scuda::protocol::Reader r(reply);
   const CUlogIterator next = r.u32();
@@ -100,12 +101,10 @@ bool run_log_callback(uint64_t id, CUlogLevel level, std::string_view message) {
 
 extern "C" {
 
-CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback fn, void* data,
-                                        CUlogsCallbackHandle* out) {
+CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
   SCUDA_PASSTHROUGH(cuLogsRegisterCallback, fn, data, out);
   return register_log_callback(fn, data, out);
 }
-
 
 CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size,
                                     unsigned int flags) {

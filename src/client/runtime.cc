@@ -104,8 +104,8 @@ namespace {
 
 // With the connection's lock held: makes the thread's context current on the
 // server, then sends.
-bool send_in_context(Connection* conn, uint32_t op, uint16_t flags,
-                     const protocol::Writer& request, uint64_t* id) {
+bool send_in_context(Connection* conn, uint32_t op, uint16_t flags, const protocol::Writer& request,
+                     uint64_t* id) {
   if (spdlog::should_log(spdlog::level::trace))
     spdlog::trace("op {} ({})", op, protocol::op_name(op));
   return sync_routed_context(conn) &&
@@ -131,8 +131,7 @@ bool may_start_device_work(uint32_t op) {
     case protocol::kOpVaMap:
     case protocol::kOpVaFree:
     case protocol::kOpVaSync:
-    case protocol::kOpLanes:
-      return false;
+    case protocol::kOpLanes: return false;
   }
   return true;
 }
@@ -149,8 +148,7 @@ bool waits_only(uint32_t op) {
     case protocol::kOp_cuEventQuery:
     case protocol::kOp_cuEventSynchronize:
     case protocol::kOp_cuCtxSynchronize:
-    case protocol::kOp_cuCtxSynchronize_v2:
-      return true;
+    case protocol::kOp_cuCtxSynchronize_v2: return true;
   }
   return false;
 }
@@ -175,8 +173,7 @@ bool writes_no_memory(uint32_t op) {
     case protocol::kOp_cuStreamCreateWithPriority:
     case protocol::kOp_cuStreamDestroy_v2:
     case protocol::kOp_cuEventCreate:
-    case protocol::kOp_cuEventDestroy_v2:
-      return true;
+    case protocol::kOp_cuEventDestroy_v2: return true;
   }
   return false;
 }
@@ -229,9 +226,8 @@ CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   std::lock_guard lock(conn->mutex());
   before_sending(*conn, op, request);
-  return send_in_context(conn, op, protocol::kOneWay, request, id)
-             ? CUDA_SUCCESS
-             : CUDA_ERROR_DEVICE_UNAVAILABLE;
+  return send_in_context(conn, op, protocol::kOneWay, request, id) ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
 
 }  // namespace scuda::client

@@ -95,12 +95,12 @@ CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
 // Every entry point starts here: refused during exit (see exiting()),
 // traced, and in pass-through mode answered by the local driver's
 // `name(args...)`.
-#define SCUDA_PASSTHROUGH(name, ...)                                   \
-  do {                                                                 \
-    if (::scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED;   \
-    ::scuda::client::trace_entry(#name);                               \
-    if (::scuda::client::passthrough()) {                              \
-      auto fn_ = ::scuda::client::local_driver().name;                 \
-      return fn_ ? fn_(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED;        \
-    }                                                                  \
+#define SCUDA_PASSTHROUGH(name, ...)                                 \
+  do {                                                               \
+    if (::scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED; \
+    ::scuda::client::trace_entry(#name);                             \
+    if (::scuda::client::passthrough()) {                            \
+      auto fn_ = ::scuda::client::local_driver().name;               \
+      return fn_ ? fn_(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED;      \
+    }                                                                \
   } while (0)

@@ -12,10 +12,14 @@ namespace {
 
 // Where NVIDIA's driver lives on the systems we know, most specific first.
 const char* const kDriverCandidates[] = {
-    "/usr/local/nvidia/lib64/libcuda.so.1",  "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-    "/lib/x86_64-linux-gnu/libcuda.so.1",    "/usr/lib64/libcuda.so.1",
-    "/usr/lib/aarch64-linux-gnu/libcuda.so.1", "/usr/lib/libcuda.so.1",
-    "/lib/libcuda.so.1",                     "libcuda.so.1",
+    "/usr/local/nvidia/lib64/libcuda.so.1",
+    "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+    "/lib/x86_64-linux-gnu/libcuda.so.1",
+    "/usr/lib64/libcuda.so.1",
+    "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+    "/usr/lib/libcuda.so.1",
+    "/lib/libcuda.so.1",
+    "libcuda.so.1",
 };
 
 void bind_all(void* h, DriverTable* t) {

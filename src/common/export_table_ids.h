@@ -12,9 +12,7 @@ namespace scuda {
 // Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into bytes in written order
 // (no GUID-style swapping: ZLUDA and LUPINE agree on this).
 constexpr CUuuid uuid_from_string(const char (&s)[37]) {
-  auto nibble = [](char c) {
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-  };
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
   CUuuid id{};
   int i = 0;
   for (int n = 0; n < 36; ++n) {
@@ -29,8 +27,10 @@ namespace export_table_id {
 // Names from ZLUDA where it has one.
 inline constexpr CUuuid kCudartInterface = uuid_from_string("6bd5fb6c-5bf4-e74a-8987-d93912fd9df9");
 inline constexpr CUuuid kToolsTls = uuid_from_string("42d85a81-23f6-cb47-8298-f6e78a3aecdc");
-inline constexpr CUuuid kToolsRuntimeCallbackHooks = uuid_from_string("a094798c-2e74-2e74-93f2-0800200c0a66");
-inline constexpr CUuuid kContextLocalStorage = uuid_from_string("c693336e-1121-df11-a8c3-68f355d89593");
+inline constexpr CUuuid kToolsRuntimeCallbackHooks =
+    uuid_from_string("a094798c-2e74-2e74-93f2-0800200c0a66");
+inline constexpr CUuuid kContextLocalStorage =
+    uuid_from_string("c693336e-1121-df11-a8c3-68f355d89593");
 inline constexpr CUuuid kContextChecks = uuid_from_string("263e8860-7cd2-6143-92f6-bbd5006dfa7e");
 inline constexpr CUuuid kIntegrityCheck = uuid_from_string("d4082055-bde6-704b-8d34-ba123c66e1f2");
 inline constexpr CUuuid kCublasPrivate = uuid_from_string("21318c60-9714-3248-8ca6-41ff7324c8f2");

@@ -57,7 +57,8 @@ class RankedMutex {
  public:
   constexpr RankedMutex(LockRank rank, const char* name) noexcept
 #ifdef SCUDA_CHECK_LOCK_ORDER
-      : rank_(rank), name_(name)
+      : rank_(rank),
+        name_(name)
 #endif
   {
     (void)rank;

@@ -17,8 +17,7 @@ void init_logging(bool verbose = false);
 // Sets *level to the level `name` names; false when it names none, and then
 // *error lists the levels. (spdlog itself reads an unknown name as "off",
 // which silences every line.)
-bool log_level_named(const std::string& name, spdlog::level::level_enum* level,
-                     std::string* error);
+bool log_level_named(const std::string& name, spdlog::level::level_enum* level, std::string* error);
 
 // Sets *level to the level SCUDA_LOG_LEVEL names, when set; false when it
 // names none, and then *error lists the levels.

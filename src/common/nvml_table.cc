@@ -12,10 +12,14 @@ namespace {
 
 // Beside the driver, on the systems we know (common/driver_table.cc).
 const char* const kNvmlCandidates[] = {
-    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",  "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-    "/lib/x86_64-linux-gnu/libnvidia-ml.so.1",    "/usr/lib64/libnvidia-ml.so.1",
-    "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1", "/usr/lib/libnvidia-ml.so.1",
-    "/lib/libnvidia-ml.so.1",                     "libnvidia-ml.so.1",
+    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+    "/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+    "/usr/lib64/libnvidia-ml.so.1",
+    "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+    "/usr/lib/libnvidia-ml.so.1",
+    "/lib/libnvidia-ml.so.1",
+    "libnvidia-ml.so.1",
 };
 
 template <class F>

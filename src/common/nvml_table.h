@@ -10,7 +10,7 @@
 namespace scuda {
 
 struct NvmlTable {
-#define SCUDA_NVML_FN(name, params, args) nvmlReturn_t (*name) params = nullptr;
+#define SCUDA_NVML_FN(name, params, args) nvmlReturn_t(*name) params = nullptr;
 #include "nvml_api.inc"
 #undef SCUDA_NVML_FN
   const char* (*nvmlErrorString)(nvmlReturn_t) = nullptr;

@@ -31,9 +31,9 @@ void* open_real(const std::string& path, std::string* why) {
 
 void* open_real_library(const std::string& path, std::span<const char* const> candidates,
                         std::string* opened, std::string* tried) {
-  std::vector<std::string> paths = path.empty()
-                                       ? std::vector<std::string>(candidates.begin(), candidates.end())
-                                       : std::vector<std::string>{path};
+  std::vector<std::string> paths =
+      path.empty() ? std::vector<std::string>(candidates.begin(), candidates.end())
+                   : std::vector<std::string>{path};
   std::vector<std::string> failures;
   for (const std::string& p : paths) {
     std::string why;

@@ -62,11 +62,14 @@ std::vector<ServerLoad> measure_loads(const std::vector<std::string>& servers,
     ServerLoad load;
     load.address = address;
     std::vector<uint8_t> body;
-    const bool answered = ask_server({address, protocol::kOpStatus, token, "the status request",
-                                      std::chrono::seconds(10)}, &body, &load.error);
+    const bool answered = ask_server(
+        {address, protocol::kOpStatus, token, "the status request", std::chrono::seconds(10)},
+        &body, &load.error);
     if (answered && !read_load(body, &load))
-      load.error = fmt::format("{} answered the status request with something other than its "
-                               "status", address);
+      load.error = fmt::format(
+          "{} answered the status request with something other than its "
+          "status",
+          address);
     loads.push_back(load);
   }
   return loads;

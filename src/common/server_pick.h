@@ -14,7 +14,7 @@ enum class Pick { kFirst, kLeastLoaded };
 // One server's load, from its status answer.
 struct ServerLoad {
   std::string address;
-  std::string error;        // why it did not answer; empty when it did
+  std::string error;  // why it did not answer; empty when it did
   uint64_t gpus = 0;
   uint64_t busy = 0;        // sessions running plus clients in its queue
   uint64_t free_bytes = 0;  // device memory not in use, over all its GPUs

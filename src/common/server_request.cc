@@ -30,10 +30,11 @@ Socket connect_to(const std::string& address, std::string* error) {
   bool refused = false;
   Socket s = connect_tcp(hp, error, std::chrono::seconds(10), &refused);
   if (!s.valid() && refused)
-    *error = fmt::format("nothing listens at {} (connection refused): is scuda server running "
-                         "there, on that port?", address);
-  else if (!s.valid())
-    *error = fmt::format("cannot reach {}: {}", address, *error);
+    *error = fmt::format(
+        "nothing listens at {} (connection refused): is scuda server running "
+        "there, on that port?",
+        address);
+  else if (!s.valid()) *error = fmt::format("cannot reach {}: {}", address, *error);
   if (s.valid() && target.tls && !start_tls(s, hp.host, error)) return Socket();
   return s;
 }
@@ -62,15 +63,15 @@ bool ask_server(const ServerRequest& request, std::vector<uint8_t>* body, std::s
   protocol::Frame reply;
   if (!s.valid() || !exchange(request, s, &reply, error)) return false;
   if (reply.header.flags & protocol::kError) {
-    *error = fmt::format("the scuda server at {} refused {}: {}", request.address,
-                         request.refused_what,
-                         std::string(reply.payload.begin(), reply.payload.end()));
+    *error =
+        fmt::format("the scuda server at {} refused {}: {}", request.address, request.refused_what,
+                    std::string(reply.payload.begin(), reply.payload.end()));
     return false;
   }
   protocol::Reader r(reply.payload);
   if (const uint32_t rc = r.u32(); !r.ok() || rc != CUDA_SUCCESS) {
-    *error = fmt::format("the scuda server at {} could not answer (CUDA error {})",
-                         request.address, rc);
+    *error =
+        fmt::format("the scuda server at {} could not answer (CUDA error {})", request.address, rc);
     return false;
   }
   body->assign(reply.payload.begin() + sizeof(uint32_t), reply.payload.end());

@@ -13,7 +13,7 @@ struct ServerRequest {
   std::string address;  // HOST:PORT
   uint32_t op;          // HELLO or a status request: both carry a HELLO
   std::string token;
-  std::string refused_what;  // "this machine": the server refused <it>: why
+  std::string refused_what;       // "this machine": the server refused <it>: why
   std::chrono::seconds wait{60};  // for the reply, once connected
 };
 

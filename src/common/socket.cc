@@ -1,8 +1,8 @@
 #include "common/socket.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -41,8 +41,7 @@ bool parse_host_port(const std::string& text, HostPort* out, std::string* error,
 }
 
 Socket::Socket(Socket&& other) noexcept
-    : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_),
-      tls_(std::move(other.tls_)) {
+    : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_), tls_(std::move(other.tls_)) {
   fd_ = other.release();
 }
 
@@ -74,7 +73,8 @@ void Socket::close() {
 }
 
 bool Socket::write_all(const void* data, size_t size) {
-  if (tls_) [[unlikely]] return tls_write_all(data, size);
+  if (tls_) [[unlikely]]
+    return tls_write_all(data, size);
   iovec iov{const_cast<void*>(data), size};
   return writev_all(&iov, 1);
 }
@@ -83,7 +83,8 @@ bool Socket::write_all(const void* data, size_t size) {
 // raising SIGPIPE, which would end a client program that keeps the signal's
 // default disposition.
 bool Socket::writev_all(iovec* iov, int count) {
-  if (tls_) [[unlikely]] return tls_writev_all(iov, count);
+  if (tls_) [[unlikely]]
+    return tls_writev_all(iov, count);
   while (count > 0) {
     msghdr m{};
     m.msg_iov = iov;
@@ -122,7 +123,8 @@ bool Socket::readable_in_time() {
 }
 
 ssize_t Socket::read_some(void* data, size_t size) {
-  if (tls_) [[unlikely]] return tls_read_some(data, size);
+  if (tls_) [[unlikely]]
+    return tls_read_some(data, size);
   if (!readable_in_time()) return -1;
   for (;;) {
     const ssize_t n = ::read(fd_, data, size);
@@ -132,7 +134,8 @@ ssize_t Socket::read_some(void* data, size_t size) {
 
 ssize_t Socket::read_some(void* data, size_t size, std::chrono::microseconds spin) {
   if (spin.count() <= 0) return read_some(data, size);
-  if (tls_) [[unlikely]] return tls_read_spinning(data, size, spin);
+  if (tls_) [[unlikely]]
+    return tls_read_spinning(data, size, spin);
   const auto until = std::chrono::steady_clock::now() + spin;
   do {
     const ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
@@ -180,8 +183,8 @@ Socket first_ready(const HostPort& addr, bool passive, const char* verb, std::st
     last_errno = errno;
   }
   freeaddrinfo(res);
-  *error = fmt::format("cannot {} {}:{}: {}", verb, addr.host, addr.port,
-                       std::strerror(last_errno));
+  *error =
+      fmt::format("cannot {} {}:{}: {}", verb, addr.host, addr.port, std::strerror(last_errno));
   return Socket();
 }
 
@@ -199,7 +202,8 @@ bool connect_within(int fd, const sockaddr* to, socklen_t len, std::chrono::mill
   if (!ok && errno == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
     int n;
-    while ((n = ::poll(&p, 1, static_cast<int>(timeout.count()))) < 0 && errno == EINTR) {}
+    while ((n = ::poll(&p, 1, static_cast<int>(timeout.count()))) < 0 && errno == EINTR) {
+    }
     int so_error = 0;
     socklen_t so_len = sizeof so_error;
     if (n == 0) errno = ETIMEDOUT;

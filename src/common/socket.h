@@ -103,8 +103,8 @@ class Socket {
 // Connects with TCP_NODELAY set; on failure says why, and *refused (if
 // given) says whether every address refused (nothing listens there yet).
 // A `timeout` above zero bounds each address's attempt.
-Socket connect_tcp(const HostPort& addr, std::string* error,
-                   std::chrono::milliseconds timeout = {}, bool* refused = nullptr);
+Socket connect_tcp(const HostPort& addr, std::string* error, std::chrono::milliseconds timeout = {},
+                   bool* refused = nullptr);
 // Turns on TCP keepalive with short intervals, so that a peer whose host
 // vanished (power cut, cable pulled) is noticed on an idle connection in
 // about a minute instead of never.

@@ -84,8 +84,9 @@ std::shared_ptr<const Context> client_context(const ClientFiles& files, std::str
   SSL_CTX* ctx = new_context(TLS_client_method());
   std::string what = files.ca.empty() ? "cannot load the system's trusted CAs"
                                       : fmt::format("cannot read the CA file {}", files.ca);
-  bool ok = ctx && (files.ca.empty() ? SSL_CTX_set_default_verify_paths(ctx)
-                                     : SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr)) == 1;
+  bool ok = ctx &&
+            (files.ca.empty() ? SSL_CTX_set_default_verify_paths(ctx)
+                              : SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr)) == 1;
   if (ok && (!files.cert.empty() || !files.key.empty()))
     ok = use_pair(ctx, files.cert, files.key.empty() ? files.cert : files.key, &what);
   if (ctx) SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
@@ -101,8 +102,8 @@ bool wait_for(int fd, short events, std::chrono::steady_clock::time_point deadli
   for (;;) {
     int timeout = -1;
     if (bounded) {
-      const auto left = std::chrono::duration_cast<milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return errno = ETIMEDOUT, false;
       timeout = static_cast<int>(left.count());
     }
@@ -129,8 +130,8 @@ bool handshake(Socket& s, SSL* ssl, bool server, milliseconds limit, std::string
     short events = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
     if (events && wait_for(s.fd(), events, deadline, limit.count() > 0)) continue;
     const std::string why = last_error();
-    *error = !why.empty() ? why
-             : events     ? "no TLS handshake in time"
+    *error = !why.empty()                      ? why
+             : events                          ? "no TLS handshake in time"
              : e == SSL_ERROR_SYSCALL && errno ? std::strerror(errno)
                                                : "the peer closed the connection";
     SSL_free(ssl);
@@ -147,8 +148,8 @@ bool handshake(Socket& s, SSL* ssl, bool server, milliseconds limit, std::string
 // else as a DNS name, which the client also sends (SNI).
 bool expect_name(SSL* ssl, const std::string& host) {
   in6_addr ip;
-  const bool is_ip = inet_pton(AF_INET, host.c_str(), &ip) == 1 ||
-                     inet_pton(AF_INET6, host.c_str(), &ip) == 1;
+  const bool is_ip =
+      inet_pton(AF_INET, host.c_str(), &ip) == 1 || inet_pton(AF_INET6, host.c_str(), &ip) == 1;
   if (is_ip) return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str()) == 1;
   return SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 && SSL_set1_host(ssl, host.c_str()) == 1;
 }
@@ -157,13 +158,16 @@ bool expect_name(SSL* ssl, const std::string& host) {
 std::string client_failure(SSL* ssl, const std::string& host, const std::string& why) {
   const long verify = SSL_get_verify_result(ssl);
   if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
-    return fmt::format("TLS: the server's certificate does not name '{}': connect with a name "
-                       "its certificate holds, or give the server a certificate for '{}' "
-                       "(scuda cert --name {})", host, host, host);
+    return fmt::format(
+        "TLS: the server's certificate does not name '{}': connect with a name "
+        "its certificate holds, or give the server a certificate for '{}' "
+        "(scuda cert --name {})",
+        host, host, host);
   if (verify != X509_V_OK)
-    return fmt::format("TLS: the server's certificate is not trusted: {} (the CA comes from "
-                       "SCUDA_TLS_CA or scuda run --tls-ca, else the system's trust store)",
-                       X509_verify_cert_error_string(verify));
+    return fmt::format(
+        "TLS: the server's certificate is not trusted: {} (the CA comes from "
+        "SCUDA_TLS_CA or scuda run --tls-ca, else the system's trust store)",
+        X509_verify_cert_error_string(verify));
   if (why.find("wrong version number") != std::string::npos ||
       why.find("packet length too long") != std::string::npos)
     return "TLS: the server answered without TLS: it was started without --tls-cert, so "

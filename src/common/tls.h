@@ -51,8 +51,8 @@ bool accept(Socket& s, const Context& c, std::chrono::milliseconds limit, std::s
 // The client's half: the server's certificate must come from the context's
 // CAs and name `host` (a DNS name or an IP address). On failure says why,
 // in words meant for the user.
-bool connect(Socket& s, const Context& c, const std::string& host,
-             std::chrono::milliseconds limit, std::string* error);
+bool connect(Socket& s, const Context& c, const std::string& host, std::chrono::milliseconds limit,
+             std::string* error);
 
 // OpenSSL's queued errors, worded and cleared; "" when there are none.
 std::string last_error();

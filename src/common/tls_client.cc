@@ -35,8 +35,8 @@ std::shared_ptr<const Context> client_context_from_env(std::string* error) {
   static std::shared_ptr<const Context> context;
   static std::string why;
   std::call_once(once, [] {
-    context = client_context({env("SCUDA_TLS_CA"), env("SCUDA_TLS_CERT"), env("SCUDA_TLS_KEY")},
-                             &why);
+    context =
+        client_context({env("SCUDA_TLS_CA"), env("SCUDA_TLS_CERT"), env("SCUDA_TLS_KEY")}, &why);
   });
   if (!context) *error = why;
   return context;

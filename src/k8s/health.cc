@@ -16,8 +16,8 @@ Probe status_probe(const std::string& token) {
     // Shorter than a status request's usual wait: a server this slow to
     // answer is no use to a pod about to start on it.
     if (!ask_server({address, protocol::kOpStatus, token, "the device plugin's status request",
-                          std::chrono::seconds(5)},
-                         &body, error))
+                     std::chrono::seconds(5)},
+                    &body, error))
       return false;
     // The GPU list is filled by the server's monitor shortly after it
     // starts, so an answer without one counts as answering.

@@ -26,7 +26,8 @@ const char* DECLDIR nvmlErrorString(nvmlReturn_t result) {
   if (real) return real(result);
   switch (result) {
 #define SCUDA_NVML_ERROR(code, text) \
-  case code: return text;
+  case code:                         \
+    return text;
 #include "nvml_errors.inc"
 #undef SCUDA_NVML_ERROR
   }

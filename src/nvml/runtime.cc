@@ -65,8 +65,7 @@ uint64_t new_handle_id() {
   return next.fetch_add(16);
 }
 
-nvmlReturn_t ask_server(uint32_t op, const protocol::Writer& request,
-                        std::vector<uint8_t>* reply) {
+nvmlReturn_t ask_server(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
   void* data = nullptr;
   size_t size = 0;
   const uint32_t rc = scuda_remote_call(op, request.data().data(), request.size(), &data, &size);

@@ -59,11 +59,11 @@ nvmlReturn_t cached_call(uint32_t op, const protocol::Writer& key, const protoco
 
 // Every entry point starts here: traced, and in pass-through mode answered by
 // the local NVML's `name(args...)`.
-#define SCUDA_NVML_PASSTHROUGH(name, ...)                                     \
-  do {                                                                        \
-    ::scuda::nvml::trace_entry(#name);                                        \
-    if (::scuda::nvml::passthrough()) {                                       \
-      auto fn_ = ::scuda::nvml::local_nvml().name;                            \
-      return fn_ ? fn_(__VA_ARGS__) : ::scuda::nvml::local_missing();         \
-    }                                                                         \
+#define SCUDA_NVML_PASSTHROUGH(name, ...)                             \
+  do {                                                                \
+    ::scuda::nvml::trace_entry(#name);                                \
+    if (::scuda::nvml::passthrough()) {                               \
+      auto fn_ = ::scuda::nvml::local_nvml().name;                    \
+      return fn_ ? fn_(__VA_ARGS__) : ::scuda::nvml::local_missing(); \
+    }                                                                 \
   } while (0)

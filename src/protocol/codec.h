@@ -48,8 +48,7 @@ class Writer {
 class Reader {
  public:
   Reader() = default;
-  Reader(const void* data, size_t size)
-      : p_(static_cast<const uint8_t*>(data)), left_(size) {}
+  Reader(const void* data, size_t size) : p_(static_cast<const uint8_t*>(data)), left_(size) {}
   explicit Reader(const std::vector<uint8_t>& v) : Reader(v.data(), v.size()) {}
 
   template <class T>
@@ -80,8 +79,7 @@ class Reader {
   std::string_view blob() {
     uint64_t n = u64();
     const uint8_t* p = take(n);
-    return p ? std::string_view(reinterpret_cast<const char*>(p), n)
-             : std::string_view();
+    return p ? std::string_view(reinterpret_cast<const char*>(p), n) : std::string_view();
   }
   std::string str() { return std::string(blob()); }
 

@@ -24,7 +24,8 @@ bool read_pieces(Reader& in, uint8_t* dst, size_t size, std::string* error) {
     if (!head.block) {
       std::memcpy(dst + at, p, head.raw);
     } else if (!compression::decompress(p, head.block, dst + at, head.raw)) {
-      *error = fmt::format("the lz4 block at byte {} does not decode to its {} bytes", at, head.raw);
+      *error =
+          fmt::format("the lz4 block at byte {} does not decode to its {} bytes", at, head.raw);
       return false;
     }
     at += head.raw;

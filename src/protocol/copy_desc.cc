@@ -10,14 +10,14 @@ namespace {
 // Each side's fields, in wire order; every field travels as a u64.
 template <class C>
 auto src_of(C& c) {
-  return std::tie(c.srcMemoryType, c.srcXInBytes, c.srcY, c.srcZ, c.srcLOD, c.srcPitch,
-                  c.srcHeight, c.srcDevice, c.srcArray, c.srcContext);
+  return std::tie(c.srcMemoryType, c.srcXInBytes, c.srcY, c.srcZ, c.srcLOD, c.srcPitch, c.srcHeight,
+                  c.srcDevice, c.srcArray, c.srcContext);
 }
 
 template <class C>
 auto dst_of(C& c) {
-  return std::tie(c.dstMemoryType, c.dstXInBytes, c.dstY, c.dstZ, c.dstLOD, c.dstPitch,
-                  c.dstHeight, c.dstDevice, c.dstArray, c.dstContext);
+  return std::tie(c.dstMemoryType, c.dstXInBytes, c.dstY, c.dstZ, c.dstLOD, c.dstPitch, c.dstHeight,
+                  c.dstDevice, c.dstArray, c.dstContext);
 }
 
 template <class C>
@@ -27,19 +27,15 @@ auto extent_of(C& c) {
 
 template <class T>
 void put_field(Writer& w, T v) {
-  if constexpr (std::is_pointer_v<T>)
-    w.u64(reinterpret_cast<uintptr_t>(v));
-  else
-    w.u64(static_cast<uint64_t>(v));
+  if constexpr (std::is_pointer_v<T>) w.u64(reinterpret_cast<uintptr_t>(v));
+  else w.u64(static_cast<uint64_t>(v));
 }
 
 template <class T>
 void get_field(Reader& r, T& v) {
   const uint64_t raw = r.u64();
-  if constexpr (std::is_pointer_v<T>)
-    v = reinterpret_cast<T>(static_cast<uintptr_t>(raw));
-  else
-    v = static_cast<T>(raw);
+  if constexpr (std::is_pointer_v<T>) v = reinterpret_cast<T>(static_cast<uintptr_t>(raw));
+  else v = static_cast<T>(raw);
 }
 
 // The fields every shape has.

@@ -16,8 +16,7 @@ void encode_header(const FrameHeader& h, uint8_t out[kHeaderSize]) {
   std::memcpy(out + 16, &h.request_id, 8);
 }
 
-bool decode_header(const uint8_t in[kHeaderSize], FrameHeader* h,
-                   std::string* error) {
+bool decode_header(const uint8_t in[kHeaderSize], FrameHeader* h, std::string* error) {
   Reader r(in, kHeaderSize);
   h->magic = r.u32();
   h->version = r.get<uint16_t>();
@@ -26,12 +25,15 @@ bool decode_header(const uint8_t in[kHeaderSize], FrameHeader* h,
   h->length = r.u32();
   h->request_id = r.u64();
   if (h->magic != kMagic) {
-    *error = fmt::format("bad frame magic {:#x}: the peer does not speak the scuda protocol", h->magic);
+    *error =
+        fmt::format("bad frame magic {:#x}: the peer does not speak the scuda protocol", h->magic);
     return false;
   }
   if (h->version != kProtocolVersion) {
-    *error = fmt::format("protocol version {} from the peer, this side speaks {}: run the same scuda release on both machines",
-                         h->version, kProtocolVersion);
+    *error = fmt::format(
+        "protocol version {} from the peer, this side speaks {}: run the same scuda release on "
+        "both machines",
+        h->version, kProtocolVersion);
     return false;
   }
   if (h->length > kMaxPayload) {

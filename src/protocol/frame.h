@@ -17,11 +17,11 @@ constexpr uint32_t kMaxPayload = 64u << 20;
 constexpr size_t kChunkSize = 8u << 20;
 
 enum FrameFlags : uint16_t {
-  kOneWay = 1 << 0,  // request: the sender expects no reply
-  kReply = 1 << 1,   // this frame answers request_id
-  kError = 1 << 2,   // reply: payload is a protocol error message; the session ends
+  kOneWay = 1 << 0,         // request: the sender expects no reply
+  kReply = 1 << 1,          // this frame answers request_id
+  kError = 1 << 2,          // reply: payload is a protocol error message; the session ends
   kSynchronizing = 1 << 3,  // request: also report the first error of earlier one-way requests
-  kOutput = 1 << 4,  // server to client, answering nothing: the session's standard output
+  kOutput = 1 << 4,         // server to client, answering nothing: the session's standard output
 };
 
 // An ERROR frame's op says what kind of refusal it is.
@@ -46,7 +46,6 @@ struct Frame {
 
 void encode_header(const FrameHeader& h, uint8_t out[kHeaderSize]);
 // Decodes and validates a header; on failure returns false and says why.
-bool decode_header(const uint8_t in[kHeaderSize], FrameHeader* h,
-                   std::string* error);
+bool decode_header(const uint8_t in[kHeaderSize], FrameHeader* h, std::string* error);
 
 }  // namespace scuda::protocol

@@ -16,8 +16,8 @@ bool write_join_route(Socket& s, const std::string& route) {
   return write_frame(s, h, w.data().data(), w.size());
 }
 
-bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
-                 const void* tail, size_t tail_size, std::span<const uint8_t> queued) {
+bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size, const void* tail,
+                 size_t tail_size, std::span<const uint8_t> queued) {
   if (head_size + tail_size > kMaxPayload) return false;
   h.length = static_cast<uint32_t>(head_size + tail_size);
   uint8_t header[kHeaderSize];
@@ -67,8 +67,7 @@ ReadStatus FrameReader::frame(Frame* f, std::string* error) {
   return read(f->payload.data(), f->payload.size()) ? ReadStatus::kOk : ReadStatus::kClosed;
 }
 
-ReadStatus FrameReader::header(FrameHeader* h, std::string* error,
-                               std::chrono::microseconds spin) {
+ReadStatus FrameReader::header(FrameHeader* h, std::string* error, std::chrono::microseconds spin) {
   uint8_t bytes[kHeaderSize];
   if (!read(bytes, kHeaderSize, spin)) return ReadStatus::kClosed;
   return decode_header(bytes, h, error) ? ReadStatus::kOk : ReadStatus::kBad;

@@ -28,7 +28,7 @@ struct Hello {
   uint64_t api_hash = 0;     // generated op table both sides must share
   int32_t cuda_version = 0;  // CUDA_VERSION of the headers the client was built with
   std::string token;
-  std::string program;       // the client's program name, for the server's logs
+  std::string program;  // the client's program name, for the server's logs
   // Only on a joining connection's handshake (docs/protocol.md,
   // "Handshake"): the session's join point, as it named it, and its secret.
   std::string join = {};

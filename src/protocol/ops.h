@@ -28,7 +28,8 @@ enum Op : uint32_t {
   kOpOccupancyClusters,  // cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
   kOpPointerAttributes,  // cuPointerGetAttribute(s)
   kOpFunctionInfo,       // a function's or kernel's description, when its lookup's lacks it
-  kOpHostCallback,       // one-way: a host callback's place in a stream (and the callback channel's frames)
+  kOpHostCallback,       // one-way: a host callback's place in a stream (and the callback channel's
+                         // frames)
   kOpCallbackChannel,    // the name and secret with which a callback channel joins the session
   kOpLanes,              // the name and secret with which lanes join the session
   kOpMemcpyHtoDLanes,    // a host-to-device copy whose bytes cross the lanes
@@ -36,7 +37,7 @@ enum Op : uint32_t {
   kOpLink,               // the JIT linker: every input at once, the linked image back
   kOpFunctionNames,      // the names of a module's functions or a library's kernels
   kOpUserObjectCreate,   // cuUserObjectCreate: its destructor runs on the client
-  kOpStatus,             // instead of the handshake: the server's GPUs and sessions (`scuda status`)
+  kOpStatus,  // instead of the handshake: the server's GPUs and sessions (`scuda status`)
   // A join's first frame, in the clear and ahead of any TLS: the join point
   // that the connection is for (docs/protocol.md, "TLS"; 450-469).
   kOpJoinRoute = 450,
@@ -45,19 +46,19 @@ enum Op : uint32_t {
   // "Admission queue"; 470-489).
   kOpQueuePosition = 470,
   // Graphs and stream capture (docs/protocol.md, "Graphs").
-  kOpGraphAddNode = 200,              // cuGraphAddNode_v2 and the typed adds with struct params
-  kOpGraphNodeSetParams = 201,        // cuGraphNodeSetParams and the typed sets
-  kOpGraphExecNodeSetParams = 202,    // cuGraphExecNodeSetParams and the typed exec sets
-  kOpGraphKernelNodeGetParams = 203,  // a kernel node's parameters, arguments packed
-  kOpGraphInstantiate = 204,          // cuGraphInstantiateWithParams
-  kOpGraphExecUpdate = 205,           // cuGraphExecUpdate_v2
-  kOpStreamCaptureInfo = 206,         // cuStreamGetCaptureInfo_v3 of an active capture
-  kOpGraphDot = 207,                  // cuGraphDebugDotPrint: the DOT text, for the client's file
-  kOpGraphKernelNodeAttribute = 208,  // cuGraphKernelNodeGet/SetAttribute
+  kOpGraphAddNode = 200,                // cuGraphAddNode_v2 and the typed adds with struct params
+  kOpGraphNodeSetParams = 201,          // cuGraphNodeSetParams and the typed sets
+  kOpGraphExecNodeSetParams = 202,      // cuGraphExecNodeSetParams and the typed exec sets
+  kOpGraphKernelNodeGetParams = 203,    // a kernel node's parameters, arguments packed
+  kOpGraphInstantiate = 204,            // cuGraphInstantiateWithParams
+  kOpGraphExecUpdate = 205,             // cuGraphExecUpdate_v2
+  kOpStreamCaptureInfo = 206,           // cuStreamGetCaptureInfo_v3 of an active capture
+  kOpGraphDot = 207,                    // cuGraphDebugDotPrint: the DOT text, for the client's file
+  kOpGraphKernelNodeAttribute = 208,    // cuGraphKernelNodeGet/SetAttribute
   kOpGraphMemAllocNodeGetParams = 209,  // a memory allocation node's parameters and access
   // Managed and mapped host memory (docs/managed-memory.md).
-  kOpPagePush = 300,  // one-way: bytes the host changed, into device memory
-  kOpPagePull = 301,  // device memory the host reads
+  kOpPagePush = 300,        // one-way: bytes the host changed, into device memory
+  kOpPagePull = 301,        // device memory the host reads
   kOpHostRegister = 302,    // cuMemHostRegister: a mirror of client memory in the session
   kOpHostUnregister = 303,  // cuMemHostUnregister
   kOpMirrorPush = 304,      // one-way: bytes of registered memory the host changed
@@ -80,14 +81,19 @@ enum Op : uint32_t {
   kOpShareableImport = 413,  // cuMemImportFromShareableHandle / cuMemPoolImportFromShareableHandle
   // The driver's error log (docs/protocol.md, "Driver logs"; 420-429).
   kOpLogsDump = 420,  // cuLogsDumpToMemory / cuLogsDumpToFile: the session's log lines
-  kOpLogsRegister = 421,  // cuLogsRegisterCallback: the driver's messages, over the callback channel
-  kOpLogMessage = 422,    // on the callback channel: one message for a registered callback
+  kOpLogsRegister =
+      421,              // cuLogsRegisterCallback: the driver's messages, over the callback channel
+  kOpLogMessage = 422,  // on the callback channel: one message for a registered callback
   // Arrays of structs holding handles or pointers (430-449).
-  kOpGraphBatchMemOpNodeGetParams = 430,  // a batch memory operation node's parameters and operations
-  kOpMemMapArray = 431,        // cuMemMapArrayAsync: sparse array mappings, their arrays as ids
-  kOpMemBatchDecompress = 432,  // cuMemBatchDecompressAsync: its result and error index, even on failure
-  kOpAsyncNotificationRegister = 433,  // cuDeviceRegisterAsyncNotification, over the callback channel
-  kOpAsyncNotification = 434,  // on the callback channel: one notification for a registered callback
+  kOpGraphBatchMemOpNodeGetParams =
+      430,               // a batch memory operation node's parameters and operations
+  kOpMemMapArray = 431,  // cuMemMapArrayAsync: sparse array mappings, their arrays as ids
+  kOpMemBatchDecompress =
+      432,  // cuMemBatchDecompressAsync: its result and error index, even on failure
+  kOpAsyncNotificationRegister =
+      433,  // cuDeviceRegisterAsyncNotification, over the callback channel
+  kOpAsyncNotification =
+      434,  // on the callback channel: one notification for a registered callback
   // Copies between the sessions of two servers (docs/protocol.md, "Copies
   // between servers"; 490-499).
   kOpPeerInbox = 490,    // the name and secret with which another server's session sends bytes here
@@ -102,8 +108,8 @@ const char* op_name(uint32_t op);
 
 // Mode bits of the copy ops.
 enum CopyMode : uint8_t {
-  kCopyAsync = 1 << 0,      // on a stream, ordered with its other work
-  kCopyPerThread = 1 << 1,  // the _ptds/_ptsz entry point: stream 0 is per-thread
+  kCopyAsync = 1 << 0,       // on a stream, ordered with its other work
+  kCopyPerThread = 1 << 1,   // the _ptds/_ptsz entry point: stream 0 is per-thread
   kCopyCompressed = 1 << 2,  // lz4: the host-to-device data is; device-to-host data may be
   // memcpy-htod-lanes sent one-way: the session finishes the copy before
   // its next request, as for a copy the client waits for (managed pages).

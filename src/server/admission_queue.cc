@@ -47,8 +47,10 @@ bool send_away(SessionSlot* slot) {
   if (!slot->state.compare_exchange_strong(queued, kSlotRefused, std::memory_order_acq_rel))
     return false;
   wake_slot(slot);
-  spdlog::warn("admission queue: session {} leaves the queue: its token '{}' is no longer in the "
-               "tokens file", slot->pid.load(), token_of(*slot));
+  spdlog::warn(
+      "admission queue: session {} leaves the queue: its token '{}' is no longer in the "
+      "tokens file",
+      slot->pid.load(), token_of(*slot));
   return true;
 }
 

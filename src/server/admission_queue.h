@@ -10,7 +10,7 @@
 namespace scuda::server {
 
 struct AdmissionLimits {
-  int max_sessions = 0;  // 0: no limit
+  int max_sessions = 0;            // 0: no limit
   const Tokens* tokens = nullptr;  // their max_sessions; null: none
 };
 

@@ -3,15 +3,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "protocol/frame_io.h"
 #include "protocol/codec.h"
+#include "protocol/frame_io.h"
 #include "protocol/ops.h"
 
 namespace scuda::server {
 
 bool CallbackChannel::open(std::string* name, std::string* secret, std::string* error) {
-  return join_.open("callbacks", [this](Socket client) { return take(std::move(client)); }, name,
-                    secret, error);
+  return join_.open(
+      "callbacks", [this](Socket client) { return take(std::move(client)); }, name, secret, error);
 }
 
 bool CallbackChannel::take(Socket client) {
@@ -70,8 +70,7 @@ void CallbackChannel::run_on_client(uint32_t op, uint64_t id, const protocol::Wr
 void CallbackChannel::lose(bool client_left, const std::string& why) {
   if (client_left)
     spdlog::info("callback channel closed ({}): later host callbacks return at once", why);
-  else
-    spdlog::warn("callback channel closed: {}; later host callbacks return at once", why);
+  else spdlog::warn("callback channel closed: {}; later host callbacks return at once", why);
   socket_.close();
 }
 

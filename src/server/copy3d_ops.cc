@@ -35,13 +35,10 @@ bool shape_fits(uint8_t shape, const CUDA_MEMCPY3D_PEER& c, bool async) {
   const bool src_host = c.srcMemoryType == CU_MEMORYTYPE_HOST;
   const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;
   switch (shape) {
-    case protocol::kShape2D:
-      return c.Depth == 1;
-    case protocol::kShape2DUnaligned:
-      return c.Depth == 1 && !async;
+    case protocol::kShape2D: return c.Depth == 1;
+    case protocol::kShape2DUnaligned: return c.Depth == 1 && !async;
     case protocol::kShape3D:
-    case protocol::kShape3DPeer:
-      return true;
+    case protocol::kShape3DPeer: return true;
     case protocol::kShapeHtoA:
       return src_host && c.dstMemoryType == CU_MEMORYTYPE_ARRAY && c.Height == 1 && c.Depth == 1;
     case protocol::kShapeAtoH:
@@ -55,12 +52,10 @@ bool shape_fits(uint8_t shape, const CUDA_MEMCPY3D_PEER& c, bool async) {
 // field held, as the driver reads it.
 CUresult resolve_handles(Session& s, CUmemorytype type, CUarray* array, CUcontext* context) {
   void* real = nullptr;
-  if (type != CU_MEMORYTYPE_ARRAY)
-    *array = nullptr;
+  if (type != CU_MEMORYTYPE_ARRAY) *array = nullptr;
   else if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*array), HandleKind::CUarray, &real))
     return CUDA_ERROR_INVALID_HANDLE;
-  else
-    *array = static_cast<CUarray>(real);
+  else *array = static_cast<CUarray>(real);
   if (!s.handles().resolve(reinterpret_cast<uintptr_t>(*context), HandleKind::CUcontext, &real))
     return CUDA_ERROR_INVALID_CONTEXT;
   *context = static_cast<CUcontext>(real);

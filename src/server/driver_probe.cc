@@ -23,9 +23,9 @@ bool describe(const std::string& path, std::string* text) {
   DriverTable d;
   protocol::Welcome w;
   if (!load_driver(path, &d, text) || !take_snapshot(d, &w, text)) return false;
-  *text = fmt::format("driver {}, CUDA {}.{}; {} GPU{}", d.path, w.driver_version / 1000,
-                      w.driver_version % 1000 / 10, w.devices.size(),
-                      w.devices.size() == 1 ? "" : "s");
+  *text =
+      fmt::format("driver {}, CUDA {}.{}; {} GPU{}", d.path, w.driver_version / 1000,
+                  w.driver_version % 1000 / 10, w.devices.size(), w.devices.size() == 1 ? "" : "s");
   for (size_t i = 0; i < w.devices.size(); ++i)
     *text += fmt::format("{} {} {} ({:.1f} GiB)", i == 0 ? ":" : ",", i, w.devices[i].name,
                          static_cast<double>(w.devices[i].total_mem) / (1 << 30));

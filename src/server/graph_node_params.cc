@@ -75,11 +75,12 @@ CUresult check_memcpy(Session& s, CUDA_MEMCPY_NODE_PARAMS* m) {
   c.srcArray = c.dstArray = nullptr;
   c.reserved0 = c.reserved1 = nullptr;
   return translate(s, &m->copyCtx, HandleKind::CUcontext) ? CUDA_SUCCESS
-                                                           : CUDA_ERROR_INVALID_CONTEXT;
+                                                          : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult check_kernel(Session& s, CUDA_KERNEL_NODE_PARAMS_v3* k) {
-  if (!translate(s, &k->func, HandleKind::CUfunction) || !translate(s, &k->kern, HandleKind::CUkernel))
+  if (!translate(s, &k->func, HandleKind::CUfunction) ||
+      !translate(s, &k->kern, HandleKind::CUkernel))
     return CUDA_ERROR_INVALID_HANDLE;
   return translate(s, &k->ctx, HandleKind::CUcontext) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
@@ -95,30 +96,21 @@ CUresult handle_only(bool ok) { return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HA
 bool read_node_params(protocol::Reader& in, bool adding, NodeParams* n) {
   n->p = in.get<CUgraphNodeParams>();
   switch (n->p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      return read_kernel(in, n);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-      return read_alloc(in, n);
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-      return read_conditional(in, adding, n);
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
-      return read_batch_mem_op(in, n);
-    default:
-      return in.ok();
+    case CU_GRAPH_NODE_TYPE_KERNEL: return read_kernel(in, n);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return read_alloc(in, n);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return read_conditional(in, adding, n);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return read_batch_mem_op(in, n);
+    default: return in.ok();
   }
 }
 
 CUresult resolve_node_params(Session& s, NodeParams* n) {
   CUgraphNodeParams& p = n->p;
   switch (p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      return check_kernel(s, &p.kernel);
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-      return check_memcpy(s, &p.memcpy);
-    case CU_GRAPH_NODE_TYPE_MEMSET:
-      return context_only(s, &p.memset.ctx);
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-      return context_only(s, &p.conditional.ctx);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return check_kernel(s, &p.kernel);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return check_memcpy(s, &p.memcpy);
+    case CU_GRAPH_NODE_TYPE_MEMSET: return context_only(s, &p.memset.ctx);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return context_only(s, &p.conditional.ctx);
     case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
       return context_only(s, &p.memOp.ctx);  // the operations hold device addresses only
     case CU_GRAPH_NODE_TYPE_GRAPH:
@@ -132,8 +124,7 @@ CUresult resolve_node_params(Session& s, NodeParams* n) {
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-    case CU_GRAPH_NODE_TYPE_MEM_FREE:
-      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return CUDA_SUCCESS;
     default:
       spdlog::warn("refused a graph node of type {}", static_cast<int>(p.type));
       return CUDA_ERROR_NOT_SUPPORTED;

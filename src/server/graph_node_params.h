@@ -25,7 +25,7 @@ struct NodeParams {
   void* extra[5] = {};
   std::vector<CUmemAccessDesc> access;
   std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's
-  std::vector<uint64_t> proposed_bodies;  // a conditional node's, when adding
+  std::vector<uint64_t> proposed_bodies;          // a conditional node's, when adding
 };
 
 // Decodes; false when the request is malformed. Checks nothing else.

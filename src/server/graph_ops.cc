@@ -10,8 +10,8 @@
 
 #include "protocol/ops.h"
 #include "server/dispatch.h"
-#include "server/launch_attributes.h"
 #include "server/graph_node_params.h"
+#include "server/launch_attributes.h"
 #include "server/param_layout.h"
 #include "server/session.h"
 #include "server_gen.h"
@@ -80,7 +80,8 @@ CUresult set_params(Session& s, Reader& in, bool exec) {
     return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult rc = resolve_node_params(s, &n); rc != CUDA_SUCCESS) return rc;
   const DriverTable& d = s.driver();
-  if (!exec) return d.cuGraphNodeSetParams ? d.cuGraphNodeSetParams(node, &n.p) : CUDA_ERROR_NOT_SUPPORTED;
+  if (!exec)
+    return d.cuGraphNodeSetParams ? d.cuGraphNodeSetParams(node, &n.p) : CUDA_ERROR_NOT_SUPPORTED;
   return d.cuGraphExecNodeSetParams ? d.cuGraphExecNodeSetParams(graph_exec, node, &n.p)
                                     : CUDA_ERROR_NOT_SUPPORTED;
 }
@@ -105,7 +106,8 @@ std::string packed_arguments(const CUDA_KERNEL_NODE_PARAMS& k, const ParamLayout
   const size_t* size = nullptr;
   for (size_t i = 0; k.extra && k.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
     if (k.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = k.extra[i + 1];
-    if (k.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(k.extra[i + 1]);
+    if (k.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+      size = static_cast<const size_t*>(k.extra[i + 1]);
   }
   if (pointer && size) buf.assign(static_cast<const char*>(pointer), *size);
   return buf;
@@ -131,7 +133,8 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
       (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{});
   const std::string args = packed_arguments(k, layout);
   CUDA_KERNEL_NODE_PARAMS wire = k;
-  wire.func = reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
+  wire.func =
+      reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
   wire.kern = reinterpret_cast<CUkernel>(s.handles().find(k.kern));
   wire.ctx = reinterpret_cast<CUcontext>(s.handles().find(k.ctx));
   wire.kernelParams = nullptr;

@@ -19,7 +19,8 @@ CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
   const uint64_t id = in.u64();
   if (!in.done()) return kMalformed;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   auto launch = per_thread ? d.cuLaunchHostFunc_ptsz : d.cuLaunchHostFunc;
   if (!launch) return CUDA_ERROR_NOT_SUPPORTED;

@@ -68,8 +68,10 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
   const size_t map_size = (address - base + size + page - 1) & ~(page - 1);
   void* map = map_anonymous(reinterpret_cast<void*>(base), map_size);
   if (!map) {
-    spdlog::warn("registered host memory at {:#x} is taken in the session; the device sees it "
-                 "at another address (programs must use cuMemHostGetDevicePointer)", address);
+    spdlog::warn(
+        "registered host memory at {:#x} is taken in the session; the device sees it "
+        "at another address (programs must use cuMemHostGetDevicePointer)",
+        address);
     map = map_anonymous(nullptr, map_size);
   }
   void* twin_map = map ? map_anonymous(nullptr, map_size) : nullptr;
@@ -100,7 +102,8 @@ CUresult HostMirrors::remove(const DriverTable& d, uint64_t address) {
   const Mirror m = it->second;
   mirrors_.erase(it);
   RelaxedCapture relaxed(d);
-  const CUresult rc = d.cuMemHostUnregister ? d.cuMemHostUnregister(m.map) : CUDA_ERROR_NOT_SUPPORTED;
+  const CUresult rc =
+      d.cuMemHostUnregister ? d.cuMemHostUnregister(m.map) : CUDA_ERROR_NOT_SUPPORTED;
   munmap(m.map, m.map_size);
   munmap(m.twin_map, m.map_size);
   return rc;

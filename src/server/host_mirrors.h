@@ -45,9 +45,9 @@ class HostMirrors {
  private:
   struct Mirror {
     uint64_t size;
-    uint8_t* host;   // the mirror of the client's first byte
-    uint8_t* twin;   // what the client has, as far as the device knows
-    void* map;       // the page-aligned mappings that hold them
+    uint8_t* host;  // the mirror of the client's first byte
+    uint8_t* twin;  // what the client has, as far as the device knows
+    void* map;      // the page-aligned mappings that hold them
     void* twin_map;
     size_t map_size;
   };

@@ -130,9 +130,10 @@ Socket fetch_export(const IpcRef& ref, uint64_t* size, std::string* error) {
   std::string why;
   Socket s = connect_local(socket_name(ref.pid), &why);
   if (!s.valid()) {
-    *error = fmt::format("the session that exported it (process {}) is gone, or belongs to "
-                         "another server: {}",
-                         ref.pid, why);
+    *error = fmt::format(
+        "the session that exported it (process {}) is gone, or belongs to "
+        "another server: {}",
+        ref.pid, why);
     return Socket();
   }
   bound_waits(s);
@@ -149,9 +150,10 @@ Socket fetch_export(const IpcRef& ref, uint64_t* size, std::string* error) {
   const uint32_t status = r.u32();
   *size = r.u64();
   if (!fd.valid() || status != 0 || !r.done()) {
-    *error = fmt::format("process {} refused it: the export is gone or the handle is not one "
-                         "it gave out",
-                         ref.pid);
+    *error = fmt::format(
+        "process {} refused it: the export is gone or the handle is not one "
+        "it gave out",
+        ref.pid);
     return Socket();
   }
   return fd;

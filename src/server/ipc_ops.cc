@@ -73,8 +73,7 @@ CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
     if (!s.driver().cuIpcGetMemHandle) return CUDA_ERROR_NOT_SUPPORTED;
     CUipcMemHandle native;
     static_assert(sizeof native == kIpcHandleBytes);
-    if (CUresult rc = s.driver().cuIpcGetMemHandle(&native, address); rc != CUDA_SUCCESS)
-      return rc;
+    if (CUresult rc = s.driver().cuIpcGetMemHandle(&native, address); rc != CUDA_SUCCESS) return rc;
     std::memcpy(bytes, &native, sizeof native);
   }
   out.bytes(bytes, sizeof bytes);
@@ -92,7 +91,9 @@ CUresult fetch(const IpcHandle& h, Socket* fd, uint64_t* size) {
   return CUDA_ERROR_INVALID_HANDLE;
 }
 
-void* os_handle(const Socket& fd) { return reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd())); }
+void* os_handle(const Socket& fd) {
+  return reinterpret_cast<void*>(static_cast<intptr_t>(fd.fd()));
+}
 
 // The descriptor `h` names, imported as an allocation handle.
 CUresult import_allocation(Session& s, const IpcHandle& h, CUmemGenericAllocationHandle* memory,
@@ -112,8 +113,7 @@ CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, Writer& out) {
   CUmemGenericAllocationHandle memory = 0;
   uint64_t size = 0;
   if (CUresult rc = import_allocation(s, h, &memory, &size); rc != CUDA_SUCCESS) return rc;
-  const CUresult rc =
-      size == h.size ? map_at(s, dev, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
+  const CUresult rc = size == h.size ? map_at(s, dev, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
   s.driver().cuMemRelease(memory);
   if (rc == CUDA_SUCCESS) out.u64(at + h.offset);
   return rc;

@@ -131,10 +131,12 @@ bool JoinPoint::check_join(Socket& client) {
   if (status == protocol::ReadStatus::kBad || f.header.op != protocol::kOpHello ||
       !protocol::decode(r, &hello))
     error = error.empty() ? "a join must send its handshake first" : error;
-  else if (error = hello_refusal(hello); error.empty() &&
-           (hello.join != name_ || !protocol::tokens_equal(hello.secret, secret_)))
-    error = fmt::format("wrong secret for this session's {}: a client can only join its own "
-                        "session", what_);
+  else if (error = hello_refusal(hello);
+           error.empty() && (hello.join != name_ || !protocol::tokens_equal(hello.secret, secret_)))
+    error = fmt::format(
+        "wrong secret for this session's {}: a client can only join its own "
+        "session",
+        what_);
   if (error.empty()) return true;
   spdlog::warn("refused a join of the {}: {}", what_, error);
   protocol::write_error(client, f.header.request_id, error);
@@ -157,9 +159,10 @@ bool hand_over(Socket& client, const std::string& name, std::string* error) {
   std::string why;
   Socket session = connect_local(name, &why);
   if (!session.valid()) {
-    *error = fmt::format("no session is waiting for a join named '{}' (it may have ended, or "
-                         "the name is from another server): {}",
-                         name, why);
+    *error = fmt::format(
+        "no session is waiting for a join named '{}' (it may have ended, or "
+        "the name is from another server): {}",
+        name, why);
     return false;
   }
   if (!send_with_fd(session, kHandOver, client.fd())) {

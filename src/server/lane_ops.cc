@@ -37,7 +37,8 @@ CUresult refusal(Session& s, const Lanes::Copy& c, uint64_t stream_id, bool asyn
   if (!d.cuMemcpyHtoDAsync_v2 || !d.cuMemcpyDtoHAsync_v2 || !d.cuStreamSynchronize ||
       !d.cuCtxGetCurrent || !can_queue_pieces(d))
     return CUDA_ERROR_NOT_SUPPORTED;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!s.handles().resolve(stream_id, HandleKind::CUstream, stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   if (c.device + c.size < c.device) return CUDA_ERROR_INVALID_VALUE;
   return async ? refuse_capture(d, *stream, false) : CUDA_SUCCESS;
 }

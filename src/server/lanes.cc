@@ -69,8 +69,8 @@ bool Lanes::open(uint32_t wanted, std::string* name, std::string* secret, std::s
       crew_ = std::make_unique<FanOut>(wanted, [this](size_t i) { part(i); });
     }
   }
-  return join_.open("lanes", [this](Socket client) { return take(std::move(client)); }, name,
-                    secret, error);
+  return join_.open(
+      "lanes", [this](Socket client) { return take(std::move(client)); }, name, secret, error);
 }
 
 uint32_t Lanes::count() {
@@ -130,7 +130,8 @@ bool Lanes::to_device(Lane& lane, size_t index, CUresult* rc) {
     for (size_t p = 0; p < n; p += kPiece) {
       const size_t m = std::min(kPiece, n - p);
       if (!move_all(lane.socket, buf + p, m, false, main_)) return false;
-      if (*rc == CUDA_SUCCESS) *rc = d_.cuMemcpyHtoDAsync_v2(c.device + at + p, buf + p, m, c.stream);
+      if (*rc == CUDA_SUCCESS)
+        *rc = d_.cuMemcpyHtoDAsync_v2(c.device + at + p, buf + p, m, c.stream);
     }
     lane.staging.released(c.stream, false);
     return true;

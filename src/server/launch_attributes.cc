@@ -9,12 +9,9 @@ namespace {
 // The event an attribute names, or nullptr for one that names none.
 CUevent* event_of(CUlaunchAttribute* a) {
   switch (a->id) {
-    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
-      return &a->value.programmaticEvent.event;
-    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
-      return &a->value.launchCompletionEvent.event;
-    default:
-      return nullptr;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: return &a->value.programmaticEvent.event;
+    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return &a->value.launchCompletionEvent.event;
+    default: return nullptr;
   }
 }
 

@@ -80,7 +80,8 @@ CUresult link(Session& s, Reader& in, Writer& out) {
   if (!in.done()) return kMalformed;
   const DriverTable& d = s.driver();
   CUlinkState state = nullptr;
-  CUresult rc = d.cuLinkCreate_v2(options.count(), options.keys.data(), options.values.data(), &state);
+  CUresult rc =
+      d.cuLinkCreate_v2(options.count(), options.keys.data(), options.values.data(), &state);
   for (size_t i = 0; rc == CUDA_SUCCESS && i < inputs.size(); ++i) {
     Input& x = inputs[i];
     rc = d.cuLinkAddData_v2(state, x.type, const_cast<char*>(x.data.data()), x.data.size(),

@@ -1,20 +1,20 @@
 #include "server/listener.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <unordered_set>
 
@@ -42,8 +42,7 @@ void reap(std::unordered_set<pid_t>* sessions) {
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     sessions->erase(pid);
     g_table->release(pid);
-    if (WIFSIGNALED(status))
-      spdlog::warn("session {} died of signal {}", pid, WTERMSIG(status));
+    if (WIFSIGNALED(status)) spdlog::warn("session {} died of signal {}", pid, WTERMSIG(status));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       spdlog::info("session {} ended with exit code {}", pid, WEXITSTATUS(status));
   }
@@ -96,8 +95,8 @@ bool wait_for_client(const Socket& listener) {
   pollfd p[2] = {{listener.fd(), POLLIN, 0}, {g_table->queue_event, POLLIN, 0}};
   if (ppoll(p, 2, nullptr, &g_unblocked) <= 0) return false;
   uint64_t events;
-  if (p[1].revents & POLLIN)
-    [[maybe_unused]] const ssize_t n = read(g_table->queue_event, &events, sizeof events);
+  if (p[1].revents & POLLIN) [[maybe_unused]]
+    const ssize_t n = read(g_table->queue_event, &events, sizeof events);
   return p[0].revents & POLLIN;
 }
 
@@ -143,8 +142,10 @@ int drain(Socket* listener, std::unordered_set<pid_t>* sessions, std::chrono::se
   g_table->draining.store(1);
   unblock_signals();
   reap(sessions);
-  spdlog::info("stopping: accepting no more clients; {} sessions running, given up to {} s to "
-               "finish (signal again to end them now)", sessions->size(), limit.count());
+  spdlog::info(
+      "stopping: accepting no more clients; {} sessions running, given up to {} s to "
+      "finish (signal again to end them now)",
+      sessions->size(), limit.count());
   g_stop = 0;
   if (!wait_for_sessions(sessions, std::chrono::steady_clock::now() + limit)) {
     spdlog::warn("ending {} sessions still running; their clients get an error", sessions->size());
@@ -183,7 +184,8 @@ bool start_metrics(const ListenerOptions& options, MetricsServer* metrics) {
   }
   std::printf("scuda metrics at http://%s/metrics\n",
               (options.metrics.substr(0, options.metrics.rfind(':')) + ":" +
-               std::to_string(metrics->port())).c_str());
+               std::to_string(metrics->port()))
+                  .c_str());
   return true;
 }
 
@@ -219,14 +221,14 @@ Socket accept_client(const Socket& listener) {
 // admission queue"): it authenticates, and then waits in the queue if the
 // server or its token is at its limit. Every connection takes a slot of the
 // session table, which bounds the processes a server holds.
-void start_session(Socket client, SessionOptions session, Socket& listener,
-                   MetricsServer& metrics, std::unordered_set<pid_t>* sessions) {
+void start_session(Socket client, SessionOptions session, Socket& listener, MetricsServer& metrics,
+                   std::unordered_set<pid_t>* sessions) {
   session.slot = g_table->take(peer_name(client.fd()));
   if (!session.slot) {
-    protocol::write_error(client, 0,
-                          fmt::format("the server holds {} connections, its most; try again later",
-                                      kSessionSlots),
-                          protocol::kErrorBusy);
+    protocol::write_error(
+        client, 0,
+        fmt::format("the server holds {} connections, its most; try again later", kSessionSlots),
+        protocol::kErrorBusy);
     return;
   }
   pid_t pid = fork();
@@ -285,8 +287,8 @@ int serve(const ListenerOptions& options) {
   // Always said, on stdout: with port 0 it is the only way to learn the port.
   // Whether connections are plain TCP is said too: then the token crosses
   // in the clear.
-  const std::string host = addr.host.find(':') != std::string::npos ? "[" + addr.host + "]"
-                                                                       : addr.host;
+  const std::string host =
+      addr.host.find(':') != std::string::npos ? "[" + addr.host + "]" : addr.host;
   std::printf("scuda server listening on %s:%u (TLS %s); %s\n", host.c_str(),
               unsigned{bound_port(listener)}, options.session.tls ? "on" : "off", driver.c_str());
   // After catch_signals: its thread inherits the blocked signals.

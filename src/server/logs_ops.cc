@@ -49,7 +49,8 @@ CUresult logs_register(Session& s, Reader& in, Writer& out) {
   CUlogsCallbackHandle handle = nullptr;
   const CUresult rc = s.driver().cuLogsRegisterCallback(
       log_callback_reached, reinterpret_cast<void*>(static_cast<uintptr_t>(proposed)), &handle);
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUlogsCallbackHandle, handle));
+  if (rc == CUDA_SUCCESS)
+    out.u64(s.handles().bind(proposed, HandleKind::CUlogsCallbackHandle, handle));
   return rc;
 }
 

@@ -84,8 +84,8 @@ CUresult inflated_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUde
   uint8_t* buf = s.staging().next_half();
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
   if (!compression::decompress(block, block_size, buf, size))
-    return s.malformed(fmt::format("its lz4 block ({} bytes) does not decode to the {} bytes announced",
-                                   block_size, size));
+    return s.malformed(fmt::format(
+        "its lz4 block ({} bytes) does not decode to the {} bytes announced", block_size, size));
   return release_half(s, sync, on, per_thread, copy(dst, buf, size, on));
 }
 
@@ -100,11 +100,11 @@ constexpr uint32_t kHtoDHead = 8 + 8 + 1 + 8;
 // bounds what is read before the block is decoded.
 CUresult check_block(Session& s, uint64_t size) {
   if (size > protocol::kChunkSize)
-    return s.malformed(fmt::format("{} bytes announced, more than a chunk ({})", size,
-                                   protocol::kChunkSize));
+    return s.malformed(
+        fmt::format("{} bytes announced, more than a chunk ({})", size, protocol::kChunkSize));
   if (s.unread() > compression::bound(size))
-    return s.malformed(fmt::format("an lz4 block of {} bytes cannot hold only {} bytes",
-                                   s.unread(), size));
+    return s.malformed(
+        fmt::format("an lz4 block of {} bytes cannot hold only {} bytes", s.unread(), size));
   return CUDA_SUCCESS;
 }
 
@@ -124,7 +124,8 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
   const bool per_thread = mode & protocol::kCopyPerThread;
   const bool async = mode & protocol::kCopyAsync;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   if (async)
     if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   CUstream on = async ? static_cast<CUstream>(stream) : nullptr;
@@ -159,8 +160,8 @@ void wait_piece(Session& s, PieceEvents& events, size_t i, uint8_t* piece, size_
 // compressed, or not, as soon as its copy completes, while the next pieces'
 // copies run; the reply goes out once all are done, since its length leads
 // it. It then drains from the socket while the next chunk is copied.
-CUresult compressed_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr src,
-                            size_t size, CUstream on) {
+CUresult compressed_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdeviceptr src, size_t size,
+                            CUstream on) {
   PieceEvents events(s.driver());
   if (CUresult rc = queue_pieces(s.driver(), events, copy, buf, src, size, on); rc != CUDA_SUCCESS)
     return rc;
@@ -190,7 +191,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   if (mode & protocol::kCopyAsync)
     if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
   // A synchronous copy runs on the default stream, with its ordering.
@@ -202,7 +204,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   if (mode & protocol::kCopyCompressed) return compressed_to_host(s, copy, buf, src, size, on);
   if (size <= kPiece) return small_to_host(s, copy, buf, src, size, on, per_thread);
   PieceEvents events(d);
-  if (CUresult rc = queue_pieces(d, events, copy, buf, src, size, on); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = queue_pieces(d, events, copy, buf, src, size, on); rc != CUDA_SUCCESS)
+    return rc;
   if (s.begin_reply(size, buf, kPiece) != CUDA_SUCCESS) return kReplied;
   for (size_t i = 1, at = kPiece; at < size; ++i, at += kPiece) {
     const size_t n = std::min<size_t>(kPiece, size - at);

@@ -24,13 +24,13 @@ struct Physical {
 
 struct Counted {
   MemoryQuota quota;
-  DriverTable real;  // the driver's own entry points
-  std::atomic<uint64_t> alone{0};  // this session's count, when it has no slot
-  std::mutex mu;  // over the maps below
+  DriverTable real;                             // the driver's own entry points
+  std::atomic<uint64_t> alone{0};               // this session's count, when it has no slot
+  std::mutex mu;                                // over the maps below
   std::map<CUdeviceptr, uint64_t> allocations;  // cuMemAlloc and its kin: address -> size
   std::map<CUmemGenericAllocationHandle, Physical> physical;
   std::map<CUdeviceptr, CUmemGenericAllocationHandle> mapped;  // cuMemMap's address -> memory
-  std::map<const void*, uint64_t> arrays;  // CUarray and CUmipmappedArray -> size
+  std::map<const void*, uint64_t> arrays;       // CUarray and CUmipmappedArray -> size
   std::map<CUgraphExec, uint64_t> graph_execs;  // an exec -> its allocation nodes' bytes
 };
 
@@ -52,9 +52,10 @@ bool charge(uint64_t size) {
   const uint64_t total = token_total();
   if (total <= g->quota.cap) return true;
   own().fetch_sub(size);
-  spdlog::warn("token '{}' is at its device memory cap of {} bytes: an allocation of {} bytes "
-               "would bring its sessions to {} bytes; it fails with CUDA_ERROR_OUT_OF_MEMORY",
-               g->quota.token, g->quota.cap, size, total);
+  spdlog::warn(
+      "token '{}' is at its device memory cap of {} bytes: an allocation of {} bytes "
+      "would bring its sessions to {} bytes; it fails with CUDA_ERROR_OUT_OF_MEMORY",
+      g->quota.token, g->quota.cap, size, total);
   return false;
 }
 

@@ -17,8 +17,8 @@
 namespace scuda::server {
 
 struct MemoryQuota {
-  std::string token;  // the token's name, for the log line
-  uint64_t cap = 0;   // bytes across the token's sessions; 0: none
+  std::string token;              // the token's name, for the log line
+  uint64_t cap = 0;               // bytes across the token's sessions; 0: none
   SessionTable* table = nullptr;  // where the token's other sessions count theirs; may be null
   SessionSlot* slot = nullptr;    // where this session counts its own; may be null
 };

@@ -62,8 +62,7 @@ FileCheck read_verified(int fd, const protocol::ImageHash& hash, uint64_t size,
 }
 
 bool is_image_name(const std::string& name) {
-  return name.size() == 64 &&
-         name.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 struct Entry {
@@ -214,9 +213,7 @@ void ModuleCache::evict(const std::string& keep) {
   }
 }
 
-void set_module_cache_options(ModuleCacheOptions options) {
-  configured() = std::move(options);
-}
+void set_module_cache_options(ModuleCacheOptions options) { configured() = std::move(options); }
 
 ModuleCache& module_cache() {
   static ModuleCache* cache = new ModuleCache(configured());  // lives until exit

@@ -21,7 +21,7 @@
 namespace scuda::server {
 
 struct ModuleCacheOptions {
-  std::string dir;                      // empty: no cache
+  std::string dir;  // empty: no cache
   uint64_t max_bytes = uint64_t{2} << 30;
 };
 

@@ -131,8 +131,8 @@ CUresult library_load(Session& s, Reader& in, Writer& out) {
   return load_image(s, in, out, HandleKind::CUlibrary, [&](const char* image, void** handle) {
     if (!s.driver().cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
     CUlibrary lib = nullptr;
-    CUresult rc = s.driver().cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr,
-                                               nullptr, 0);
+    CUresult rc =
+        s.driver().cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
     *handle = lib;
     return rc;
   });
@@ -141,9 +141,12 @@ CUresult library_load(Session& s, Reader& in, Writer& out) {
 // A function's description: its layout, then its attributes.
 void write_function(const DriverTable& d, CUfunction fn, Writer& out) {
   write_layout(function_layout(d, fn), out);
-  write_attributes(-1, [&](CUfunction_attribute a, int* v) {
-    return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  write_attributes(
+      -1,
+      [&](CUfunction_attribute a, int* v) {
+        return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
+      },
+      out);
 }
 
 // A kernel's description, with the attributes of device `dev` (-1: the
@@ -151,10 +154,13 @@ void write_function(const DriverTable& d, CUfunction fn, Writer& out) {
 void write_kernel(const DriverTable& d, CUkernel kernel, CUdevice dev, Writer& out) {
   write_layout(kernel_layout(d, kernel), out);
   if (dev < 0 && (!d.cuCtxGetDevice || d.cuCtxGetDevice(&dev) != CUDA_SUCCESS)) dev = -1;
-  write_attributes(dev, [&](CUfunction_attribute a, int* v) {
-    return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
-                                              : CUDA_ERROR_NOT_SUPPORTED;
-  }, out);
+  write_attributes(
+      dev,
+      [&](CUfunction_attribute a, int* v) {
+        return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
+                                                  : CUDA_ERROR_NOT_SUPPORTED;
+      },
+      out);
 }
 
 CUresult module_get_function(Session& s, Reader& in, Writer& out) {
@@ -266,8 +272,7 @@ CUresult function_info(Session& s, Reader& in, Writer& out) {
     write_kernel(d, static_cast<CUkernel>(h), dev, out);
   else if (s.handles().resolve(id, HandleKind::CUfunction, &h) && h)
     write_function(d, static_cast<CUfunction>(h), out);
-  else
-    return CUDA_ERROR_INVALID_HANDLE;
+  else return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
 

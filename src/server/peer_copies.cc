@@ -59,7 +59,8 @@ Socket dial(const PeerAddress& to, std::string* why) {
   limit_writes(s);
   protocol::Frame reply;
   std::string read_why;
-  if (!protocol::write_join_route(s, to.name) || !protocol::write_frame(s, h, w.data().data(), w.size()) ||
+  if (!protocol::write_join_route(s, to.name) ||
+      !protocol::write_frame(s, h, w.data().data(), w.size()) ||
       protocol::read_frame(s, &reply, &read_why) != protocol::ReadStatus::kOk) {
     *why = fmt::format("the handshake with {} failed{}{}", to.address, read_why.empty() ? "" : ": ",
                        read_why);
@@ -77,8 +78,8 @@ Socket dial(const PeerAddress& to, std::string* why) {
 }  // namespace
 
 bool PeerInbox::open(std::string* name, std::string* secret, std::string* error) {
-  return join_.open("peer copies", [this](Socket peer) { return take(std::move(peer)); }, name,
-                    secret, error);
+  return join_.open(
+      "peer copies", [this](Socket peer) { return take(std::move(peer)); }, name, secret, error);
 }
 
 // Any number of copies come over time, each on its own connection: the

@@ -74,7 +74,7 @@ void leave(SessionTable* table, SessionSlot* slot) {
 // The listener's decision on a slot it took out of line.
 Wait decided(const SessionSlot& slot) {
   return slot.state.load(std::memory_order_acquire) == kSlotRefused ? Wait::kTokenRemoved
-                                                                      : Wait::kAdmitted;
+                                                                    : Wait::kAdmitted;
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ namespace scuda::server {
 
 // What the client is told about its wait.
 struct WaitTerms {
-  std::string token;    // "" for an unnamed token
-  int token_limit = 0;  // the token's max_sessions
+  std::string token;     // "" for an unnamed token
+  int token_limit = 0;   // the token's max_sessions
   int server_limit = 0;  // --max-sessions
 };
 

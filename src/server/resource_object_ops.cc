@@ -30,8 +30,7 @@ bool resolve_resource(Session& s, CUDA_RESOURCE_DESC* r) {
       r->res.mipmap.hMipmappedArray = static_cast<CUmipmappedArray>(real);
       return true;
     case CU_RESOURCE_TYPE_LINEAR:
-    case CU_RESOURCE_TYPE_PITCH2D:
-      return true;
+    case CU_RESOURCE_TYPE_PITCH2D: return true;
   }
   return false;
 }
@@ -40,8 +39,8 @@ void to_client_ids(Session& s, CUDA_RESOURCE_DESC* r) {
   if (r->resType == CU_RESOURCE_TYPE_ARRAY)
     r->res.array.hArray = reinterpret_cast<CUarray>(s.handles().find(r->res.array.hArray));
   if (r->resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY)
-    r->res.mipmap.hMipmappedArray = reinterpret_cast<CUmipmappedArray>(
-        s.handles().find(r->res.mipmap.hMipmappedArray));
+    r->res.mipmap.hMipmappedArray =
+        reinterpret_cast<CUmipmappedArray>(s.handles().find(r->res.mipmap.hMipmappedArray));
 }
 
 // A resource descriptor, a texture descriptor, and an optional view.

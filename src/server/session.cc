@@ -16,8 +16,8 @@
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 #include "server/callback_channel.h"
-#include "server/join_point.h"
 #include "server/dispatch.h"
+#include "server/join_point.h"
 #include "server/memory_quota.h"
 #include "server/module_cache.h"
 #include "server/queue_wait.h"
@@ -88,12 +88,8 @@ int Session::serve_requests() {
   std::string error;
   for (std::chrono::microseconds spin{};;) {
     switch (reader_.header(&h, &error, spin)) {
-      case ReadStatus::kClosed:
-        spdlog::info("client went away; session ends");
-        return 0;
-      case ReadStatus::kBad:
-        refuse(0, error);
-        return 1;
+      case ReadStatus::kClosed: spdlog::info("client went away; session ends"); return 0;
+      case ReadStatus::kBad: refuse(0, error); return 1;
       case ReadStatus::kOk:
         if (!serve_one(h)) return 1;
         // A program that waited for a reply often sends its next request at
@@ -127,8 +123,9 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
   }
   if (token) token_ = *token;
   if (!hello->join.empty()) {
-    refuse(f.header.request_id, "a join must send its route first: run the same scuda release "
-                                "on both machines");
+    refuse(f.header.request_id,
+           "a join must send its route first: run the same scuda release "
+           "on both machines");
     return false;
   }
   return true;
@@ -140,18 +137,17 @@ bool Session::take_place(uint64_t request_id) {
   report_.authenticated(token_.name, token_.priority);
   const WaitTerms terms{token_.name, token_.max_sessions, options_.max_sessions};
   switch (wait_for_place(socket_, request_id, options_.table, options_.slot, terms)) {
-    case Wait::kAdmitted:
-      return true;
+    case Wait::kAdmitted: return true;
     case Wait::kServerStopping:
       refuse(request_id, "the server is stopping; try another server or later");
       return false;
     case Wait::kTokenRemoved:
       refuse(request_id, fmt::format("token '{}' was taken out of the server's tokens file while "
                                      "this client waited for a place; ask the server's admin for "
-                                     "a current token", token_.name));
+                                     "a current token",
+                                     token_.name));
       return false;
-    case Wait::kClientLeft:
-      return false;
+    case Wait::kClientLeft: return false;
   }
   return false;
 }

@@ -32,7 +32,7 @@
 namespace scuda::server {
 
 struct SessionOptions {
-  Tokens tokens;            // none: no token required
+  Tokens tokens;  // none: no token required
   // The server's TLS (docs/protocol.md, "TLS"); null: connections are plain.
   std::shared_ptr<const tls::Context> tls;
   std::string driver_path;  // empty: search the usual places

@@ -38,7 +38,8 @@ int peek_first_byte(const Socket& s) {
 // resets the connection, which could reach the client before the refusal.
 void drain(const Socket& s) {
   uint8_t buf[4096];
-  while (::recv(s.fd(), buf, sizeof buf, MSG_DONTWAIT) > 0) {}
+  while (::recv(s.fd(), buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
 }
 
 }  // namespace
@@ -49,8 +50,9 @@ Session::Opening Session::open_connection(protocol::Hello* hello, uint64_t* requ
   if (first < 0) return Opening::kEnd;
   if (first == kTlsHandshakeRecord && !options_.tls) {
     drain(socket_);
-    refuse(0, "this server does not use TLS (it was started without --tls-cert): connect "
-              "without TLS");
+    refuse(0,
+           "this server does not use TLS (it was started without --tls-cert): connect "
+           "without TLS");
     return Opening::kEnd;
   }
   if (first == kTlsHandshakeRecord && !start_tls()) return Opening::kEnd;
@@ -64,8 +66,9 @@ Session::Opening Session::open_connection(protocol::Hello* hello, uint64_t* requ
   if (status == ReadStatus::kOk && f.header.op == protocol::kOpJoinRoute && !socket_.tls())
     return route(f) ? Opening::kRouted : Opening::kEnd;
   if (options_.tls && !socket_.tls()) {
-    refuse(f.header.request_id, "this server takes TLS connections only: connect to "
-                                "tls://HOST:PORT, or give its CA (SCUDA_TLS_CA, scuda run --tls-ca)");
+    refuse(f.header.request_id,
+           "this server takes TLS connections only: connect to "
+           "tls://HOST:PORT, or give its CA (SCUDA_TLS_CA, scuda run --tls-ca)");
     return Opening::kEnd;
   }
   if (status == ReadStatus::kBad ||

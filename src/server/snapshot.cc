@@ -42,8 +42,7 @@ bool take_snapshot(const DriverTable& d, protocol::Welcome* w, std::string* erro
   if (!d.cuInit || !d.cuDriverGetVersion || !d.cuDeviceGetCount || !d.cuDeviceGet ||
       !d.cuDeviceGetName || !d.cuDeviceGetUuid_v2 || !d.cuDeviceTotalMem_v2 ||
       !d.cuDeviceGetPCIBusId || !d.cuDeviceGetAttribute) {
-    *error = fmt::format("{} is not a CUDA driver: it lacks cuInit or the device queries",
-                         d.path);
+    *error = fmt::format("{} is not a CUDA driver: it lacks cuInit or the device queries", d.path);
     return false;
   }
   if (CUresult rc = d.cuInit(0); rc != CUDA_SUCCESS) {

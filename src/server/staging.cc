@@ -26,7 +26,8 @@ uint8_t* Staging::map() {
     data_ = static_cast<uint8_t*>(p);
   }
   if (!registered_ && d_.cuMemHostRegister_v2)
-    registered_ = d_.cuMemHostRegister_v2(data_, kSize, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+    registered_ =
+        d_.cuMemHostRegister_v2(data_, kSize, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
   return data_;
 }
 

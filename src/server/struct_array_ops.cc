@@ -68,10 +68,10 @@ CUresult mem_batch_decompress(Session& s, Reader& in, Writer& out) {
   const DriverTable& d = s.driver();
   auto decompress = per_thread ? d.cuMemBatchDecompressAsync_ptsz : d.cuMemBatchDecompressAsync;
   size_t index = SIZE_MAX;
-  const CUresult rc =
-      decompress ? decompress(params.empty() ? nullptr : params.data(), params.size(), flags,
-                              want_index ? &index : nullptr, stream)
-                 : CUDA_ERROR_NOT_SUPPORTED;
+  const CUresult rc = decompress
+                          ? decompress(params.empty() ? nullptr : params.data(), params.size(),
+                                       flags, want_index ? &index : nullptr, stream)
+                          : CUDA_ERROR_NOT_SUPPORTED;
   out.u32(rc);
   out.u64(index);
   return CUDA_SUCCESS;

@@ -96,8 +96,8 @@ bool Tokens::load(const std::string& path, Tokens* out, std::string* error) {
   try {
     file = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    *error = fmt::format("tokens file '{}', line {}: {}", path, e.source().begin.line,
-                         e.description());
+    *error =
+        fmt::format("tokens file '{}', line {}: {}", path, e.source().begin.line, e.description());
     return false;
   }
   const toml::table* tokens = file["tokens"].as_table();

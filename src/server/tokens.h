@@ -15,7 +15,7 @@ namespace scuda::server {
 using SecretDigest = std::array<uint8_t, 32>;
 
 struct Token {
-  std::string name;  // "" for --token-file's token
+  std::string name;       // "" for --token-file's token
   SecretDigest digest{};  // SHA-256 of the secret
   int max_sessions = 0;   // 0: no limit
   uint64_t memory = 0;    // bytes of device memory across its sessions; 0: no cap

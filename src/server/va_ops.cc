@@ -23,8 +23,8 @@ using protocol::Writer;
 constexpr uint64_t kReserveFactor = 4;
 
 bool has_vmm(const DriverTable& d) {
-  return d.cuMemAddressReserve && d.cuMemCreate && d.cuMemMap && d.cuMemSetAccess &&
-         d.cuMemUnmap && d.cuMemRelease && d.cuMemGetAllocationGranularity && d.cuCtxGetDevice &&
+  return d.cuMemAddressReserve && d.cuMemCreate && d.cuMemMap && d.cuMemSetAccess && d.cuMemUnmap &&
+         d.cuMemRelease && d.cuMemGetAllocationGranularity && d.cuCtxGetDevice &&
          d.cuMemGetInfo_v2 && d.cuCtxSynchronize;
 }
 

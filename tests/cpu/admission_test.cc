@@ -137,8 +137,8 @@ std::unique_ptr<InteractiveClient> holder(const ServerProcess& s, const TokenDir
 // A client that waits for a place, then runs cuInit and ends.
 std::unique_ptr<InteractiveClient> waiter(const ServerProcess& s, const TokenDir& dir,
                                           const std::string& token) {
-  return std::make_unique<InteractiveClient>(
-      s, "init", env_for(dir, token, {"SCUDA_WAIT_TIMEOUT=60"}));
+  return std::make_unique<InteractiveClient>(s, "init",
+                                             env_for(dir, token, {"SCUDA_WAIT_TIMEOUT=60"}));
 }
 
 TEST(Tokens, ReadsSizesAndHashedSecrets) {
@@ -185,8 +185,8 @@ TEST(Admission, TwoTokensAreNamedInStatus) {
   for (const auto& s : j["sessions"]) names.push_back(s["token"].get<std::string>());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"alice", "bob"}));
-  Output text = test::run_program({SCUDA_BIN, "status", "--server", server.address()},
-                                  env_for(dir, "bob"));
+  Output text =
+      test::run_program({SCUDA_BIN, "status", "--server", server.address()}, env_for(dir, "bob"));
   EXPECT_NE(text.out.find("alice"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Queue: empty"), std::string::npos) << text.out;
   const std::string metrics = test::http_get(test::metrics_address(server), "/metrics");
@@ -205,9 +205,9 @@ TEST(Admission, AWrongTokenIsRefusedAtOnce) {
   ServerProcess server({"--tokens", dir.tokens(token_entry("alice")), "--max-sessions", "1"});
   auto a = holder(server, dir, "alice");
   const auto start = Clock::now();
-  Output o = test::run_program(
-      {CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + server.address(), "SCUDA_WAIT_TIMEOUT=30",
-                              "SCUDA_TOKEN_FILE=" + dir.secret("mallory", "guess")});
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + server.address(), "SCUDA_WAIT_TIMEOUT=30",
+                                "SCUDA_TOKEN_FILE=" + dir.secret("mallory", "guess")});
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 3.0);
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("authentication failed"), std::string::npos) << o.err;
@@ -218,12 +218,13 @@ TEST(Admission, AWrongTokenIsRefusedAtOnce) {
 
 TEST(Admission, AHashedSecretIsAccepted) {
   TokenDir dir;
-  ServerProcess server({"-v", "--tokens", dir.tokens("[tokens.hashed]\nsha256 = "
-                                                "\"4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5"
-                                                "a7c9f47da4d787\"\n")});
-  Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + server.address(),
-                                "SCUDA_TOKEN_FILE=" + dir.secret("h", "hashed-secret")});
+  ServerProcess server({"-v", "--tokens",
+                        dir.tokens("[tokens.hashed]\nsha256 = "
+                                   "\"4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5"
+                                   "a7c9f47da4d787\"\n")});
+  Output o = test::run_program(
+      {CLIENT_TOOL, "init"},
+      {"SCUDA_SERVER=" + server.address(), "SCUDA_TOKEN_FILE=" + dir.secret("h", "hashed-secret")});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(server.log().find("(token 'hashed') ready"), std::string::npos) << server.log();
 }
@@ -231,8 +232,8 @@ TEST(Admission, AHashedSecretIsAccepted) {
 // alice may run one session: her second client waits, while bob's gets in.
 TEST(Admission, ATokenAtItsLimitQueuesItsNextClientWhileAnotherTokenGetsIn) {
   TokenDir dir;
-  ServerProcess server({"--tokens", dir.tokens(token_entry("alice", "max_sessions = 1") +
-                                               token_entry("bob"))});
+  ServerProcess server(
+      {"--tokens", dir.tokens(token_entry("alice", "max_sessions = 1") + token_entry("bob"))});
   auto first = holder(server, dir, "alice");
   auto second = waiter(server, dir, "alice");
   const nlohmann::json queue = placed_queue(server, dir, "bob", 1);
@@ -366,8 +367,9 @@ TEST(Admission, SighupReloadsTheTokensFile) {
   EXPECT_NE(run_client(server, dir, "carol", {"init"}).exit_code, 0);
   dir.tokens(token_entry("alice") + token_entry("carol"));
   kill(server.pid(), SIGHUP);
-  ASSERT_TRUE(eventually([&] { return server.log().find("SIGHUP: read 2 tokens") != std::string::npos; }))
-      << server.log();
+  ASSERT_TRUE(eventually([&] {
+    return server.log().find("SIGHUP: read 2 tokens") != std::string::npos;
+  })) << server.log();
   Output carol = run_client(server, dir, "carol", {"init"});
   EXPECT_EQ(carol.exit_code, 0) << carol.err;
   dir.tokens("[tokens.carol\n");
@@ -386,8 +388,8 @@ TEST(Admission, SighupReloadsTheTokensFile) {
 // session that token runs goes on.
 TEST(Admission, AQueuedClientWhoseTokenIsRemovedIsSentAway) {
   TokenDir dir;
-  ServerProcess server({"-v", "--tokens", dir.tokens(token_entry("alice", "max_sessions = 1") +
-                                                     token_entry("bob"))});
+  ServerProcess server({"-v", "--tokens",
+                        dir.tokens(token_entry("alice", "max_sessions = 1") + token_entry("bob"))});
   auto first = holder(server, dir, "alice");
   auto second = waiter(server, dir, "alice");
   ASSERT_EQ(placed_queue(server, dir, "bob", 1).size(), 1u);

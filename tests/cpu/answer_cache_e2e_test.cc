@@ -39,13 +39,13 @@ class AnswerCacheE2E : public ::testing::Test {
   // questions and attribute queries around a set (cumulative), with its
   // output checked.
   std::vector<int> run(const std::string& setting = "on") {
-    auto o = scuda::test::run_program(
-        {MODULE_LOAD_TOOL, "answers", image_},
-        {"SCUDA_SERVER=" + server_->address(), "SCUDA_CACHE_DIR=" + answers_,
-         "SCUDA_ANSWER_CACHE=" + setting});
+    auto o =
+        scuda::test::run_program({MODULE_LOAD_TOOL, "answers", image_},
+                                 {"SCUDA_SERVER=" + server_->address(),
+                                  "SCUDA_CACHE_DIR=" + answers_, "SCUDA_ANSWER_CACHE=" + setting});
     // A set attribute is not what a later run finds before its own set.
-    for (const char* line : {"launches: CUDA_SUCCESS CUDA_SUCCESS\n", "occupancy: 8 4, clusters 32\n",
-                             "dynamic shared: 49152 then 65536\n"})
+    for (const char* line : {"launches: CUDA_SUCCESS CUDA_SUCCESS\n",
+                             "occupancy: 8 4, clusters 32\n", "dynamic shared: 49152 then 65536\n"})
       EXPECT_NE(o.out.find(line), std::string::npos) << o.out << o.err;
     EXPECT_NE(o.out.find("synchronize: CUDA_SUCCESS"), std::string::npos) << o.out << o.err;
     std::vector<int> awaited;

@@ -32,8 +32,9 @@ Runs reference(const std::vector<uint8_t>& now, const std::vector<uint8_t>& twin
 
 Runs found(const std::vector<uint8_t>& now, const std::vector<uint8_t>& twin) {
   Runs out;
-  scuda::for_each_changed_run(now.data(), twin.data(), now.size(),
-                              [&](size_t at, size_t n) { out.push_back({at, n}); });
+  scuda::for_each_changed_run(now.data(), twin.data(), now.size(), [&](size_t at, size_t n) {
+    out.push_back({at, n});
+  });
   return out;
 }
 

@@ -34,8 +34,7 @@ TEST(Cli, TheServerSaysWhatItServesInOneLine) {
 // A library that loads but is not a driver is refused as clearly as a
 // missing one.
 TEST(Cli, AServerWhoseDriverIsNotADriverDoesNotStart) {
-  Output o = test::run_program(
-      {SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", "libm.so.6"});
+  Output o = test::run_program({SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", "libm.so.6"});
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.err.find("no usable GPU driver, so nothing to serve: libm.so.6 is not a CUDA "
                        "driver"),
@@ -100,8 +99,7 @@ TEST(Cli, ListenAloneStartsAServerAndPrintsItsPort) {
 TEST(Cli, ListenAloneKeepsTheServersTlsRule) {
   Output o = test::run_program({SCUDA_BIN, "-l", "0.0.0.0:0", "--driver", DOUBLE_LIB});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.err.find("refusing to listen on 0.0.0.0:0 without TLS"), std::string::npos)
-      << o.err;
+  EXPECT_NE(o.err.find("refusing to listen on 0.0.0.0:0 without TLS"), std::string::npos) << o.err;
 }
 
 // A HOME of its own, so that ~/.config/scuda/host is the test's.
@@ -146,8 +144,7 @@ TEST_F(Remember, NothingIsWrittenWhenTheServerRefusesTheToken) {
   ServerProcess server({"--token-file", token});
   Output o = remember(server.address());
   EXPECT_EQ(o.exit_code, 1);
-  EXPECT_NE(o.err.find("refused this machine: authentication failed"), std::string::npos)
-      << o.err;
+  EXPECT_NE(o.err.find("refused this machine: authentication failed"), std::string::npos) << o.err;
   EXPECT_FALSE(std::filesystem::exists(host_file()));
 }
 

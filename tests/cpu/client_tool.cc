@@ -292,8 +292,10 @@ int managed_then_exit(bool program_handler) {
       cuModuleLoadData(&mod, image) || cuModuleGetFunction(&fill, mod, "fill") ||
       cuMemAllocManaged(&p, n * sizeof(unsigned), CU_MEM_ATTACH_GLOBAL))
     return 1;
+  // clang-format off
   const CUuuid storage = {{'\xc6', '\x93', '\x33', '\x6e', '\x11', '\x21', '\xdf', '\x11',
                            '\xa8', '\xc3', '\x68', '\xf3', '\x55', '\xd8', '\x95', '\x93'}};
+  // clang-format on
   const void* table = nullptr;
   if (cuGetExportTable(&table, &storage)) return 1;
   g_storage_delete = reinterpret_cast<const StorageDelete*>(table)[1];
@@ -354,8 +356,10 @@ int unsupported_twice() {
 // cudart's first look at a device's primary context: slot 2 of the cudart
 // table, which hands the context out without activating it.
 int cudart_primary() {
+  // clang-format off
   const CUuuid cudart = {{'\x6b', '\xd5', '\xfb', '\x6c', '\x5b', '\xf4', '\xe7', '\x4a',
                           '\x89', '\x87', '\xd9', '\x39', '\x12', '\xfd', '\x9d', '\xf9'}};
+  // clang-format on
   const void* table = nullptr;
   if (CUresult rc = cuGetExportTable(&table, &cudart)) return report("cuGetExportTable", rc);
   using Get = CUresult (*)(CUcontext*, CUdevice);

@@ -48,7 +48,7 @@ TEST(Compression, ALinkMeasuredSlowOnceIsProbedAgain) {
   using compression::LinkRate;
   LinkRate rate;
   EXPECT_FALSE(rate.compress(LinkRate::kSmallestSample, 0));  // not measured yet
-  rate.observe(LinkRate::kSmallestSample, 0.01);  // 100 MB/s: a cold start
+  rate.observe(LinkRate::kSmallestSample, 0.01);              // 100 MB/s: a cold start
   int raw = 0;
   for (unsigned i = 0; i < 4 * LinkRate::kProbeEvery; ++i)
     raw += rate.compress(LinkRate::kSmallestSample, 0) ? 0 : 1;
@@ -103,7 +103,8 @@ TEST(Compression, UntrustedBlocksAreRefused) {
 }
 
 // Pieces as a server writes them: compressed when they shrink, else raw.
-std::vector<uint8_t> write_pieces(const std::vector<uint8_t>& data, size_t piece, size_t* compressed) {
+std::vector<uint8_t> write_pieces(const std::vector<uint8_t>& data, size_t piece,
+                                  size_t* compressed) {
   std::vector<uint8_t> scratch(protocol::PieceWriter::room(data.size(), piece));
   protocol::PieceWriter w(scratch.data());
   for (size_t at = 0; at < data.size(); at += piece)
@@ -146,7 +147,8 @@ TEST(CompressedPieces, PiecesThatDoNotFillTheCopyExactlyAreRefused) {
   };
   EXPECT_NE(refusal(wire, data.size() - 1).find("overruns"), std::string::npos);
   EXPECT_NE(refusal(wire, data.size() + 1).find("carry 50000 bytes of 50001"), std::string::npos);
-  EXPECT_NE(refusal({wire.begin(), wire.end() - 1}, data.size()).find("cut short"), std::string::npos);
+  EXPECT_NE(refusal({wire.begin(), wire.end() - 1}, data.size()).find("cut short"),
+            std::string::npos);
   std::vector<uint8_t> bad_block = wire;
   bad_block[sizeof(protocol::PieceHead)] ^= 0xff;
   bad_block[sizeof(protocol::PieceHead) + 1] ^= 0xff;

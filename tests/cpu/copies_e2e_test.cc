@@ -40,7 +40,6 @@ class CopiesTest : public scuda::test::PrimaryContextTest {
     EXPECT_EQ(cuMemcpyDtoH(out.data(), d, size), CUDA_SUCCESS);
     return out;
   }
-
 };
 
 CUDA_MEMCPY2D host_to_device_2d(const void* src, size_t src_pitch, CUdeviceptr dst,
@@ -141,7 +140,8 @@ TEST_F(CopiesTest, ABatchOfThreeDCopiesMovesBoxesInElements) {
   for (size_t z = 0; z < d; ++z)
     for (size_t y = 0; y < h; ++y)
       for (size_t x = 0; x < w; ++x)
-        ASSERT_EQ(down[(z * h + y) * w + x], up[(z * layer + y) * row + x]) << x << "," << y << "," << z;
+        ASSERT_EQ(down[(z * h + y) * w + x], up[(z * layer + y) * row + x])
+            << x << "," << y << "," << z;
   ops[1].dst = pointer_operand(down.data(), w - 1, 0);  // a row shorter than the copy
   EXPECT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, stream), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
@@ -224,7 +224,8 @@ TEST_F(CopiesTest, ThreeDCopiesHonourOffsetsPitchesAndSliceHeights) {
     for (size_t y = 0; y < dev_height; ++y)
       for (size_t x = 0; x < dev_pitch; ++x) {
         const bool inside = z >= 2 && z < 2 + d && y >= 3 && y < 3 + h && x >= 10 && x < 10 + w;
-        const size_t from = (z - 2 + 1) * src_pitch * src_height + (y - 3 + 2) * src_pitch + x - 10 + 5;
+        const size_t from =
+            (z - 2 + 1) * src_pitch * src_height + (y - 3 + 2) * src_pitch + x - 10 + 5;
         const uint8_t got = all[(z * dev_height + y) * dev_pitch + x];
         ASSERT_EQ(got, inside ? src[from] : 0) << z << "," << y << "," << x;
         copied += inside;

@@ -21,8 +21,7 @@ inline std::vector<uint8_t> pattern(size_t size, unsigned seed) {
 // The device ordinal of the memory at `p`, as cuPointerGetAttribute says.
 inline int device_of(CUdeviceptr p) {
   int ordinal = -1;
-  EXPECT_EQ(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p),
-            CUDA_SUCCESS);
+  EXPECT_EQ(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p), CUDA_SUCCESS);
   return ordinal;
 }
 

@@ -46,7 +46,8 @@ TEST_F(DriverTest, DeviceQueriesComeFromTheServersDriver) {
   EXPECT_EQ(count, 1);
   EXPECT_EQ(cuDeviceGetName(name, sizeof name, dev_), CUDA_SUCCESS);
   EXPECT_STREQ(name, "scuda test double");
-  EXPECT_EQ(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_), CUDA_SUCCESS);
+  EXPECT_EQ(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_),
+            CUDA_SUCCESS);
   EXPECT_EQ(sms, 4);
   EXPECT_EQ(cuDriverGetVersion(&version), CUDA_SUCCESS);
   EXPECT_EQ(version, 13000);
@@ -149,8 +150,8 @@ TEST_F(DriverTest, CopiesRoundTripAcrossChunkBoundaries) {
 // unaligned addresses, synchronous or not, arrives intact and alone.
 TEST_F(DriverTest, HostToDeviceCopiesArriveIntactAroundPieceAndChunkBoundaries) {
   const size_t piece = size_t{2} << 20, chunk = size_t{8} << 20, small = size_t{64} << 10;
-  const size_t sizes[] = {1,     small,     small + 1, piece - 1, piece,
-                          piece + 1, chunk - 1, chunk, chunk + 1, 2 * chunk + piece + 3};
+  const size_t sizes[] = {1,         small,     small + 1, piece - 1, piece,
+                          piece + 1, chunk - 1, chunk,     chunk + 1, 2 * chunk + piece + 3};
   const size_t room = 2 * chunk + piece + 16;
   std::vector<uint8_t> in(room), out(room);
   for (size_t i = 0; i < room; ++i) in[i] = static_cast<uint8_t>(i * 131 + i / 4099);
@@ -270,13 +271,15 @@ TEST_F(DriverTest, PointerAttributesOfAnAllocationAreAskedOnce) {
   EXPECT_EQ(scuda_replies_awaited(), before + 1);
   ASSERT_EQ(cuMemFree(d), CUDA_SUCCESS);
   cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + 8);
-  EXPECT_EQ(scuda_replies_awaited(), before + 2) << "a freed allocation was described from what was kept";
+  EXPECT_EQ(scuda_replies_awaited(), before + 2)
+      << "a freed allocation was described from what was kept";
 }
 
 TEST_F(DriverTest, PageLockedBlocksDescribeThemselvesAsHostMemory) {
   void* pinned = nullptr;
   ASSERT_EQ(cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);
-  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_HOST_POINTER,
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 CU_POINTER_ATTRIBUTE_HOST_POINTER,
                                  CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
   unsigned type = 0;
   void* host = nullptr;
@@ -350,7 +353,8 @@ class LaunchTest : public DriverTest {
     DriverTest::SetUp();
     ASSERT_EQ(cuModuleLoadData(&mod_, kModule), CUDA_SUCCESS);
     ASSERT_EQ(cuModuleGetFunction(&vadd_, mod_, "vadd"), CUDA_SUCCESS);
-    for (CUdeviceptr* p : {&a_, &b_, &c_}) ASSERT_EQ(cuMemAlloc(p, kN * sizeof(float)), CUDA_SUCCESS);
+    for (CUdeviceptr* p : {&a_, &b_, &c_})
+      ASSERT_EQ(cuMemAlloc(p, kN * sizeof(float)), CUDA_SUCCESS);
     std::vector<float> a(kN), b(kN);
     for (int i = 0; i < kN; ++i) a[i] = i, b[i] = 2.0f * i;
     ASSERT_EQ(cuMemcpyHtoD(a_, a.data(), kN * sizeof(float)), CUDA_SUCCESS);
@@ -460,7 +464,8 @@ TEST_F(LaunchTest, FunctionsAndKernelsKnowTheirNames) {
   ASSERT_EQ(cuFuncGetName(&name, vadd_), CUDA_SUCCESS);
   EXPECT_STREQ(name, "vadd");
   CUlibrary lib;
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
   CUkernel kernel;
   CUfunction fn;
   ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
@@ -540,7 +545,8 @@ TEST_F(LaunchTest, ClusterOccupancyIsAskedOncePerBlockShapeWhateverTheGrid) {
 // reads their replies (layouts and attributes) in one wait.
 TEST_F(LaunchTest, LookupsWaitForNothingAndAreAskedOnce) {
   CUlibrary lib;
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
   const uint64_t before = scuda_replies_awaited();
   CUkernel kernel, kernel_again;
   CUfunction fn, fn_again, vadd_again;
@@ -575,7 +581,8 @@ TEST_F(LaunchTest, LookupsWaitForNothingAndAreAskedOnce) {
 // synchronize: a handle never used has no effect.
 TEST_F(LaunchTest, AMissingKernelFailsEachUse) {
   CUlibrary lib;
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
   CUkernel missing, again;
   ASSERT_EQ(cuLibraryGetKernel(&missing, lib, "nope"), CUDA_SUCCESS);
   int n = kN;
@@ -728,8 +735,10 @@ TEST_F(LaunchTest, AttributesTheLookupLackedComeAllAtOnce) {
   ASSERT_NO_FATAL_FAILURE(look_up_without_context(&lib, &kernel));
   const uint64_t before = scuda_replies_awaited();
   const std::pair<CUfunction_attribute, int> expected[] = {
-      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024}, {CU_FUNC_ATTRIBUTE_NUM_REGS, 32},
-      {CU_FUNC_ATTRIBUTE_PTX_VERSION, 90}, {CU_FUNC_ATTRIBUTE_BINARY_VERSION, 90},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
+      {CU_FUNC_ATTRIBUTE_NUM_REGS, 32},
+      {CU_FUNC_ATTRIBUTE_PTX_VERSION, 90},
+      {CU_FUNC_ATTRIBUTE_BINARY_VERSION, 90},
       {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152}};
   for (const auto& [attr, value] : expected) {
     int got = -1;
@@ -799,9 +808,11 @@ TEST_F(LaunchTest, KernelParamsArriveByteExact) {
   std::memcpy(packed + 16, &c_, 8);
   std::memcpy(packed + 24, &n, 4);
   std::string hex;
-  for (uint8_t byte : packed) hex += "0123456789abcdef"[byte >> 4], hex += "0123456789abcdef"[byte & 15];
+  for (uint8_t byte : packed)
+    hex += "0123456789abcdef"[byte >> 4], hex += "0123456789abcdef"[byte & 15];
   const std::string log = read_file(scuda::test::shared_server().launch_log());
-  EXPECT_NE(log.find("launch vadd grid=4,1,1 block=256,1,1 shmem=0 params=" + hex), std::string::npos)
+  EXPECT_NE(log.find("launch vadd grid=4,1,1 block=256,1,1 shmem=0 params=" + hex),
+            std::string::npos)
       << log;
 }
 
@@ -835,7 +846,8 @@ TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUlibrary lib;
   CUkernel kernel;
   CUfunction fn;
-  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuLibraryLoadData(&lib, kModule, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
   ASSERT_EQ(cuLibraryGetKernel(&kernel, lib, "vadd"), CUDA_SUCCESS);
   // The kernel's attributes come with its lookup's reply: reading it is the
   // only wait.
@@ -1015,12 +1027,11 @@ TEST_F(DriverTest, ProcAddressPicksVersionedAndPerThreadVariants) {
 TEST_F(DriverTest, OldDriverSymbolsAreExportedAndWork) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(lib, nullptr);
-  for (const char* name :
-       {"cuCtxPushCurrent", "cuCtxPopCurrent", "cuDevicePrimaryCtxRelease",
-        "cuDevicePrimaryCtxReset", "cuEventElapsedTime", "cuStreamWaitValue32",
-        "cuStreamBatchMemOp", "cuStreamGetCaptureInfo_v2", "cuGraphKernelNodeGetParams",
-        "cuGraphExecKernelNodeSetParams", "cuGraphInstantiate", "cuMemPrefetchAsync",
-        "cuGetProcAddress"}) {
+  for (const char* name : {"cuCtxPushCurrent", "cuCtxPopCurrent", "cuDevicePrimaryCtxRelease",
+                           "cuDevicePrimaryCtxReset", "cuEventElapsedTime", "cuStreamWaitValue32",
+                           "cuStreamBatchMemOp", "cuStreamGetCaptureInfo_v2",
+                           "cuGraphKernelNodeGetParams", "cuGraphExecKernelNodeSetParams",
+                           "cuGraphInstantiate", "cuMemPrefetchAsync", "cuGetProcAddress"}) {
     EXPECT_NE(dlsym(lib, name), nullptr) << name;
   }
   using Push = CUresult (*)(CUcontext);

@@ -71,12 +71,11 @@ TEST_F(SurfaceTest, SmResourcesSplitOnTheServer) {
 
 CUstreamBatchMemOpParams write_op(CUdeviceptr at, uint64_t value, bool wide) {
   CUstreamBatchMemOpParams op{};
-  op.writeValue.operation = wide ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  op.writeValue.operation =
+      wide ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32;
   op.writeValue.address = at;
-  if (wide)
-    op.writeValue.value64 = value;
-  else
-    op.writeValue.value = static_cast<cuuint32_t>(value);
+  if (wide) op.writeValue.value64 = value;
+  else op.writeValue.value = static_cast<cuuint32_t>(value);
   return op;
 }
 

@@ -24,9 +24,7 @@ const void* const* words_of(const CUuuid& id) {
   return static_cast<const void* const*>(export_table_for(id));
 }
 
-uintptr_t word(const CUuuid& id, size_t i) {
-  return reinterpret_cast<uintptr_t>(words_of(id)[i]);
-}
+uintptr_t word(const CUuuid& id, size_t i) { return reinterpret_cast<uintptr_t>(words_of(id)[i]); }
 
 template <class F>
 F* slot(const CUuuid& id, size_t i) {
@@ -63,11 +61,10 @@ TEST(ExportTables, UuidsAreParsedInMemoryOrder) {
 }
 
 TEST(ExportTables, ServedTablesHaveStableDistinctAddresses) {
-  const CUuuid served[] = {ids::kCudartInterface,    ids::kToolsTls,
-                           ids::kToolsRuntimeCallbackHooks, ids::kContextLocalStorage,
-                           ids::kContextChecks,      ids::kIntegrityCheck,
-                           ids::kCublasPrivate,      ids::kTable1734dc26,
-                           ids::kTable6e163fbe};
+  const CUuuid served[] = {
+      ids::kCudartInterface,     ids::kToolsTls,      ids::kToolsRuntimeCallbackHooks,
+      ids::kContextLocalStorage, ids::kContextChecks, ids::kIntegrityCheck,
+      ids::kCublasPrivate,       ids::kTable1734dc26, ids::kTable6e163fbe};
   std::vector<const void*> seen;
   for (const CUuuid& id : served) {
     const void* first = nullptr;

@@ -164,8 +164,7 @@ TEST_F(GraphTest, NodeQueriesReturnTheIdsTheNodesWereAddedUnder) {
   EXPECT_EQ(count, 5u);
   EXPECT_EQ(nodes[5], nullptr);  // room beyond the count is cleared, as CUDA does
   nodes.resize(5);
-  EXPECT_EQ(sorted(nodes),
-            sorted({fill_node_, memset_node_, vadd_node_, scale_node_, copy_node_}));
+  EXPECT_EQ(sorted(nodes), sorted({fill_node_, memset_node_, vadd_node_, scale_node_, copy_node_}));
 
   std::vector<CUgraphNode> roots(2);
   count = roots.size();
@@ -227,9 +226,9 @@ TEST_F(GraphTest, KernelNodeAttributesComeBackAsSet) {
   ASSERT_EQ(cuGraphKernelNodeGetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_PRIORITY, &got),
             CUDA_SUCCESS);
   EXPECT_EQ(got.priority, 3);
-  ASSERT_EQ(cuGraphKernelNodeGetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
-                                          &got),
-            CUDA_SUCCESS);
+  ASSERT_EQ(
+      cuGraphKernelNodeGetAttribute(fill_node_, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT, &got),
+      CUDA_SUCCESS);
   EXPECT_EQ(got.launchCompletionEvent.event, event);
   CUkernelNodeAttrValue bogus{};
   bogus.launchCompletionEvent.event = reinterpret_cast<CUevent>(uintptr_t{0xdead0});
@@ -244,9 +243,9 @@ TEST_F(GraphTest, KernelNodeAttributesComeBackAsSet) {
 TEST_F(GraphTest, UserObjectDestructorsRunWhenTheLastReferenceGoes) {
   std::atomic<int> destroyed{0};
   CUuserObject object = nullptr;
-  ASSERT_EQ(cuUserObjectCreate(&object, &destroyed,
-                               [](void* p) { ++*static_cast<std::atomic<int>*>(p); }, 1,
-                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+  ASSERT_EQ(cuUserObjectCreate(
+                &object, &destroyed, [](void* p) { ++*static_cast<std::atomic<int>*>(p); }, 1,
+                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
             CUDA_SUCCESS);
   ASSERT_EQ(cuUserObjectRetain(object, 1), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphRetainUserObject(graph_, object, 2, CU_GRAPH_USER_OBJECT_MOVE), CUDA_SUCCESS);
@@ -346,8 +345,8 @@ TEST_F(GraphTest, UnknownOrWrongKindNodeHandlesAreRejected) {
 // launch, and the host sees what a node wrote after the next synchronization.
 TEST_F(GraphTest, MemcpyNodesNamingClientHostMemoryCopyAtEachLaunch) {
   std::vector<float> in(kN, 1.0f), out(kN, 0.0f);
-  CUgraphNode to_device = add_copy(d_, reinterpret_cast<CUdeviceptr>(in.data()), {},
-                                   CU_MEMORYTYPE_HOST);
+  CUgraphNode to_device =
+      add_copy(d_, reinterpret_cast<CUdeviceptr>(in.data()), {}, CU_MEMORYTYPE_HOST);
   ASSERT_EQ(last_rc_, CUDA_SUCCESS);
   CUDA_MEMCPY3D back{};
   back.srcMemoryType = CU_MEMORYTYPE_DEVICE;

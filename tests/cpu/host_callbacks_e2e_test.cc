@@ -76,7 +76,8 @@ void look(void* p) {
 // call to give the client a chance to run it.
 TEST_F(HostCallbackTest, RunsWithoutAnySynchronizingCall) {
   Flag ran{};
-  ASSERT_EQ(cuLaunchHostFunc(stream_, [](void* p) { static_cast<Flag*>(p)->raise(); }, &ran),
+  ASSERT_EQ(cuLaunchHostFunc(
+                stream_, [](void* p) { static_cast<Flag*>(p)->raise(); }, &ran),
             CUDA_SUCCESS);
   EXPECT_TRUE(ran.wait());
   ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
@@ -178,11 +179,14 @@ TEST_F(HostCallbackTest, AsyncCopiesFromPageLockedMemoryReadItInStreamOrder) {
   ASSERT_EQ(cuMemAllocHost(reinterpret_cast<void**>(&staging), 4096), CUDA_SUCCESS);
   *staging = 5;
   Stage stage{staging, 42};
-  ASSERT_EQ(cuLaunchHostFunc(stream_, [](void* p) {
-              std::this_thread::sleep_for(50ms);
-              auto* s = static_cast<Stage*>(p);
-              *s->host = s->value;
-            }, &stage),
+  ASSERT_EQ(cuLaunchHostFunc(
+                stream_,
+                [](void* p) {
+                  std::this_thread::sleep_for(50ms);
+                  auto* s = static_cast<Stage*>(p);
+                  *s->host = s->value;
+                },
+                &stage),
             CUDA_SUCCESS);
   ASSERT_EQ(cuMemcpyHtoDAsync(word_, staging, sizeof(uint32_t), stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);

@@ -17,7 +17,8 @@ std::string http_get(const std::string& address, const std::string& path) {
   s.set_idle_limit(std::chrono::seconds(5));
   std::string reply;
   char buf[4096];
-  for (ssize_t n; (n = s.read_some(buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = s.read_some(buf, sizeof buf)) > 0;)
+    reply.append(buf, static_cast<size_t>(n));
   const size_t body = reply.find("\r\n\r\n");
   if (reply.rfind("HTTP/1.1 200", 0) != 0 && reply.rfind("HTTP/1.0 200", 0) != 0) return "";
   return body == std::string::npos ? "" : reply.substr(body + 4);

@@ -38,9 +38,8 @@ std::vector<unsigned char> pattern(size_t size) {
 }
 
 scuda::test::Output run_tool(const std::string& scenario, const std::string& what, size_t size) {
-  return scuda::test::run_program(
-      {IPC_TOOL, scenario, what, std::to_string(size)},
-      {"SCUDA_SERVER=" + scuda::test::shared_server().address()});
+  return scuda::test::run_program({IPC_TOOL, scenario, what, std::to_string(size)},
+                                  {"SCUDA_SERVER=" + scuda::test::shared_server().address()});
 }
 
 class IpcTest : public scuda::test::PrimaryContextTest {

@@ -66,7 +66,8 @@ int import_fd(int fd, size_t size) {
                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
     return report("cuMemImportFromShareableHandle", rc);
   CUdeviceptr p = 0;
-  if (CUresult rc = cuMemAddressReserve(&p, size, 0, 0, 0)) return report("cuMemAddressReserve", rc);
+  if (CUresult rc = cuMemAddressReserve(&p, size, 0, 0, 0))
+    return report("cuMemAddressReserve", rc);
   if (CUresult rc = cuMemMap(p, size, 0, memory, 0)) return report("cuMemMap", rc);
   CUmemAccessDesc access{};
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -84,7 +85,8 @@ int run(const char* scenario, const char* what, size_t size) {
   CUcontext ctx;
   if (CUresult rc = cuInit(0)) return report("cuInit", rc);
   if (CUresult rc = cuDeviceGet(&dev, 0)) return report("cuDeviceGet", rc);
-  if (CUresult rc = cuDevicePrimaryCtxRetain(&ctx, dev)) return report("cuDevicePrimaryCtxRetain", rc);
+  if (CUresult rc = cuDevicePrimaryCtxRetain(&ctx, dev))
+    return report("cuDevicePrimaryCtxRetain", rc);
   if (CUresult rc = cuCtxSetCurrent(ctx)) return report("cuCtxSetCurrent", rc);
   if (std::strcmp(scenario, "open-memory") == 0) return open_memory(what, size);
   if (std::strcmp(scenario, "import-fd") == 0) return import_fd(std::atoi(what), size);

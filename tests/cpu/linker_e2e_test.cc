@@ -35,11 +35,12 @@ TEST_F(LinkerTest, LinksDataAndClientFilesIntoALoadableImage) {
   ASSERT_EQ(write(fd, kSecond, sizeof kSecond - 1), static_cast<ssize_t>(sizeof kSecond - 1));
   close(fd);
   char info[64] = "unchanged", error[64] = "unchanged";
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                            CU_JIT_WALL_TIME, CU_JIT_OPTIMIZATION_LEVEL};
-  void* values[] = {info, reinterpret_cast<void*>(sizeof info), error,
-                    reinterpret_cast<void*>(sizeof error), nullptr, reinterpret_cast<void*>(3)};
+                            CU_JIT_WALL_TIME,        CU_JIT_OPTIMIZATION_LEVEL};
+  void* values[] = {info,    reinterpret_cast<void*>(sizeof info),
+                    error,   reinterpret_cast<void*>(sizeof error),
+                    nullptr, reinterpret_cast<void*>(3)};
   ASSERT_EQ(cuLinkCreate(6, options, values, &state_), CUDA_SUCCESS);
   ASSERT_EQ(cuLinkAddData(state_, CU_JIT_INPUT_PTX, const_cast<char*>(kFirst), sizeof kFirst,
                           "first", 0, nullptr, nullptr),
@@ -70,9 +71,9 @@ TEST_F(LinkerTest, ABadInputFailsWithTheDriversLog) {
   void* values[] = {error, reinterpret_cast<void*>(sizeof error)};
   ASSERT_EQ(cuLinkCreate(2, options, values, &state_), CUDA_SUCCESS);
   char junk[] = "not an image";
-  ASSERT_EQ(cuLinkAddData(state_, CU_JIT_INPUT_CUBIN, junk, sizeof junk, "junk", 0, nullptr,
-                          nullptr),
-            CUDA_SUCCESS);
+  ASSERT_EQ(
+      cuLinkAddData(state_, CU_JIT_INPUT_CUBIN, junk, sizeof junk, "junk", 0, nullptr, nullptr),
+      CUDA_SUCCESS);
   void* image = nullptr;
   size_t size = 0;
   EXPECT_EQ(cuLinkComplete(state_, &image, &size), CUDA_ERROR_INVALID_IMAGE);

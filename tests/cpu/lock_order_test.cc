@@ -74,7 +74,8 @@ TEST_F(LockOrder, TryLockNeverWaitsSoItMayGoAgainstTheOrder) {
   std::unique_lock b(connection_, std::try_to_lock);
   ASSERT_TRUE(b.owns_lock());
   // And what it took counts as held.
-  EXPECT_DEATH({ std::lock_guard c(connection_); }, "taking connection \\(rank 30\\) while holding");
+  EXPECT_DEATH({ std::lock_guard c(connection_); },
+               "taking connection \\(rank 30\\) while holding");
 }
 
 #endif  // SCUDA_CHECK_LOCK_ORDER

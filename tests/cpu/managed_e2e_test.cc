@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -63,7 +63,8 @@ class ManagedTest : public scuda::test::PrimaryContextTest {
     return reinterpret_cast<T*>(p);
   }
   void launch(CUfunction f, std::vector<void*> params) {
-    ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params.data(), nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params.data(), nullptr),
+              CUDA_SUCCESS);
   }
   void vadd(float* a, float* b, float* c, int n) { launch(vadd_, {&a, &b, &c, &n}); }
   void fill(unsigned* p, unsigned v, int n) { launch(fill_, {&p, &v, &n}); }
@@ -406,7 +407,8 @@ TEST_F(ManagedTest, ALongSequentialReadHasItsNextWindowPulledAhead) {
   // The read-ahead runs on the fault service after the last fault's wake.
   const size_t read = part * sizeof(uint32_t), window = 32u << 20;
   const size_t ahead = read + window * 5 / 4;
-  for (int tries = 0; tries < 1000 && traffic().pulled - before.pulled < ahead; ++tries) usleep(10000);
+  for (int tries = 0; tries < 1000 && traffic().pulled - before.pulled < ahead; ++tries)
+    usleep(10000);
   const uint64_t pulled = traffic().pulled - before.pulled;
   EXPECT_GT(pulled, ahead);
   EXPECT_LE(pulled, read + 2 * window);
@@ -546,8 +548,9 @@ TEST_F(ManagedTest, APreferredLocationOnTheHostPullsTheRangeAfterDeviceWork) {
     for (int i = 0; i < n; ++i) ASSERT_EQ(p[i], round) << i;
     EXPECT_EQ(traffic().pulled, synced.pulled) << "round " << round;
   }
-  ASSERT_EQ(cuMemAdvise_v2(dptr, n * sizeof(unsigned), CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
-            CUDA_SUCCESS);
+  ASSERT_EQ(
+      cuMemAdvise_v2(dptr, n * sizeof(unsigned), CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
+      CUDA_SUCCESS);
   fill(p, 3, n);
   const Traffic before = traffic();
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
@@ -611,7 +614,8 @@ TEST_F(ManagedTest, PrefetchToTheDeviceAndAdviceAreAccepted) {
   const auto dptr = reinterpret_cast<CUdeviceptr>(p);
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  EXPECT_EQ(cuMemAdvise_v2(dptr, n * sizeof(float), CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAdvise_v2(dptr, n * sizeof(float), CU_MEM_ADVISE_SET_READ_MOSTLY, gpu),
+            CUDA_SUCCESS);
   EXPECT_EQ(cuMemAdvise_v2(dptr, n * sizeof(float), CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu),
             CUDA_SUCCESS);
   p[3] = 3.0f;
@@ -621,7 +625,8 @@ TEST_F(ManagedTest, PrefetchToTheDeviceAndAdviceAreAccepted) {
   EXPECT_EQ(p[3], 6.0f);
   CUdeviceptr plain = 0;
   ASSERT_EQ(cuMemAlloc(&plain, 4096), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemAdvise_v2(plain, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemAdvise_v2(plain, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu),
+            CUDA_ERROR_INVALID_VALUE);
   cuMemFree(plain);
 }
 
@@ -655,9 +660,9 @@ TEST_F(ManagedTest, FreeingPagesInEveryStateLeavesOtherMemoryAlone) {
   for (int k = 0; k < batch; ++k) vadd(pa[k], pb[k], pc[k], 4096);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
-  a[1] = 5;      // dirty, with a twin
-  (void)b[0];    // clean; most of b stays invalid
-  pa[0] = c;     // the shared page dirty
+  a[1] = 5;    // dirty, with a twin
+  (void)b[0];  // clean; most of b stays invalid
+  pa[0] = c;   // the shared page dirty
   std::vector<char> heap(1 << 20, 1);
   for (CUdeviceptr p : owned_) ASSERT_EQ(cuMemFree(p), CUDA_SUCCESS);
   owned_.clear();
@@ -799,8 +804,7 @@ TEST_F(ManagedTest, MemsetsReachRegisteredMemory) {
   ASSERT_EQ(cuMemHostRegister(h.data(), h.size() * sizeof(unsigned), 0), CUDA_SUCCESS);
   ASSERT_EQ(cuMemsetD32(reinterpret_cast<CUdeviceptr>(h.data() + 10), 5, 20), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
-  for (size_t i = 0; i < h.size(); ++i)
-    ASSERT_EQ(h[i], i >= 10 && i < 30 ? 5u : 7u) << i;
+  for (size_t i = 0; i < h.size(); ++i) ASSERT_EQ(h[i], i >= 10 && i < 30 ? 5u : 7u) << i;
   EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
 }
 
@@ -895,7 +899,8 @@ TEST_F(ManagedTest, AForkedChildsManagedFaultEndsItInsteadOfHanging) {
   unsigned* p = managed<unsigned>(n);
   fill(p, 6, static_cast<int>(n));
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);  // the host's page is invalid now
-  EXPECT_DEATH({ std::exit(static_cast<int>(p[0])); }, "a fault in managed memory could not be served");
+  EXPECT_DEATH({ std::exit(static_cast<int>(p[0])); },
+               "a fault in managed memory could not be served");
   EXPECT_EQ(p[0], 6u);  // the parent is served as before
 }
 
@@ -919,7 +924,8 @@ TEST_F(ManagedTest, AFatalFaultPrintsWhereItHappened) {
 // the next managed allocation says so.
 TEST_F(ManagedTest, AHandlerInstalledOverScudasIsReported) {
   managed<int>(16);
-  struct sigaction mine {}, saved {};
+  struct sigaction mine {
+  }, saved{};
   mine.sa_handler = SIG_DFL;
   ASSERT_EQ(sigaction(SIGSEGV, &mine, &saved), 0);
   ::testing::internal::CaptureStderr();

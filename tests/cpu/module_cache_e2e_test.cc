@@ -147,7 +147,8 @@ TEST_F(ModuleCacheE2E, AFailedOneWayLoadFailsTheModulesUsers) {
 // their hashes once the server has them.
 TEST_F(ModuleCacheE2E, LibraryLoadsWaitOnceForAllTheirProbes) {
   start({"--module-cache", cache_});
-  const std::string a = write("a", image("a")), b = write("b", image("b")), c = write("c", image("c"));
+  const std::string a = write("a", image("a")), b = write("b", image("b")),
+                    c = write("c", image("c"));
   const std::string expected =
       "load: CUDA_SUCCESS\nload: CUDA_SUCCESS\nload: CUDA_SUCCESS\nawaited: 0\n"
       "kernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nawaited: 1\n"
@@ -178,7 +179,8 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
       usleep(10'000);
     }
   };
-  const std::vector<std::string> env = {"SCUDA_ANSWER_CACHE=on", "SCUDA_CACHE_DIR=" + root_ + "/client"};
+  const std::vector<std::string> env = {"SCUDA_ANSWER_CACHE=on",
+                                        "SCUDA_CACHE_DIR=" + root_ + "/client"};
   const std::string loads = "load: CUDA_SUCCESS\nload: CUDA_SUCCESS\nload: CUDA_SUCCESS\n";
   const std::string kernels = "kernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\nkernel: CUDA_SUCCESS\n";
   const std::string attributes =
@@ -186,7 +188,8 @@ TEST_F(ModuleCacheE2E, ImagesTheServerKeptLoadWithoutProbes) {
   const std::string nothing_waits =
       loads + "awaited: 0\n" + kernels + "awaited: 0\n" + attributes + "awaited: 0\n";
   auto cold = tool({"library", a, b, c}, env);
-  EXPECT_EQ(cold.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u) << cold.out << cold.err;
+  EXPECT_EQ(cold.out.find(loads + "awaited: 0\n" + kernels + "awaited: 1\n"), 0u)
+      << cold.out << cold.err;
   wait_stored();
   auto warm = tool({"library", a, b, c}, env);
   EXPECT_EQ(warm.out.find(nothing_waits), 0u) << warm.out << warm.err;

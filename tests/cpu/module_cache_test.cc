@@ -2,8 +2,8 @@
 // stand for session processes.
 #include "server/module_cache.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 

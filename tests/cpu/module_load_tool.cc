@@ -121,8 +121,8 @@ int answers(const char* path) {
   CUfunction fn = nullptr, kernel_fn = nullptr;
   std::printf("module: %s\n", name_of(cuModuleLoadData(&mod, image.c_str())));
   std::printf("function: %s\n", name_of(cuModuleGetFunction(&fn, mod, "k")));
-  std::printf("library: %s\n", name_of(cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr,
-                                                         0, nullptr, nullptr, 0)));
+  std::printf("library: %s\n", name_of(cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0,
+                                                         nullptr, nullptr, 0)));
   std::printf("kernel: %s\n", name_of(cuLibraryGetKernel(&kernel, lib, "k")));
   std::printf("kernel function: %s\n", name_of(cuKernelGetFunction(&kernel_fn, kernel)));
   print_awaited(start);

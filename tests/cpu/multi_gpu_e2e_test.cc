@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "device_checks.h"
 #include "lanes_opened.h"
 #include "protocol/ops.h"
-#include "device_checks.h"
 #include "server_process.h"
 
 extern "C" uint64_t scuda_replies_awaited();

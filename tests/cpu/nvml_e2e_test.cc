@@ -1,8 +1,8 @@
 // End to end through NVML: this test program is a client linked against the
 // NVML stand-in (and through it the driver stand-in); the server it talks to
 // is a real `scuda server` process loading the NVML and driver test doubles.
-#include <nvml.h>
 #include <gtest/gtest.h>
+#include <nvml.h>
 
 #include <cstdlib>
 #include <cstring>

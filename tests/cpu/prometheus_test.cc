@@ -98,9 +98,9 @@ TEST(Prometheus, ScrapesTheServersSeries) {
       << prometheus.log();
   EXPECT_EQ(prometheus.query("scuda_sessions_started_total", std::chrono::seconds(2)), 1);
   EXPECT_GT(prometheus.query("scuda_sent_bytes_total", std::chrono::seconds(2)), 0);
-  EXPECT_EQ(prometheus.query("scuda_gpu_memory_total_bytes%7Bgpu%3D%220%22%7D",
-                             std::chrono::seconds(2)),
-            static_cast<double>(nvml_double::kMemoryTotal));
+  EXPECT_EQ(
+      prometheus.query("scuda_gpu_memory_total_bytes%7Bgpu%3D%220%22%7D", std::chrono::seconds(2)),
+      static_cast<double>(nvml_double::kMemoryTotal));
   EXPECT_EQ(prometheus.query("up%7Bjob%3D%22scuda%22%7D", std::chrono::seconds(2)), 1);
 }
 

@@ -69,7 +69,8 @@ TEST(ServerPool, AServerThatDoesNotAnswerIsLeftOut) {
   Output o = run_pool({gone, server.address()}, "least-loaded");
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("leaving a server out of the pick: nothing listens at " + gone),
-            std::string::npos) << o.err;
+            std::string::npos)
+      << o.err;
   EXPECT_EQ(sessions_started(server.address()), 1u);
 }
 
@@ -85,10 +86,10 @@ TEST(ServerPool, TheLibraryPicksTheLeastLoadedItself) {
   ServerProcess busy, idle;
   test::InteractiveClient holder(busy, "launch-after-loss");
   ASSERT_EQ(holder.line(), "ready\n") << holder.err();
-  Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + busy.address() + "," + idle.address(),
-                                "SCUDA_PICK=least-loaded", "SCUDA_TOKEN_FILE=",
-                                "SCUDA_LOG_LEVEL=info"});
+  Output o =
+      test::run_program({CLIENT_TOOL, "init"},
+                        {"SCUDA_SERVER=" + busy.address() + "," + idle.address(),
+                         "SCUDA_PICK=least-loaded", "SCUDA_TOKEN_FILE=", "SCUDA_LOG_LEVEL=info"});
   EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
   EXPECT_NE(o.err.find("least loaded of 2 servers is " + idle.address()), std::string::npos)
       << o.err;
@@ -107,7 +108,8 @@ TEST(ServerPool, TheLibraryTurnsToTheNextServerOfAList) {
                               "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
   EXPECT_NE(o.err.find("trying the next server of the list, " + server.address()),
-            std::string::npos) << o.err;
+            std::string::npos)
+      << o.err;
 }
 
 TEST(ServerPool, TheLibrarysErrorNamesTheLastServerTried) {
@@ -138,8 +140,8 @@ TEST(ServerPool, WithoutAPickEveryServerMustAnswer) {
   ServerProcess a;
   const std::string gone = nobody_there();
   Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + a.address() + "," + gone, "SCUDA_PICK=",
-                                "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
+                               {"SCUDA_SERVER=" + a.address() + "," + gone,
+                                "SCUDA_PICK=", "SCUDA_CONNECT_RETRY=0", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
   EXPECT_NE(o.err.find(gone), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("SCUDA_PICK=first"), std::string::npos) << o.err;
@@ -147,9 +149,9 @@ TEST(ServerPool, WithoutAPickEveryServerMustAnswer) {
 
 TEST(ServerPool, AnUnknownPickIsRefused) {
   ServerProcess a, b;
-  Output o = test::run_program({CLIENT_TOOL, "init"},
-                               {"SCUDA_SERVER=" + a.address() + "," + b.address(),
-                                "SCUDA_PICK=random", "SCUDA_TOKEN_FILE="});
+  Output o =
+      test::run_program({CLIENT_TOOL, "init"}, {"SCUDA_SERVER=" + a.address() + "," + b.address(),
+                                                "SCUDA_PICK=random", "SCUDA_TOKEN_FILE="});
   EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
   EXPECT_NE(o.err.find("SCUDA_PICK is 'random'"), std::string::npos) << o.err;
 }
@@ -157,8 +159,9 @@ TEST(ServerPool, AnUnknownPickIsRefused) {
 // `scuda status` given a pool shows every server, keyed by address.
 TEST(ServerPool, StatusShowsEveryServerOfAPool) {
   ServerProcess a, b;
-  Output o = test::run_program({SCUDA_BIN, "status", "--json", "--server",
-                                a.address() + "," + b.address()}, {"SCUDA_TOKEN_FILE="});
+  Output o = test::run_program(
+      {SCUDA_BIN, "status", "--json", "--server", a.address() + "," + b.address()},
+      {"SCUDA_TOKEN_FILE="});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << o.out;
@@ -181,9 +184,9 @@ ServerLoad load(const char* address, uint64_t busy, uint64_t gpus, uint64_t free
 TEST(ServerPool, LeastLoadedOrdersBySessionsPerGpuThenFreeMemory) {
   ServerLoad gone = load("gone", 0, 8, 640);
   gone.error = "nothing listens";
-  const auto order = least_loaded_first(
-      {load("two-on-two", 2, 2, 1), load("one-on-one", 1, 1, 5), gone, load("idle", 0, 1, 0),
-       load("three-on-two", 3, 2, 80)});
+  const auto order =
+      least_loaded_first({load("two-on-two", 2, 2, 1), load("one-on-one", 1, 1, 5), gone,
+                          load("idle", 0, 1, 0), load("three-on-two", 3, 2, 80)});
   std::vector<std::string> names;
   for (const ServerLoad& l : order) names.push_back(l.address);
   EXPECT_EQ(names, (std::vector<std::string>{"idle", "one-on-one", "two-on-two", "three-on-two"}));

@@ -176,8 +176,8 @@ std::string InteractiveClient::err() const { return slurp(err_path_); }
 
 std::vector<Child> children_of(pid_t parent) {
   std::vector<Child> out;
-  const std::string list = slurp("/proc/" + std::to_string(parent) + "/task/" +
-                                 std::to_string(parent) + "/children");
+  const std::string list =
+      slurp("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
   std::istringstream pids(list);
   for (pid_t pid; pids >> pid;) {
     const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");

@@ -85,7 +85,6 @@ class InteractiveClient {
 };
 
 // Runs a program to completion with extra environment, capturing output.
-Output run_program(const std::vector<std::string>& argv,
-                   const std::vector<std::string>& env = {});
+Output run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 }  // namespace scuda::test

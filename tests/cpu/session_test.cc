@@ -119,8 +119,8 @@ TEST(Session, AnAddressNothingAnswersOnSaysWhereToLook) {
 
 // A server with no usable driver does not start: it would refuse every client.
 TEST(Session, AServerWithoutAUsableDriverDoesNotStart) {
-  Output o = test::run_program({SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver",
-                                "/nonexistent/libcuda.so.1"});
+  Output o = test::run_program(
+      {SCUDA_BIN, "server", "-l", "127.0.0.1:0", "--driver", "/nonexistent/libcuda.so.1"});
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.err.find("no usable GPU driver"), std::string::npos) << o.err;
   EXPECT_EQ(o.out.find("listening"), std::string::npos) << o.out;
@@ -157,7 +157,8 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   protocol::Frame f;
   std::string error;
   ASSERT_EQ(read_frame(garbage, &f, &error), protocol::ReadStatus::kOk);
-  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("bad frame magic"), std::string::npos);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("bad frame magic"),
+            std::string::npos);
   EXPECT_TRUE(closed_by_server(garbage));
 
   Socket oversize = raw_connect(server);
@@ -167,7 +168,8 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   protocol::encode_header(big, header);
   oversize.write_all(header, sizeof header);
   ASSERT_EQ(read_frame(oversize, &f, &error), protocol::ReadStatus::kOk);
-  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("exceeds the maximum"), std::string::npos);
+  EXPECT_NE(std::string(f.payload.begin(), f.payload.end()).find("exceeds the maximum"),
+            std::string::npos);
 
   Socket truncated = raw_connect(server);
   ASSERT_EQ(hello(truncated, good_hello()).size() > 0, true);
@@ -186,7 +188,8 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   protocol::FrameHeader req;
   req.op = protocol::kOpMemcpyHtoD;
   req.request_id = 7;
-  EXPECT_NE(exchange(short_request, req, three_bytes).find("malformed memcpy-htod"), std::string::npos);
+  EXPECT_NE(exchange(short_request, req, three_bytes).find("malformed memcpy-htod"),
+            std::string::npos);
 
   Socket unknown = raw_connect(server);
   hello(unknown, good_hello());
@@ -289,7 +292,8 @@ TEST(Session, MalformedCompressedChunksEndTheSession) {
       {"raw size too large", protocol::kChunkSize + 1, valid, "more than a chunk"},
       {"raw size larger than the block's", 2000, valid, "does not decode to the 2000 bytes"},
       {"raw size smaller than the block's", 500, valid, "does not decode to the 500 bytes"},
-      {"block larger than any of its size", 10, std::vector<uint8_t>(1000, 0), "cannot hold only 10"},
+      {"block larger than any of its size", 10, std::vector<uint8_t>(1000, 0),
+       "cannot hold only 10"},
   };
   for (const Case& c : cases) {
     Socket sock = raw_connect(server);
@@ -362,13 +366,20 @@ TEST(Session, StatsShowOneWayLaunchesAndCachedAttributes) {
   const std::string stats = read_all(json);
   // Launches never wait; only the synchronize does.
   EXPECT_NE(stats.find("{\"function\":\"launch\",\"calls\":0,\"one_way\":3,\"round_trips\":0,"),
-            std::string::npos) << stats;
-  EXPECT_NE(stats.find("{\"function\":\"cuLaunchKernel\",\"calls\":3,"), std::string::npos) << stats;
-  EXPECT_NE(stats.find("{\"function\":\"cuCtxSynchronize\",\"calls\":1,\"one_way\":0,\"round_trips\":1,"),
-            std::string::npos) << stats;
+            std::string::npos)
+      << stats;
+  EXPECT_NE(stats.find("{\"function\":\"cuLaunchKernel\",\"calls\":3,"), std::string::npos)
+      << stats;
+  EXPECT_NE(
+      stats.find("{\"function\":\"cuCtxSynchronize\",\"calls\":1,\"one_way\":0,\"round_trips\":1,"),
+      std::string::npos)
+      << stats;
   // Attributes come with the function's lookup: no query waits.
-  EXPECT_NE(stats.find("{\"function\":\"cuFuncGetAttribute\",\"calls\":2,\"one_way\":0,\"round_trips\":0,"),
-            std::string::npos) << stats;
+  EXPECT_NE(
+      stats.find(
+          "{\"function\":\"cuFuncGetAttribute\",\"calls\":2,\"one_way\":0,\"round_trips\":0,"),
+      std::string::npos)
+      << stats;
 }
 
 // The bytes a row of SCUDA_STATS_JSON counts in `field`, or -1 without it.
@@ -388,17 +399,20 @@ TEST(Session, CompressedCopiesPutFewerBytesOnTheWire) {
   const size_t size = 24u << 20;
   std::map<std::string, std::string> stats;
   for (const char* mode : {"off", "on"}) {
-    const std::string json = "/tmp/scuda-test-" + std::to_string(getpid()) + "-lz4-" + mode + ".json";
-    Output o = client(server, "zeros-round-trip",
-                      {"SCUDA_STATS_JSON=" + json, std::string("SCUDA_COMPRESS=") + mode,
-                       "SCUDA_LANES=1"});
+    const std::string json =
+        "/tmp/scuda-test-" + std::to_string(getpid()) + "-lz4-" + mode + ".json";
+    Output o = client(
+        server, "zeros-round-trip",
+        {"SCUDA_STATS_JSON=" + json, std::string("SCUDA_COMPRESS=") + mode, "SCUDA_LANES=1"});
     ASSERT_EQ(o.exit_code, 0) << o.err;
     stats[mode] = read_all(json);
   }
   EXPECT_GT(stats_field(stats["off"], "memcpy-htod", "bytes_out"), static_cast<long long>(size));
-  EXPECT_LT(stats_field(stats["on"], "memcpy-htod", "bytes_out"), static_cast<long long>(size / 100));
+  EXPECT_LT(stats_field(stats["on"], "memcpy-htod", "bytes_out"),
+            static_cast<long long>(size / 100));
   EXPECT_GT(stats_field(stats["off"], "memcpy-dtoh", "bytes_in"), static_cast<long long>(size));
-  EXPECT_LT(stats_field(stats["on"], "memcpy-dtoh", "bytes_in"), static_cast<long long>(size / 100));
+  EXPECT_LT(stats_field(stats["on"], "memcpy-dtoh", "bytes_in"),
+            static_cast<long long>(size / 100));
   EXPECT_EQ(stats_field(stats["off"], "memcpy-htod lz4", "calls"), -1) << stats["off"];
   EXPECT_EQ(stats_field(stats["on"], "memcpy-htod lz4", "calls"), 3) << stats["on"];
   EXPECT_EQ(stats_field(stats["on"], "memcpy-htod lz4", "bytes_out"), static_cast<long long>(size));
@@ -416,10 +430,13 @@ TEST(Session, StatsCountUnsupportedCalls) {
   EXPECT_EQ(stats_field(stats, "cuImportExternalMemory (not supported)", "calls"), 2) << stats;
   // The log line names the call and why it cannot be served.
   EXPECT_NE(o.err.find("cuImportExternalMemory is not supported by scuda: external memory"),
-            std::string::npos) << o.err;
+            std::string::npos)
+      << o.err;
 }
 
-std::string tail(const std::string& s) { return s.substr(s.size() - std::min<size_t>(s.size(), 2000)); }
+std::string tail(const std::string& s) {
+  return s.substr(s.size() - std::min<size_t>(s.size(), 2000));
+}
 
 // cudart and cuBLAS call the driver from exit handlers registered before it
 // was loaded, so they run after the client's statics are destroyed (spdlog's
@@ -497,8 +514,8 @@ TEST(Session, BufferSizesBeyondTheRoomSentAreMalformed) {
   w.u64(8);         // 8 bytes of room
   w.u64(1u << 20);  // dataSize: claiming 1 MiB
   w.put<CUmem_range_attribute>(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY);
-  w.u64(0x1000);    // devPtr
-  w.u64(4);         // count
+  w.u64(0x1000);  // devPtr
+  w.u64(4);       // count
   protocol::FrameHeader req;
   req.op = protocol::kOp_cuMemRangeGetAttribute;
   req.request_id = 1;
@@ -755,7 +772,6 @@ TEST(Session, CallbackChannelJoinsAServerAtItsLimit) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "callback running\n");
 }
-
 
 // Requests to a session that has died: launches, which the outbox's thread
 // writes, and copies, which the calling thread writes itself and which

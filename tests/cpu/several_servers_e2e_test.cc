@@ -261,7 +261,8 @@ TEST_F(SeveralServersTest, HostCallbacksRunForEitherServer) {
     ASSERT_EQ(cuCtxSetCurrent(ctx_[dev]), CUDA_SUCCESS);
     CUstream stream = nullptr;
     ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    ASSERT_EQ(cuLaunchHostFunc(stream, [](void* d) { ++*static_cast<int*>(d); }, &ran[dev]),
+    ASSERT_EQ(cuLaunchHostFunc(
+                  stream, [](void* d) { ++*static_cast<int*>(d); }, &ran[dev]),
               CUDA_SUCCESS);
     ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
     EXPECT_EQ(ran[dev], 1) << "device " << dev;

@@ -79,8 +79,8 @@ TEST(Timeouts, ASessionReadingASlowUploadIsNotTakenForAFrozenOne) {
   const std::string link = "127.0.0.1:" + std::to_string(test::free_port());
   pid_t relay = fork();
   if (relay == 0) {
-    execl(LINK_BIN, LINK_BIN, "--listen", link.c_str(), "--to", server.address().c_str(),
-          "--gbit", "0.04", nullptr);
+    execl(LINK_BIN, LINK_BIN, "--listen", link.c_str(), "--to", server.address().c_str(), "--gbit",
+          "0.04", nullptr);
     _exit(127);
   }
   usleep(300000);  // the relay listens

@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "primary_context_test.h"
 #include "lanes_opened.h"
+#include "primary_context_test.h"
 #include "protocol/ops.h"
 #include "server_process.h"
 
@@ -110,7 +110,8 @@ TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
   static std::atomic<int> ran{0};
   CUstream stream = nullptr;
   ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuLaunchHostFunc(stream, [](void* n) { ran += *static_cast<int*>(n); }, new int(5)),
+  ASSERT_EQ(cuLaunchHostFunc(
+                stream, [](void* n) { ran += *static_cast<int*>(n); }, new int(5)),
             CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
   EXPECT_EQ(ran.load(), 5);
@@ -119,10 +120,10 @@ TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
 }
 
 TEST(Tls, OpensslSeesTls13) {
-  const Output o = run_program(
-      {"/bin/sh", "-c",
-       "openssl s_client -connect " + g.server->address() + " -CAfile " + g.good.file("ca.pem") +
-           " -verify_return_error </dev/null 2>&1"});
+  const Output o =
+      run_program({"/bin/sh", "-c",
+                   "openssl s_client -connect " + g.server->address() + " -CAfile " +
+                       g.good.file("ca.pem") + " -verify_return_error </dev/null 2>&1"});
   EXPECT_NE(o.out.find("TLSv1.3"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("Verify return code: 0 (ok)"), std::string::npos) << o.out;
 }
@@ -141,16 +142,16 @@ TEST(Tls, TlsClientIsToldThePlainServerHasNoTls) {
 }
 
 TEST(Tls, AServerCertificateFromAnotherCaIsRefused) {
-  const Output o = init_at("tls://" + g.server->address(),
-                           {"SCUDA_TLS_CA=" + g.other.file("ca.pem")});
+  const Output o =
+      init_at("tls://" + g.server->address(), {"SCUDA_TLS_CA=" + g.other.file("ca.pem")});
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("certificate is not trusted"), std::string::npos) << o.err;
 }
 
 TEST(Tls, ACertificateForAnotherNameIsRefused) {
   ServerProcess server(tls_args(g.misnamed));
-  const Output o = init_at("tls://" + server.address(),
-                           {"SCUDA_TLS_CA=" + g.misnamed.file("ca.pem")});
+  const Output o =
+      init_at("tls://" + server.address(), {"SCUDA_TLS_CA=" + g.misnamed.file("ca.pem")});
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("does not name '127.0.0.1'"), std::string::npos) << o.err;
 }

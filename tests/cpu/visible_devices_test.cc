@@ -34,7 +34,9 @@ TEST(VisibleDevices, ReadingStopsAtTheFirstEntryThatNamesNoneOrRepeats) {
 }
 
 TEST(VisibleDevices, ListsFromTheNetworkArePrintedSafely) {
-  EXPECT_EQ(printable("0,\n\x1b[2J\xff" "1"), "0,??[2J?1");
+  EXPECT_EQ(printable("0,\n\x1b[2J\xff"
+                      "1"),
+            "0,??[2J?1");
   EXPECT_EQ(printable(std::string(300, '1')).size(), 200u);
 }
 

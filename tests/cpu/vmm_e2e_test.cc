@@ -116,7 +116,8 @@ TEST_F(VmmTest, UnifiedCopiesReachMemoryMappedInAReservedRange) {
   scuda::test::OwnMapping mapping(0, 2 * kMiB, 4 * kMiB);
   ASSERT_TRUE(mapping.ok());
   const CUdeviceptr va = mapping.address();
-  const CUmemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  const CUmemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, 0},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   ASSERT_EQ(cuMemSetAccess(va, 2 * kMiB, &access, 1), CUDA_SUCCESS);
   std::vector<uint32_t> out(1000), in(1000);
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint32_t>(i * 3 + 1);

@@ -40,10 +40,8 @@ bool wait_met(const CUstreamBatchMemOpParams& p) {
 }
 
 void write_value(const CUstreamBatchMemOpParams& p) {
-  if (is_64(p.operation))
-    *reinterpret_cast<uint64_t*>(p.writeValue.address) = p.writeValue.value64;
-  else
-    *reinterpret_cast<uint32_t*>(p.writeValue.address) = p.writeValue.value;
+  if (is_64(p.operation)) *reinterpret_cast<uint64_t*>(p.writeValue.address) = p.writeValue.value64;
+  else *reinterpret_cast<uint32_t*>(p.writeValue.address) = p.writeValue.value;
 }
 
 }  // namespace
@@ -53,8 +51,9 @@ CUresult scuda_double::check_mem_ops(const CUstreamBatchMemOpParams* ops, unsign
   for (unsigned i = 0; i < count; ++i) {
     const CUstreamBatchMemOpType op = ops[i].operation;
     const size_t size = is_64(op) ? 8 : 4;
-    if (names_memory(op) ? !device_range(ops[i].writeValue.address, size)
-                         : op != CU_STREAM_MEM_OP_BARRIER && op != CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES)
+    if (names_memory(op)
+            ? !device_range(ops[i].writeValue.address, size)
+            : op != CU_STREAM_MEM_OP_BARRIER && op != CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES)
       return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -62,7 +61,8 @@ CUresult scuda_double::check_mem_ops(const CUstreamBatchMemOpParams* ops, unsign
 
 CUresult scuda_double::run_mem_ops(const std::vector<CUstreamBatchMemOpParams>& ops) {
   for (const CUstreamBatchMemOpParams& p : ops) {
-    if (p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 || p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+    if (p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+        p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
       write_value(p);
     else if (names_memory(p.operation) && !wait_met(p))
       return CUDA_ERROR_NOT_READY;  // it would never be met

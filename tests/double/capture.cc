@@ -117,8 +117,8 @@ CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* status) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* status,
-                                   cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id,
+                                   CUgraph* graph, const CUgraphNode** deps,
                                    const CUgraphEdgeData** edges, size_t* count) {
   Call call = begin_on_stream(hStream);
   if (call.status != CUDA_SUCCESS) return call.status;

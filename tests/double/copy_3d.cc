@@ -44,8 +44,10 @@ CUresult region(const Side& s, size_t w, size_t h, size_t d, Region* out) {
     type = allocation_base(s.device) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
   if (type == CU_MEMORYTYPE_ARRAY) return array_region(s, w, h, d, out);
   if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
-  const uintptr_t base = s.type == CU_MEMORYTYPE_HOST ? reinterpret_cast<uintptr_t>(s.host) : s.device;
-  if (base == 0 || s.pitch < s.x + w || (d > 1 && s.height < s.y + h)) return CUDA_ERROR_INVALID_VALUE;
+  const uintptr_t base =
+      s.type == CU_MEMORYTYPE_HOST ? reinterpret_cast<uintptr_t>(s.host) : s.device;
+  if (base == 0 || s.pitch < s.x + w || (d > 1 && s.height < s.y + h))
+    return CUDA_ERROR_INVALID_VALUE;
   out->pitch = s.pitch;
   out->slice = s.pitch * s.height;
   const uintptr_t origin = base + s.z * out->slice + s.y * s.pitch + s.x;
@@ -69,20 +71,22 @@ CUresult copy_box(const Side& src, const Side& dst, size_t w, size_t h, size_t d
 
 CUresult copy_2d(const CUDA_MEMCPY2D* c) {
   if (c == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const Side src{c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
-                 c->srcXInBytes, c->srcY, 0, c->srcPitch, 0};
-  const Side dst{c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray,
-                 c->dstXInBytes, c->dstY, 0, c->dstPitch, 0};
+  const Side src{
+      c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcXInBytes, c->srcY, 0,
+      c->srcPitch,      0};
+  const Side dst{
+      c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstXInBytes, c->dstY, 0,
+      c->dstPitch,      0};
   return copy_box(src, dst, c->WidthInBytes, c->Height, 1);
 }
 
 template <class Desc>
 CUresult copy_3d(const Desc* c) {
   if (c == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const Side src{c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
-                 c->srcXInBytes, c->srcY, c->srcZ, c->srcPitch, c->srcHeight};
-  const Side dst{c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray,
-                 c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch, c->dstHeight};
+  const Side src{c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcXInBytes,
+                 c->srcY,          c->srcZ,    c->srcPitch,  c->srcHeight};
+  const Side dst{c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstXInBytes,
+                 c->dstY,          c->dstZ,    c->dstPitch,  c->dstHeight};
   return copy_box(src, dst, c->WidthInBytes, c->Height, c->Depth);
 }
 
@@ -99,10 +103,8 @@ CUresult linear(CUarray array, size_t offset, void* other, bool into_array, size
   uint8_t* bytes = nullptr;
   if (CUresult rc = array_bytes(array, offset, n, &bytes); rc != CUDA_SUCCESS) return rc;
   if (n && other == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (into_array)
-    std::memmove(bytes, other, n);
-  else
-    std::memmove(other, bytes, n);
+  if (into_array) std::memmove(bytes, other, n);
+  else std::memmove(other, bytes, n);
   return CUDA_SUCCESS;
 }
 
@@ -177,8 +179,7 @@ CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray src, size_t offset, size_t n) 
   return call.status != CUDA_SUCCESS ? call.status : linear(src, offset, device(dst, n), false, n);
 }
 
-CUresult cuMemcpyAtoA_v2(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset,
-                         size_t n) {
+CUresult cuMemcpyAtoA_v2(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset, size_t n) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   uint8_t* from = nullptr;

@@ -7,7 +7,7 @@ namespace scuda_double {
 
 uintptr_t current_context();  // 0 when none
 void push_context(uintptr_t ctx);
-uintptr_t pop_context();      // 0 when the stack was empty
+uintptr_t pop_context();              // 0 when the stack was empty
 void replace_current(uintptr_t ctx);  // cuCtxSetCurrent semantics
 void forget_context(uintptr_t ctx);   // drop from this thread's stack
 

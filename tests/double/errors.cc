@@ -51,9 +51,7 @@ CUresult describe(CUresult code, const char** out, bool want_name) {
 
 extern "C" {
 
-CUresult cuGetErrorName(CUresult error, const char** pStr) {
-  return describe(error, pStr, true);
-}
+CUresult cuGetErrorName(CUresult error, const char** pStr) { return describe(error, pStr, true); }
 
 CUresult cuGetErrorString(CUresult error, const char** pStr) {
   return describe(error, pStr, false);

@@ -23,8 +23,11 @@ CUresult kernel_work(const CUDA_KERNEL_NODE_PARAMS_v3& k, Work* work) {
   work->func = k.func ? k.func : reinterpret_cast<CUfunction>(k.kern);
   const KernelDesc* kernel = resolve_function(work->func);
   if (kernel == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  work->launch = {kernel->name, {k.gridDimX, k.gridDimY, k.gridDimZ},
-                  {k.blockDimX, k.blockDimY, k.blockDimZ}, k.sharedMemBytes, {}};
+  work->launch = {kernel->name,
+                  {k.gridDimX, k.gridDimY, k.gridDimZ},
+                  {k.blockDimX, k.blockDimY, k.blockDimZ},
+                  k.sharedMemBytes,
+                  {}};
   return pack_params(*kernel, k.kernelParams, k.extra, &work->launch.params);
 }
 
@@ -88,31 +91,24 @@ Graphs& scuda_double::graphs() {
 CUresult scuda_double::work_from_params(const CUgraphNodeParams& p, Work* work) {
   work->type = p.type;
   switch (p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      return kernel_work(p.kernel, work);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return kernel_work(p.kernel, work);
     case CU_GRAPH_NODE_TYPE_MEMSET:
       work->memset = {p.memset.dst,         p.memset.pitch, p.memset.value,
                       p.memset.elementSize, p.memset.width, p.memset.height};
       return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-      return memcpy_work(p.memcpy.copyParams, work);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return memcpy_work(p.memcpy.copyParams, work);
     case CU_GRAPH_NODE_TYPE_GRAPH:
       work->child = key(p.graph.graph);
       return graphs().graphs.find(p.graph.graph) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-      return event_work(p.eventRecord.event, work);
-    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-      return event_work(p.eventWait.event, work);
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return event_work(p.eventRecord.event, work);
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_work(p.eventWait.event, work);
     case CU_GRAPH_NODE_TYPE_HOST:
       work->host_fn = p.host.fn;
       work->host_data = p.host.userData;
       return p.host.fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
-      return mem_ops_work(p.memOp, work);
-    case CU_GRAPH_NODE_TYPE_EMPTY:
-      return CUDA_SUCCESS;
-    default:
-      return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return mem_ops_work(p.memOp, work);
+    case CU_GRAPH_NODE_TYPE_EMPTY: return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
   }
 }
 
@@ -168,27 +164,20 @@ CUresult scuda_double::run_graph(uintptr_t graph) {
 
 CUresult scuda_double::run_work(const Work& work) {
   switch (work.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      return run_kernel(work);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return run_kernel(work);
     case CU_GRAPH_NODE_TYPE_MEMSET: {
       const CUDA_MEMSET_NODE_PARAMS& m = work.memset;
       return fill(m.dst, m.height > 1 ? m.pitch : m.width * m.elementSize, m.value, m.elementSize,
                   m.width, m.height);
     }
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-      return copy_device(work.dst, work.src, work.bytes);
-    case CU_GRAPH_NODE_TYPE_GRAPH:
-      return run_graph(work.child);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return copy_device(work.dst, work.src, work.bytes);
+    case CU_GRAPH_NODE_TYPE_GRAPH: return run_graph(work.child);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       if (Event* e = state().events.find(work.event)) e->recorded = true;
       return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_HOST:
-      work.host_fn(work.host_data);
-      return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
-      return run_mem_ops(work.mem_ops);
-    default:
-      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_HOST: work.host_fn(work.host_data); return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return run_mem_ops(work.mem_ops);
+    default: return CUDA_SUCCESS;
   }
 }
 
@@ -341,7 +330,7 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &n->args_size, CU_LAUNCH_PARAM_END};
   std::copy(std::begin(extra), std::end(extra), n->extra);
   *nodeParams = {n->work.func, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1],
-                 r.block[2], r.shmem, nullptr, n->extra, nullptr, nullptr};
+                 r.block[2],   r.shmem,   nullptr,   n->extra,  nullptr,    nullptr};
   if (const Kernel* k = state().kernels.find(n->work.func)) {
     nodeParams->func = as_handle<CUfunction>(k->function);
     nodeParams->kern = reinterpret_cast<CUkernel>(n->work.func);

@@ -54,8 +54,7 @@ CUresult update(Exec* exec, CUgraph graph, CUgraphExecUpdateResultInfo* info) {
 
 extern "C" {
 
-CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph,
-                                     unsigned long long) {
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   return instantiate(phGraphExec, hGraph);
@@ -67,8 +66,8 @@ CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
   if (call.status != CUDA_SUCCESS) return call.status;
   if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const CUresult rc = instantiate(phGraphExec, hGraph);
-  params->result_out = rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
-                                          : CUDA_GRAPH_INSTANTIATE_ERROR;
+  params->result_out =
+      rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
   params->hErrNode_out = nullptr;
   return rc;
 }

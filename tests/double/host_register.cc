@@ -29,7 +29,8 @@ CUresult cuMemHostUnregister(void* p) {
   if (call.status != CUDA_SUCCESS) return call.status;
   auto& allocations = state().allocations;
   auto it = allocations.find(reinterpret_cast<uintptr_t>(p));
-  if (it == allocations.end() || !it->second.registered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  if (it == allocations.end() || !it->second.registered)
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   allocations.erase(it);
   return CUDA_SUCCESS;
 }

@@ -58,8 +58,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                         void** kernelParams, void** extra) {
-  LaunchRecord record{"", {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ},
-                      sharedMemBytes, {}};
+  LaunchRecord record{
+      "", {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes, {}};
   return launch(std::move(record), hStream, f, kernelParams, extra);
 }
 

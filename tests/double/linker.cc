@@ -55,7 +55,8 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType, void* data, size_t 
                           const char* name, unsigned int, CUjit_option*, void**) {
   auto* link = reinterpret_cast<Link*>(state);
   if (!link || !data || !size) return CUDA_ERROR_INVALID_VALUE;
-  const std::string text(static_cast<const char*>(data), strnlen(static_cast<const char*>(data), size));
+  const std::string text(static_cast<const char*>(data),
+                         strnlen(static_cast<const char*>(data), size));
   scuda_double::ImageDesc desc;
   if (!scuda_double::parse_image(text.c_str(), &desc)) {
     link->error += std::string("input ") + (name ? name : "") + " is not a double module image\n";

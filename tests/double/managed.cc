@@ -77,7 +77,9 @@ CUresult cuMemRangeGetAttribute(void* data, size_t size, CUmem_range_attribute a
   const Allocation& a = state().allocations.at(allocation_base(ptr));
   switch (attribute) {
     case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: *static_cast<int*>(data) = a.read_mostly; break;
-    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: *static_cast<int*>(data) = a.last_prefetch; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+      *static_cast<int*>(data) = a.last_prefetch;
+      break;
     default: return CUDA_ERROR_NOT_SUPPORTED;
   }
   return CUDA_SUCCESS;

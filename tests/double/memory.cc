@@ -73,8 +73,8 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes,
-                            size_t Height, unsigned int ElementSizeBytes) {
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   bool element_ok = ElementSizeBytes == 4 || ElementSizeBytes == 8 || ElementSizeBytes == 16;

@@ -72,13 +72,15 @@ CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction fn, const CUlaun
 }
 
 // The portable limit of 8 blocks, or fewer when fewer fit on the device.
-CUresult cuOccupancyMaxPotentialClusterSize(int* size, CUfunction fn, const CUlaunchConfig* config) {
+CUresult cuOccupancyMaxPotentialClusterSize(int* size, CUfunction fn,
+                                            const CUlaunchConfig* config) {
   Call call = begin_in_context();
   if (call.status != CUDA_SUCCESS) return call.status;
   int block_size = 0;
   if (CUresult rc = check_cluster_query(size, fn, config, &block_size); rc != CUDA_SUCCESS)
     return rc;
-  *size = std::min(8, kMultiprocessors * blocks_per_multiprocessor(block_size, config->sharedMemBytes));
+  *size =
+      std::min(8, kMultiprocessors * blocks_per_multiprocessor(block_size, config->sharedMemBytes));
   return CUDA_SUCCESS;
 }
 

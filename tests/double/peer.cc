@@ -49,16 +49,11 @@ CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdev
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!distinct_devices(src, dst)) return CUDA_ERROR_INVALID_DEVICE;
   switch (attrib) {
-    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
-      *value = 0;
-      return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; return CUDA_SUCCESS;
     case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
     case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
-    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
-      *value = 1;
-      return CUDA_SUCCESS;
-    default:
-      return CUDA_ERROR_INVALID_VALUE;
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
@@ -94,9 +89,8 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdevice
   return copy_peer(call, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
 
-CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
-                                CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
-                                CUstream hStream) {
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                CUcontext srcContext, size_t ByteCount, CUstream hStream) {
   Call call = begin_on_stream(hStream);
   return copy_peer(call, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }

@@ -20,9 +20,7 @@ void put(void* data, T value) {
 CUresult describe(CUpointer_attribute attr, CUdeviceptr ptr, uintptr_t base, const Allocation& a,
                   void* data) {
   switch (attr) {
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      put(data, ptr);
-      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put(data, ptr); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
       put(data, static_cast<unsigned>(CU_MEMORYTYPE_DEVICE));
       return CUDA_SUCCESS;
@@ -32,11 +30,8 @@ CUresult describe(CUpointer_attribute attr, CUdeviceptr ptr, uintptr_t base, con
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
       put(data, static_cast<CUdeviceptr>(base));
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-      put(data, a.size);
-      return CUDA_SUCCESS;
-    default:
-      return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put(data, a.size); return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
   }
 }
 

@@ -26,8 +26,7 @@ CUresult check_resource(const CUDA_RESOURCE_DESC* res) {
                  ? CUDA_SUCCESS
                  : CUDA_ERROR_INVALID_VALUE;
     }
-    default:
-      return CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 

@@ -31,7 +31,10 @@ bool region_of(const Array& a, const CUarrayMapInfo& m, Region* r) {
       l.offsetZ + std::max(l.extentDepth, 1u) > a.slices())
     return false;
   *r = {(l.offsetZ * a.rows() + l.offsetY) * a.row() + l.offsetX * a.element,
-        l.extentWidth * a.element, std::max(l.extentHeight, 1u), a.rows(), a.row(),
+        l.extentWidth * a.element,
+        std::max(l.extentHeight, 1u),
+        a.rows(),
+        a.row(),
         std::max(l.extentDepth, 1u)};
   return true;
 }

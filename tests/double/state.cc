@@ -49,7 +49,8 @@ int named_device(const std::string& item, int shown) {
   }
   char* rest = nullptr;
   const long index = std::strtol(item.c_str(), &rest, 10);
-  return item.empty() || *rest != '\0' || index < 0 || index >= shown ? -1 : static_cast<int>(index);
+  return item.empty() || *rest != '\0' || index < 0 || index >= shown ? -1
+                                                                      : static_cast<int>(index);
 }
 
 // The devices CUDA_VISIBLE_DEVICES lists, up to the first that names no

@@ -43,17 +43,17 @@ struct Context {
   int refcount = 0;  // primary context only
   CUresult sticky = CUDA_SUCCESS;
   std::map<CUlimit, size_t> limits;  // those set; the rest read as defaults
-  unsigned sm_count = 0;  // execution affinity asked at creation; 0: the whole device
+  unsigned sm_count = 0;             // execution affinity asked at creation; 0: the whole device
   std::set<uintptr_t> peers;  // contexts whose memory cuCtxEnablePeerAccess opened to this one
 };
 
 struct Allocation {
   size_t size = 0;
   uintptr_t ctx = 0;
-  uintptr_t module = 0;  // non-zero for a module global
-  bool managed = false;  // cuMemAllocManaged: its own mapping (managed.cc)
-  bool registered = false;  // cuMemHostRegister: the caller's memory (host_register.cc)
-  uintptr_t physical = 0;   // cuMemMap: the handle of the memory mapped here (vmm.cc)
+  uintptr_t module = 0;      // non-zero for a module global
+  bool managed = false;      // cuMemAllocManaged: its own mapping (managed.cc)
+  bool registered = false;   // cuMemHostRegister: the caller's memory (host_register.cc)
+  uintptr_t physical = 0;    // cuMemMap: the handle of the memory mapped here (vmm.cc)
   bool read_mostly = false;  // managed: advised CU_MEM_ADVISE_SET_READ_MOSTLY
   int last_prefetch = -2;    // managed: the device of the last prefetch (CU_DEVICE_INVALID)
   CUdevice device = 0;       // whose memory it is
@@ -67,7 +67,7 @@ struct Physical {
   int fd = -1;
   bool exportable = false;  // created asking for POSIX descriptors, or imported
   uintptr_t mapped_at = 0;
-  int refs = 1;  // the creation or import and each cuMemRetainAllocationHandle
+  int refs = 1;         // the creation or import and each cuMemRetainAllocationHandle
   CUdevice device = 0;  // whose memory it is
 };
 
@@ -131,8 +131,8 @@ struct ResourceObject {
 struct State {
   std::mutex mu;
   bool initialized = false;
-  uintptr_t primary[kMaxDevices] = {};  // each device's primary context
-  size_t used[kMaxDevices] = {};        // each device's memory in use
+  uintptr_t primary[kMaxDevices] = {};          // each device's primary context
+  size_t used[kMaxDevices] = {};                // each device's memory in use
   std::map<uintptr_t, Allocation> allocations;  // keyed by base address
   Registry<Context> contexts{0x10000000};
   Registry<Stream> streams{0x20000000};

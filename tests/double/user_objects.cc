@@ -56,7 +56,7 @@ CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   return release_user_object(reinterpret_cast<uintptr_t>(object), count) ? CUDA_SUCCESS
-                                                                          : CUDA_ERROR_INVALID_VALUE;
+                                                                         : CUDA_ERROR_INVALID_VALUE;
 }
 
 // CU_GRAPH_USER_OBJECT_MOVE hands the caller's references to the graph;

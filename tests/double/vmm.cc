@@ -206,7 +206,8 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
   Allocation& a = state().allocations.at(allocation_base(ptr));
   for (size_t i = 0; i < count; ++i) {
     const unsigned bit = 1u << desc[i].location.id;
-    a.access = desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? a.access | bit : a.access & ~bit;
+    a.access =
+        desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? a.access | bit : a.access & ~bit;
   }
   return CUDA_SUCCESS;
 }
@@ -255,7 +256,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
                                         CUmemAllocationHandleType type) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
-  struct stat st{};
+  struct stat st {};
   const int fd = static_cast<int>(reinterpret_cast<intptr_t>(os_handle));
   if (handle == nullptr || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
       fstat(fd, &st) != 0 || st.st_size <= 0 || !granular(static_cast<size_t>(st.st_size)))

@@ -103,12 +103,14 @@ CUresult put_create_params(const CUctxCreateParams* params, protocol::Writer& w)
   w.u8(params != nullptr);
   if (!params) return CUDA_SUCCESS;
   if (params->cigParams) {
-    spdlog::error("cuCtxCreate: CIG parameters share an object of the client's graphics API, "
-                  "which cannot cross to the server; create the context without them");
+    spdlog::error(
+        "cuCtxCreate: CIG parameters share an object of the client's graphics API, "
+        "which cannot cross to the server; create the context without them");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   const int count = params->execAffinityParams ? params->numExecAffinityParams : 0;
-  if (count < 0 || count > static_cast<int>(protocol::kMaxCtxAffinityParams)) return CUDA_ERROR_INVALID_VALUE;
+  if (count < 0 || count > static_cast<int>(protocol::kMaxCtxAffinityParams))
+    return CUDA_ERROR_INVALID_VALUE;
   w.u32(static_cast<uint32_t>(count));
   for (int i = 0; i < count; ++i) {
     w.u32(params->execAffinityParams[i].type);

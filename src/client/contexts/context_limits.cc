@@ -74,8 +74,7 @@ CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   const Key key{scuda::client::current_context_id(), limit};
   if (find_kept(key, value)) return CUDA_SUCCESS;
-  if (key.first && !was_set(key) &&
-      scuda::client::answers::find_value(default_key(limit), value)) {
+  if (key.first && !was_set(key) && scuda::client::answers::find_value(default_key(limit), value)) {
     keep(key, *value);
     return CUDA_SUCCESS;
   }

@@ -22,10 +22,10 @@ CUresult copy_text(const std::string& text, char* out, int len) {
   return CUDA_SUCCESS;
 }
 
-#define SCUDA_REQUIRE_DEVICE(dev)                                               \
-  do {                                                                          \
-    if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;        \
-    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;                   \
+#define SCUDA_REQUIRE_DEVICE(dev)                                        \
+  do {                                                                   \
+    if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED; \
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;            \
   } while (0)
 
 }  // namespace

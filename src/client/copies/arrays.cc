@@ -35,7 +35,8 @@ void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   const size_t element = format_element_bytes(d.Format, d.NumChannels);
   if (!element) return;
   std::lock_guard lock(arrays().mu);
-  arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1, element};
+  arrays().extents[a] = {d.Width * element, d.Height ? d.Height : 1, d.Depth ? d.Depth : 1,
+                         element};
 }
 
 void forget_array(CUarray a) {

@@ -61,17 +61,16 @@ CUresult copy_batch(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t 
   auto copy = per_thread ? cuMemcpyAsync_ptsz : cuMemcpyAsync;
   // Every order of source access (stream, during the call, any) is met: the
   // single copy reads host memory while it is called, in stream order.
-  return each_in_groups(attrs_idxs, num_attrs, count, [&](size_t i, size_t) {
-    return copy(dsts[i], srcs[i], sizes[i], stream);
-  });
+  return each_in_groups(attrs_idxs, num_attrs, count,
+                        [&](size_t i, size_t) { return copy(dsts[i], srcs[i], sizes[i], stream); });
 }
 
 // One side of a 3D copy as cuMemcpy3D names it. A pointer is unified (the
 // single copy tells host from device memory); a row length or layer height
 // of zero packs that side tightly.
 void describe(const CUmemcpy3DOperand& op, const CUextent3D& extent, size_t element,
-              CUmemorytype* type, CUdeviceptr* ptr, CUarray* array, size_t* x, size_t* y,
-              size_t* z, size_t* pitch, size_t* height) {
+              CUmemorytype* type, CUdeviceptr* ptr, CUarray* array, size_t* x, size_t* y, size_t* z,
+              size_t* pitch, size_t* height) {
   if (op.type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
     *type = CU_MEMORYTYPE_ARRAY;
     *array = op.op.array.array;
@@ -143,8 +142,8 @@ CUresult copy_3d_batch(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long 
 CUresult prefetch_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* locs,
                         size_t* loc_idxs, size_t num_locs, unsigned long long flags,
                         CUstream stream, bool per_thread) {
-  if (count == 0 || !dptrs || !sizes || !locs || flags != 0 ||
-      !usable_stream(stream, per_thread) || !valid_groups(loc_idxs, num_locs, count))
+  if (count == 0 || !dptrs || !sizes || !locs || flags != 0 || !usable_stream(stream, per_thread) ||
+      !valid_groups(loc_idxs, num_locs, count))
     return CUDA_ERROR_INVALID_VALUE;
   auto prefetch = per_thread ? cuMemPrefetchAsync_v2_ptsz : cuMemPrefetchAsync_v2;
   return each_in_groups(loc_idxs, num_locs, count, [&](size_t i, size_t k) {
@@ -159,9 +158,9 @@ CUresult discard_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned
   if (count == 0 || !dptrs || !sizes || flags != 0 || !usable_stream(stream, per_thread))
     return CUDA_ERROR_INVALID_VALUE;
   const CUresult rc =
-      per_thread ? scuda::client::forward::cuMemDiscardBatchAsync_ptsz(dptrs, sizes, count, flags,
-                                                                       stream)
-                 : scuda::client::forward::cuMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
+      per_thread
+          ? scuda::client::forward::cuMemDiscardBatchAsync_ptsz(dptrs, sizes, count, flags, stream)
+          : scuda::client::forward::cuMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
   if (rc == CUDA_SUCCESS)
     for (size_t i = 0; i < count; ++i) scuda::client::coherence::device_wrote(dptrs[i], sizes[i]);
   return rc;
@@ -184,8 +183,8 @@ CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, 
 }
 
 CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
-                                       size_t count, CUmemcpyAttributes* attrs,
-                                       size_t* attrs_idxs, size_t num_attrs, CUstream stream) {
+                                       size_t count, CUmemcpyAttributes* attrs, size_t* attrs_idxs,
+                                       size_t num_attrs, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2, dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs,
                     stream);
   return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, false);
@@ -193,8 +192,7 @@ CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, siz
 
 CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
                                             size_t count, CUmemcpyAttributes* attrs,
-                                            size_t* attrs_idxs, size_t num_attrs,
-                                            CUstream stream) {
+                                            size_t* attrs_idxs, size_t num_attrs, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs,
                     num_attrs, stream);
   return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, true);
@@ -243,8 +241,7 @@ CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* s
 CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes,
                                                         size_t count, CUmemLocation* locs,
                                                         size_t* loc_idxs, size_t num_locs,
-                                                        unsigned long long flags,
-                                                        CUstream stream) {
+                                                        unsigned long long flags, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemDiscardAndPrefetchBatchAsync_ptsz, dptrs, sizes, count, locs, loc_idxs,
                     num_locs, flags, stream);
   return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, true);

@@ -7,22 +7,22 @@
 #include <chrono>
 #include <cstring>
 
-#include "client/managed/coherent_pages.h"
 #include "client/contexts/context.h"
 #include "client/copies/copy_compression.h"
-#include "client/streams/host_callbacks.h"
+#include "client/managed/coherent_pages.h"
 #include "client/memory/host_memory.h"
+#include "client/memory/memory.h"
+#include "client/memory/registered_memory.h"
+#include "client/pools/peers.h"
+#include "client/pools/route.h"
+#include "client/runtime.h"
+#include "client/stats.h"
+#include "client/streams/host_callbacks.h"
+#include "client/streams/stream_capture.h"
+#include "client/streams/work_epoch.h"
 #include "client/transport/lane_copies.h"
 #include "client/transport/lanes.h"
-#include "client/memory/memory.h"
-#include "client/pools/peers.h"
-#include "client/memory/registered_memory.h"
-#include "client/pools/route.h"
-#include "client/streams/work_epoch.h"
-#include "client/runtime.h"
 #include "client/transport/session.h"
-#include "client/stats.h"
-#include "client/streams/stream_capture.h"
 #include "forward.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -70,8 +70,9 @@ CUresult through_mirror(CUdeviceptr device, const void* host, size_t size, CUstr
   const CUdeviceptr dst = to_device ? device : mirror;
   const CUdeviceptr src = to_device ? mirror : device;
   coherence::DeviceCopyInto into(dst, size);
-  return mode & protocol::kCopyPerThread ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
-                                         : forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
+  return mode & protocol::kCopyPerThread
+             ? forward::cuMemcpyDtoDAsync_v2_ptsz(dst, src, size, stream)
+             : forward::cuMemcpyDtoDAsync_v2(dst, src, size, stream);
 }
 
 // A copy's chunks, each a request with its bytes as the frame's tail; only
@@ -169,7 +170,8 @@ namespace {
 CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !src) || runs_past_mapped(dst, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never read here, under the lock.
-  if (is_device_address(src)) return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
+  if (is_device_address(src))
+    return unified(dst, reinterpret_cast<CUdeviceptr>(src), size, stream, mode);
   if ((mode & protocol::kCopyAsync) && page_locked(src)) wait_for_queued_callbacks();
   Route route;
   route.address(dst);
@@ -260,14 +262,16 @@ CUresult into_mirror(CUdeviceptr mirror, CUdeviceptr src, size_t size, CUstream 
   const CUresult rc = per_thread ? forward::cuMemcpyDtoDAsync_v2_ptsz(mirror, src, size, stream)
                                  : forward::cuMemcpyDtoDAsync_v2(mirror, src, size, stream);
   if (rc != CUDA_SUCCESS || (mode & protocol::kCopyAsync)) return rc;
-  return per_thread ? forward::cuStreamSynchronize_ptsz(stream) : forward::cuStreamSynchronize(stream);
+  return per_thread ? forward::cuStreamSynchronize_ptsz(stream)
+                    : forward::cuStreamSynchronize(stream);
 }
 
 // A synchronous copy waits for its bytes; so does one over the lanes.
 CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8_t mode) {
   if ((size && !dst) || runs_past_mapped(src, size)) return CUDA_ERROR_INVALID_VALUE;
   // Managed memory is the device's: never written here, under the lock.
-  if (is_device_address(dst)) return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
+  if (is_device_address(dst))
+    return unified(reinterpret_cast<CUdeviceptr>(dst), src, size, stream, mode);
   Route route;
   route.address(src);
   route.handle(handle_id(stream));

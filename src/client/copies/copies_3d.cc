@@ -89,8 +89,8 @@ bool host_side(const void* host, size_t x, size_t y, size_t z, size_t pitch, siz
   if (c.Depth > 1 && (y > height || c.Height > height - y)) return false;
   side->pitch = pitch;
   side->slice_pitch = pitch * height;
-  side->origin = static_cast<uint8_t*>(const_cast<void*>(host)) + z * side->slice_pitch +
-                 y * pitch + x;
+  side->origin =
+      static_cast<uint8_t*>(const_cast<void*>(host)) + z * side->slice_pitch + y * pitch + x;
   return true;
 }
 
@@ -169,8 +169,8 @@ CUresult from_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c,
   return conn->receive(last_id, &reply);
 }
 
-CUresult to_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c,
-                 const HostSide& dst, CUstream stream, uint8_t mode) {
+CUresult to_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c, const HostSide& dst,
+                 CUstream stream, uint8_t mode) {
   const bool async = mode & protocol::kCopyAsync;
   const std::vector<Box> boxes = split(c.WidthInBytes, c.Height, c.Depth);
   std::vector<uint64_t> ids;
@@ -180,10 +180,8 @@ CUresult to_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c,
     if (!conn->send(protocol::kOpMemcpy3D, sync_flag(mode), w.data().data(), w.size(), nullptr, 0,
                     &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    if (async)
-      conn->deliver_later(id, dst.at(b), b.w * b.h * b.d, dst.layout(b));
-    else
-      ids.push_back(id);
+    if (async) conn->deliver_later(id, dst.at(b), b.w * b.h * b.d, dst.layout(b));
+    else ids.push_back(id);
   }
   CUresult first = CUDA_SUCCESS;
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -214,17 +212,18 @@ CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode
   const bool src_host = c.srcMemoryType == CU_MEMORYTYPE_HOST;
   const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;
   HostSide src{}, dst{};
-  if (src_host && !host_side(c.srcHost, c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight, c,
-                             &src))
+  if (src_host &&
+      !host_side(c.srcHost, c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight, c, &src))
     return CUDA_ERROR_INVALID_VALUE;
-  if (dst_host && !host_side(c.dstHost, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight, c,
-                             &dst))
+  if (dst_host &&
+      !host_side(c.dstHost, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight, c, &dst))
     return CUDA_ERROR_INVALID_VALUE;
   if (src_host && dst_host) return host_to_host(c, src, dst, stream, mode);
   if (!src_host && !dst_host) {
     // Between device memory and arrays: nothing to answer but errors, which
     // the next synchronizing call collects, as for cuMemcpyDtoD.
-    protocol::Writer w = request(shape, mode, stream, c, {0, 0, 0, c.WidthInBytes, c.Height, c.Depth});
+    protocol::Writer w =
+        request(shape, mode, stream, c, {0, 0, 0, c.WidthInBytes, c.Height, c.Depth});
     return post(protocol::kOpMemcpy3D, w);
   }
   Connection* conn = connection();
@@ -240,7 +239,8 @@ CUresult copy_2d(uint8_t shape, const CUDA_MEMCPY2D* m, CUstream stream, uint8_t
 }
 
 CUresult copy_3d(const CUDA_MEMCPY3D* m, CUstream stream, uint8_t mode) {
-  return m ? copy(protocol::kShape3D, protocol::as_peer(*m), stream, mode) : CUDA_ERROR_INVALID_VALUE;
+  return m ? copy(protocol::kShape3D, protocol::as_peer(*m), stream, mode)
+           : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult copy_peer(const CUDA_MEMCPY3D_PEER* m, CUstream stream, uint8_t mode) {

@@ -59,8 +59,8 @@ Chunk outgoing(const void* data, size_t size) {
   const Mode m = mode();
   if (m == Mode::kOff || size < kSmallest) return raw;
   // The sample costs a little: taken only when even the best ratio would pay.
-  if (m == Mode::kAuto && !(compression::pays(up.get(), 0) &&
-                            up.compress(size, compression::sample_ratio(data, size))))
+  if (m == Mode::kAuto &&
+      !(compression::pays(up.get(), 0) && up.compress(size, compression::sample_ratio(data, size))))
     return raw;
   static compression::Scratch buffer;  // used under the connection's lock
   uint8_t* block = buffer.get(compression::bound(size));

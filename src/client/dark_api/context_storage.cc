@@ -76,8 +76,7 @@ CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
   Store& s = store();
   std::unique_lock lock(s.mutex);
-  return s.entries.erase(make_key(ctx, key)) != 0 ? CUDA_SUCCESS
-                                                  : CUDA_ERROR_INVALID_HANDLE;
+  return s.entries.erase(make_key(ctx, key)) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult CUDAAPI context_storage_get(void** value, CUcontext ctx, void* key) {

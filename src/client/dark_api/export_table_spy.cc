@@ -70,7 +70,8 @@ bool dumped_table(const std::string& name) {
 // each call-back's arguments and the words they point to.
 thread_local Slot g_callback = nullptr;
 
-uint64_t spy_callback(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
+uint64_t spy_callback(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                      uint64_t a5) {
   spdlog::info("spy call-back ({}, {}, {}, {}, {}, {})", describe(a0), describe(a1), describe(a2),
                describe(a3), describe(a4), describe(a5));
   for (uint64_t a : {a0, a1, a2, a3}) spdlog::info("spy   {:#x}:{}", a, dump(a));

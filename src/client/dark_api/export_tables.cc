@@ -75,8 +75,8 @@ CUresult CUDAAPI cudart_primary_context(CUcontext* pctx, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cudart_module_from_wrapper_ext(CUmodule* module, const void* wrapper,
-                                                void* p3, void* p4, uint32_t p5) {
+CUresult CUDAAPI cudart_module_from_wrapper_ext(CUmodule* module, const void* wrapper, void* p3,
+                                                void* p4, uint32_t p5) {
   if (!plain_load(p3, p4, p5)) return CUDA_ERROR_NOT_SUPPORTED;
   return load_from_wrapper(module, wrapper);
 }
@@ -84,8 +84,8 @@ CUresult CUDAAPI cudart_module_from_wrapper_ext(CUmodule* module, const void* wr
 // Called as cudart destroys a module (Cricket); nothing to do.
 void CUDAAPI cudart_module_unloading(uintptr_t) {}
 
-CUresult CUDAAPI cudart_module_from_fatbin(const void* fatbin_header, CUmodule* module,
-                                           void* p3, void* p4, uint32_t p5) {
+CUresult CUDAAPI cudart_module_from_fatbin(const void* fatbin_header, CUmodule* module, void* p3,
+                                           void* p4, uint32_t p5) {
   if (!plain_load(p3, p4, p5)) return CUDA_ERROR_NOT_SUPPORTED;
   if (module == nullptr || fatbin_header == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return cuModuleLoadData(module, fatbin_header);
@@ -136,8 +136,13 @@ void CUDAAPI hooks_buffer2(void** ptr, size_t* size) { hand_out(hook_buffer2, pt
 
 const Table<kToolsRuntimeCallbackHooksWords>& callback_hooks_table() {
   static const Table<kToolsRuntimeCallbackHooksWords> t = {
-      size_word(kToolsRuntimeCallbackHooksWords), fn(&returns_zero), fn(&hooks_buffer1),
-      fn(&returns_zero), fn(&returns_zero), fn(&returns_zero), fn(&hooks_buffer2)};
+      size_word(kToolsRuntimeCallbackHooksWords),
+      fn(&returns_zero),
+      fn(&hooks_buffer1),
+      fn(&returns_zero),
+      fn(&returns_zero),
+      fn(&returns_zero),
+      fn(&hooks_buffer2)};
   return t;
 }
 
@@ -156,7 +161,8 @@ const Table<kContextLocalStorageWords>& context_storage_table() {
 
 CUresult CUDAAPI context_check1(CUcontext ctx, uint32_t*, void**) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
-  spdlog::debug("CONTEXT_CHECKS slot 1 called for context {}: not supported", static_cast<void*>(ctx));
+  spdlog::debug("CONTEXT_CHECKS slot 1 called for context {}: not supported",
+                static_cast<void*>(ctx));
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -200,9 +206,11 @@ CUresult integrity_devices(std::vector<IntegrityDevice>* devices) {
     IntegrityDevice d{};
     int domain = 0, bus = 0, device = 0;
     CUresult rc = cuDeviceGetUuid_v2(&d.uuid, dev);
-    if (rc == CUDA_SUCCESS) rc = cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
+    if (rc == CUDA_SUCCESS)
+      rc = cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
     if (rc == CUDA_SUCCESS) rc = cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
-    if (rc == CUDA_SUCCESS) rc = cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
+    if (rc == CUDA_SUCCESS)
+      rc = cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
     if (rc != CUDA_SUCCESS) return rc;
     d.pci_domain = domain;
     d.pci_bus = bus;
@@ -314,8 +322,9 @@ extern "C" CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
   }
   if (spdlog::should_log(spdlog::level::trace)) {
     const auto* words = static_cast<const uint64_t*>(rc == CUDA_SUCCESS ? *ppExportTable : nullptr);
-    spdlog::trace("cuGetExportTable({}) = {}, first word {:#x}", scuda::client::uuid_text(*pExportTableId),
-                  static_cast<int>(rc), words ? words[0] : 0);
+    spdlog::trace("cuGetExportTable({}) = {}, first word {:#x}",
+                  scuda::client::uuid_text(*pExportTableId), static_cast<int>(rc),
+                  words ? words[0] : 0);
   }
   return rc;
 }

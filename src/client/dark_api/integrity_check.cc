@@ -6,6 +6,7 @@ namespace scuda::client {
 namespace {
 
 // RFC 1319 section 3.2: the permutation of 0..255 built from the digits of pi.
+// clang-format off
 constexpr uint8_t kPiSubst[256] = {
     41, 46, 67, 201, 162, 216, 124, 1, 61, 54, 84, 161, 236, 240, 6, 19,
     98, 167, 5, 243, 192, 199, 115, 140, 152, 147, 43, 217, 188, 76, 130, 202,
@@ -24,6 +25,7 @@ constexpr uint8_t kPiSubst[256] = {
     242, 239, 183, 14, 102, 88, 208, 228, 166, 119, 114, 248, 235, 117, 75, 10,
     49, 68, 80, 180, 143, 237, 31, 26, 219, 153, 141, 51, 159, 17, 131, 20,
 };
+// clang-format on
 
 // What slot 1 answers, without hashing, when version % 10 is 0 or 1; the
 // driver writes them as two native 64-bit words (ZLUDA's integrity check).

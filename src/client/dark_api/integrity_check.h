@@ -62,11 +62,11 @@ struct IntegrityInputs {
   uint32_t driver_version;  // what this stand-in's cuDriverGetVersion reports
   uint32_t version;         // the caller's first argument
   uint32_t pid;
-  uint32_t tid;  // pthread_self() cut to 32 bits
-  const void* cudart_table;     // the CUDART_INTERFACE table handed out
-  const void* integrity_table;  // the INTEGRITY_CHECK table handed out
-  const void* check_fn;         // INTEGRITY_CHECK slot 1 itself
-  uint64_t unix_seconds;        // the caller's second argument
+  uint32_t tid;                          // pthread_self() cut to 32 bits
+  const void* cudart_table;              // the CUDART_INTERFACE table handed out
+  const void* integrity_table;           // the INTEGRITY_CHECK table handed out
+  const void* check_fn;                  // INTEGRITY_CHECK slot 1 itself
+  uint64_t unix_seconds;                 // the caller's second argument
   std::vector<IntegrityDevice> devices;  // in ordinal order
 };
 

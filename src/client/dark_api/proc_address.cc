@@ -64,8 +64,8 @@ CUresult lookup(const char* name, int version, bool per_thread, void** pfn,
 
 extern "C" {
 
-CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
-                                     cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                     CUdriverProcAddressQueryResult* status) {
   if (scuda::client::exiting()) return CUDA_ERROR_DEINITIALIZED;
   CUresult rc;
   // Traced pass-through hands out scuda's own entry points (which forward to

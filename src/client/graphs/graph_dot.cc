@@ -15,7 +15,8 @@ CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned 
   w.u64(scuda::client::handle_id(graph));
   w.u32(flags);
   std::vector<uint8_t> reply;
-  if (CUresult rc = scuda::client::call(scuda::protocol::kOpGraphDot, w, &reply); rc != CUDA_SUCCESS)
+  if (CUresult rc = scuda::client::call(scuda::protocol::kOpGraphDot, w, &reply);
+      rc != CUDA_SUCCESS)
     return rc;
   scuda::protocol::Reader r(reply);
   const std::string_view text = r.blob();

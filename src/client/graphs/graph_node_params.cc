@@ -7,11 +7,11 @@
 #include <string>
 
 #include "client/contexts/context.h"
-#include "client/streams/host_callbacks.h"
 #include "client/kernels/kernel_arguments.h"
 #include "client/memory/memory.h"
 #include "client/memory/registered_memory.h"
 #include "client/runtime.h"
+#include "client/streams/host_callbacks.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -63,7 +63,8 @@ CUresult device_side(Side s, const CUDA_MEMCPY3D& c) {
   const size_t span = std::max<size_t>(rows * pitch + c.WidthInBytes, 1);
   CUdeviceptr mirrored = 0;
   if (!base) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult rc = registered::mirror_for_device(base + first, span, &mirrored); rc != CUDA_SUCCESS)
+  if (CUresult rc = registered::mirror_for_device(base + first, span, &mirrored);
+      rc != CUDA_SUCCESS)
     return rc;
   *s.type = CU_MEMORYTYPE_DEVICE;
   *s.device = mirrored - first;
@@ -72,10 +73,10 @@ CUresult device_side(Side s, const CUDA_MEMCPY3D& c) {
 
 CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
   CUDA_MEMCPY3D& c = p.memcpy.copyParams;
-  const Side src{&c.srcMemoryType, &c.srcDevice, c.srcHost, c.srcXInBytes, c.srcY, c.srcZ,
-                 c.srcPitch, c.srcHeight};
-  const Side dst{&c.dstMemoryType, &c.dstDevice, c.dstHost, c.dstXInBytes, c.dstY, c.dstZ,
-                 c.dstPitch, c.dstHeight};
+  const Side src{&c.srcMemoryType, &c.srcDevice, c.srcHost,  c.srcXInBytes,
+                 c.srcY,           c.srcZ,       c.srcPitch, c.srcHeight};
+  const Side dst{&c.dstMemoryType, &c.dstDevice, c.dstHost,  c.dstXInBytes,
+                 c.dstY,           c.dstZ,       c.dstPitch, c.dstHeight};
   if (CUresult rc = device_side(src, c); rc != CUDA_SUCCESS) return rc;
   if (CUresult rc = device_side(dst, c); rc != CUDA_SUCCESS) return rc;
   c.srcHost = nullptr;
@@ -141,14 +142,10 @@ CUresult write_conditional(protocol::Writer& w, CUgraphNodeParams p, bool adding
 CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool adding,
                            std::vector<uint64_t>* bodies) {
   switch (p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      return write_kernel(w, p);
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-      return write_memcpy(w, p);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-      return write_alloc(w, p);
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-      return write_conditional(w, p, adding, bodies);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return write_kernel(w, p);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return write_memcpy(w, p);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return write_alloc(w, p);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return write_conditional(w, p, adding, bodies);
     case CU_GRAPH_NODE_TYPE_MEMSET:
     case CU_GRAPH_NODE_TYPE_GRAPH:
     case CU_GRAPH_NODE_TYPE_EMPTY:
@@ -157,12 +154,9 @@ CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
       w.put(p);  // plain values and handles (client ids) only
       return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_HOST:
-      return write_host(w, p);
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
-      return write_batch_mem_op(w, p);
-    default:
-      return refuse("external semaphore nodes");
+    case CU_GRAPH_NODE_TYPE_HOST: return write_host(w, p);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return write_batch_mem_op(w, p);
+    default: return refuse("external semaphore nodes");
   }
 }
 

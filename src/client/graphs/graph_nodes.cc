@@ -35,7 +35,7 @@ struct NodeStorage {
   size_t args_size = 0;
   void* extra[5] = {};
   std::vector<CUgraph> bodies;
-  std::vector<CUmemAccessDesc> access;  // a memory allocation node's, as last read
+  std::vector<CUmemAccessDesc> access;            // a memory allocation node's, as last read
   std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's, as last read
 };
 
@@ -143,9 +143,11 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   if (k->func) note_function_name(handle_id(k->func), name);
   if (k->func && !find_layout(handle_id(k->func)))
     note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));
-  spdlog::trace("kernel node {}: function {:#x} ({}), kernel {:#x}, context {:#x}, {} parameters "
-                "in {} bytes", static_cast<void*>(node), handle_id(k->func), name,
-                handle_id(k->kern), handle_id(k->ctx), layout.size(), args.size());
+  spdlog::trace(
+      "kernel node {}: function {:#x} ({}), kernel {:#x}, context {:#x}, {} parameters "
+      "in {} bytes",
+      static_cast<void*>(node), handle_id(k->func), name, handle_id(k->kern), handle_id(k->ctx),
+      layout.size(), args.size());
   expose_arguments(handle_id(node), std::move(args), layout, k);
   return CUDA_SUCCESS;
 }
@@ -321,8 +323,7 @@ CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAM
   SCUDA_PASSTHROUGH(cuGraphHostNodeGetParams, node, params);
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   CUDA_HOST_NODE_PARAMS remote{};
-  if (CUresult rc = forward::cuGraphHostNodeGetParams(node, &remote); rc != CUDA_SUCCESS)
-    return rc;
+  if (CUresult rc = forward::cuGraphHostNodeGetParams(node, &remote); rc != CUDA_SUCCESS) return rc;
   CUhostFn fn = nullptr;
   void* data = nullptr;
   if (!host_function_of(reinterpret_cast<uintptr_t>(remote.userData), &fn, &data))
@@ -350,8 +351,8 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const 
   return add_alloc(node, graph, deps, count, params);
 }
 
-CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode* node, CUgraph graph,
-                                          const CUgraphNode* deps, size_t count,
+CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                          size_t count,
                                           const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
   SCUDA_PASSTHROUGH(cuGraphAddBatchMemOpNode, node, graph, deps, count, params);
   if (!params) return CUDA_ERROR_INVALID_VALUE;

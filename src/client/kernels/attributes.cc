@@ -55,7 +55,6 @@ Args args_of(T... values) {
   return args;
 }
 
-
 struct AttributeCache {
   RankedMutex mu{LockRank::kReplyTables, "AttributeCache::mu"};
   std::map<Key, int64_t> values;
@@ -258,8 +257,8 @@ bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int3
 CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,
                                   std::optional<std::string> lasting_config, int* value,
                                   const std::function<CUresult()>& ask) {
-  return cached(fn, which == 0 ? kMaxActiveClusters : kMaxClusterSize, -1, std::move(config),
-                value, ask, lasting_config);
+  return cached(fn, which == 0 ? kMaxActiveClusters : kMaxClusterSize, -1, std::move(config), value,
+                ask, lasting_config);
 }
 
 namespace {
@@ -347,19 +346,25 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* block
   SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, blocks, fn, block_size,
                     smem, flags);
   const Args args = scuda::client::args_of(block_size, smem, flags);
-  return cached(handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks, [&] {
-    return forward::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size,
-                                                                         smem, flags);
-  }, args);
+  return cached(
+      handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks,
+      [&] {
+        return forward::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size,
+                                                                             smem, flags);
+      },
+      args);
 }
 
-CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn,
-                                                         int blocks, int block_size) {
+CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn, int blocks,
+                                                         int block_size) {
   SCUDA_PASSTHROUGH(cuOccupancyAvailableDynamicSMemPerBlock, smem, fn, blocks, block_size);
   const Args args = scuda::client::args_of(blocks, block_size);
-  return cached(handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem, [&] {
-    return forward::cuOccupancyAvailableDynamicSMemPerBlock(smem, fn, blocks, block_size);
-  }, args);
+  return cached(
+      handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem,
+      [&] {
+        return forward::cuOccupancyAvailableDynamicSMemPerBlock(smem, fn, blocks, block_size);
+      },
+      args);
 }
 
 }  // extern "C"

@@ -96,9 +96,9 @@ bool recall_description(uint64_t id) {
 CUresult look_up_later(uint32_t op, const protocol::Writer& request, uint64_t id) {
   uint64_t sent = 0;
   CUresult rc = call_later(op, request, &sent,
-                          [id, asked = set_state(id)](CUresult result, protocol::Reader& r) {
-                            return on_lookup_reply(id, asked, result, r);
-                          });
+                           [id, asked = set_state(id)](CUresult result, protocol::Reader& r) {
+                             return on_lookup_reply(id, asked, result, r);
+                           });
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(owed().mu);
   // Unless another thread has read the reply already: then settling on it

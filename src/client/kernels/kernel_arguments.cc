@@ -31,7 +31,8 @@ CUresult pack_extra(void** extra, protocol::Writer& w) {
   const size_t* size = nullptr;
   for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
     if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pointer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const size_t*>(extra[i + 1]);
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+      size = static_cast<const size_t*>(extra[i + 1]);
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;

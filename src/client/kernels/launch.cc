@@ -6,8 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/kernels/attributes.h"
 #include "client/contexts/context.h"
+#include "client/kernels/attributes.h"
 #include "client/kernels/kernel_arguments.h"
 #include "client/modules/lasting_names.h"
 #include "client/runtime.h"
@@ -53,7 +53,8 @@ const Limits& limits_of(CUdevice dev) {
 // The checks the driver makes before it queues a launch, done here because
 // the launch itself is sent one-way: these errors must come back at once.
 CUresult check_dims(const CUlaunchConfig& c) {
-  const unsigned dims[] = {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ};
+  const unsigned dims[] = {c.gridDimX,  c.gridDimY,  c.gridDimZ,
+                           c.blockDimX, c.blockDimY, c.blockDimZ};
   CUdevice dev = 0;
   if (CUresult rc = cuCtxGetDevice(&dev); rc != CUDA_SUCCESS) return rc;
   const Limits& limits = limits_of(dev);
@@ -82,8 +83,7 @@ CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** ext
   protocol::Writer w;
   w.data().reserve(256);
   write_config(w, c, f, per_thread);
-  if (CUresult rc = pack_arguments(handle_id(f), params, extra, w); rc != CUDA_SUCCESS)
-    return rc;
+  if (CUresult rc = pack_arguments(handle_id(f), params, extra, w); rc != CUDA_SUCCESS) return rc;
   return post(protocol::kOpLaunch, w);
 }
 
@@ -98,12 +98,10 @@ size_t occupancy_bytes(uint8_t which, CUlaunchAttributeID id) {
   switch (id) {
     case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
       return which == kMaxActiveClusters ? 3 * sizeof(unsigned) : 0;
-    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
-      return 3 * sizeof(unsigned);
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: return 3 * sizeof(unsigned);
     case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
     case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-      return sizeof(int);
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return sizeof(int);
     case CU_LAUNCH_ATTRIBUTE_IGNORE:
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
@@ -112,10 +110,8 @@ size_t occupancy_bytes(uint8_t which, CUlaunchAttributeID id) {
     case CU_LAUNCH_ATTRIBUTE_PRIORITY:
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
-      return 0;
-    default:
-      return sizeof(CUlaunchAttributeValue);
+    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return 0;
+    default: return sizeof(CUlaunchAttributeValue);
   }
 }
 
@@ -239,8 +235,8 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned g
   return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, false);
 }
 
-CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
-                                                unsigned gz, unsigned bx, unsigned by, unsigned bz,
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                                unsigned bx, unsigned by, unsigned bz,
                                                 unsigned shmem, CUstream stream, void** params) {
   SCUDA_PASSTHROUGH(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, stream,
                     params);

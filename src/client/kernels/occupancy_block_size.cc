@@ -63,9 +63,8 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block_size
 
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* min_grid, int* block_size,
                                                            CUfunction fn,
-                                                           CUoccupancyB2DSize smem_of,
-                                                           size_t smem, int limit,
-                                                           unsigned int flags) {
+                                                           CUoccupancyB2DSize smem_of, size_t smem,
+                                                           int limit, unsigned int flags) {
   SCUDA_PASSTHROUGH(cuOccupancyMaxPotentialBlockSizeWithFlags, min_grid, block_size, fn, smem_of,
                     smem, limit, flags);
   return potential_block_size(min_grid, block_size, fn, smem_of, smem, limit, flags);

@@ -6,8 +6,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/ucontext.h>
 #include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -99,7 +99,8 @@ void say(const char* what, uintptr_t address) {
   put("scuda: ");
   put(what);
   put(" 0x");
-  for (int shift = 60; shift >= 0; shift -= 4) line[n++] = "0123456789abcdef"[(address >> shift) & 15];
+  for (int shift = 60; shift >= 0; shift -= 4)
+    line[n++] = "0123456789abcdef"[(address >> shift) & 15];
   line[n++] = '\n';
   [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, line, n);
 }
@@ -215,9 +216,10 @@ void check_still_ours() {
   if (sigaction(SIGSEGV, nullptr, &now) != 0) return;
   if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fault) return;
   if (warned.exchange(true)) return;
-  spdlog::warn("another library replaced scuda's SIGSEGV handler, which serves managed and "
-               "mapped host memory; if it does not pass faults on, the program dies at its next "
-               "touch of such memory");
+  spdlog::warn(
+      "another library replaced scuda's SIGSEGV handler, which serves managed and "
+      "mapped host memory; if it does not pass faults on, the program dies at its next "
+      "touch of such memory");
 }
 
 }  // namespace

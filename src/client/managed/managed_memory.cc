@@ -126,8 +126,10 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int 
   SCUDA_PASSTHROUGH(cuMemAllocManaged, dptr, size, flags);
   const CUresult rc = allocate_managed(dptr, size, flags);
   if (rc == CUDA_ERROR_OUT_OF_MEMORY)
-    spdlog::error("cuMemAllocManaged of {} bytes: no address the server offered was free in this "
-                  "process (or the server is out of memory)", size);
+    spdlog::error(
+        "cuMemAllocManaged of {} bytes: no address the server offered was free in this "
+        "process (or the server is out of memory)",
+        size);
   return rc;
 }
 

@@ -38,7 +38,8 @@ uint8_t* map(uintptr_t address, size_t size) {
   }
   uint8_t* writable = nullptr;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    spdlog::error("managed memory: cannot size {} bytes of host copy: {}", size, std::strerror(errno));
+    spdlog::error("managed memory: cannot size {} bytes of host copy: {}", size,
+                  std::strerror(errno));
   } else if (map_program_view(fd, address, size)) {
     void* view = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (view == MAP_FAILED) {

@@ -21,7 +21,9 @@ struct Range {
   size_t size;
   uint8_t* host = nullptr;
 
-  void* client_bytes() const { return host ? static_cast<void*>(host) : reinterpret_cast<void*>(address); }
+  void* client_bytes() const {
+    return host ? static_cast<void*>(host) : reinterpret_cast<void*>(address);
+  }
 };
 
 // With the connection's lock held: writes the host's bytes of `ranges` into

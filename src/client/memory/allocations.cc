@@ -106,7 +106,8 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
                                     unsigned int element_size) {
   SCUDA_PASSTHROUGH(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
-  CUresult rc = scuda::client::forward::cuMemAllocPitch_v2(dptr, pitch, width, height, element_size);
+  CUresult rc =
+      scuda::client::forward::cuMemAllocPitch_v2(dptr, pitch, width, height, element_size);
   if (rc == CUDA_SUCCESS) note_allocation(*dptr, *pitch * height);
   return rc;
 }
@@ -148,8 +149,8 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary 
   if (CUresult rc = scuda::client::library_ready(scuda::client::handle_id(library));
       rc != CUDA_SUCCESS)
     return rc;
-  return scuda::client::get_global(scuda::client::forward::cuLibraryGetGlobal, dptr, bytes,
-                                   library, name);
+  return scuda::client::get_global(scuda::client::forward::cuLibraryGetGlobal, dptr, bytes, library,
+                                   name);
 }
 
 }  // extern "C"

@@ -70,8 +70,9 @@ void publish_plain_spans() {
 unsigned unmapped(unsigned flags) {
   static std::once_flag once;
   std::call_once(once, [] {
-    spdlog::warn("cuMemHostAlloc: a block could not be mapped for the device at the same address "
-                 "on the server; it works for copies, and cuMemHostGetDevicePointer fails for it");
+    spdlog::warn(
+        "cuMemHostAlloc: a block could not be mapped for the device at the same address "
+        "on the server; it works for copies, and cuMemHostGetDevicePointer fails for it");
   });
   return flags & ~CU_MEMHOSTALLOC_DEVICEMAP;
 }
@@ -84,8 +85,7 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
     CUdeviceptr dptr = 0;
     if (allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
       p = reinterpret_cast<void*>(dptr);
-    else
-      flags = unmapped(flags);
+    else flags = unmapped(flags);
   }
   if (!p) {
     p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -172,7 +172,8 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
   host_memory().blocks.erase(it);
   if (!(block.flags & CU_MEMHOSTALLOC_DEVICEMAP)) scuda::client::publish_plain_spans();
   lock.unlock();
-  if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP) return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
+  if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP)
+    return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
   scuda::client::registered::drop_mirrors(p, block.size);
   munmap(p, block.size);
   return CUDA_SUCCESS;

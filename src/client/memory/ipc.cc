@@ -78,9 +78,10 @@ CUresult open_placed(const protocol::IpcHandle& h, const uint8_t* bytes, unsigne
   uint64_t at = 0;
   CUresult rc = CUDA_SUCCESS;
   if (!map_imported(h.size, open, &at, &rc)) {
-    spdlog::error("cuIpcOpenMemHandle: this process does not place its own device memory "
-                  "(SCUDA_VMM=0, or a server with several GPUs), which opening another "
-                  "process's memory needs");
+    spdlog::error(
+        "cuIpcOpenMemHandle: this process does not place its own device memory "
+        "(SCUDA_VMM=0, or a server with several GPUs), which opening another "
+        "process's memory needs");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   if (rc != CUDA_SUCCESS) return rc;
@@ -107,9 +108,10 @@ CUresult stand_in(const uint8_t* bytes, int* fd) {
 // Only POSIX descriptors can stand for a session's descriptor here.
 bool posix_fd(CUmemAllocationHandleType type, const char* name) {
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return true;
-  spdlog::error("{}: handle type {} cannot cross to this machine; scuda shares memory between "
-                "processes through POSIX file descriptors (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)",
-                name, static_cast<int>(type));
+  spdlog::error(
+      "{}: handle type {} cannot cross to this machine; scuda shares memory between "
+      "processes through POSIX file descriptors (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)",
+      name, static_cast<int>(type));
   return false;
 }
 
@@ -170,7 +172,8 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
   if (rc != CUDA_SUCCESS) return rc;
   static_assert(sizeof *handle == scuda::protocol::kIpcHandleBytes);
   uint8_t bytes[sizeof *handle];
-  if (!scuda::client::read_handle(reply, bytes)) return scuda::client::bad_reply("cuIpcGetMemHandle");
+  if (!scuda::client::read_handle(reply, bytes))
+    return scuda::client::bad_reply("cuIpcGetMemHandle");
   std::memcpy(handle, bytes, sizeof bytes);
   return CUDA_SUCCESS;
 }
@@ -239,8 +242,8 @@ CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* pool, void* os
   if (pool == nullptr || flags != 0 || !scuda::client::posix_fd(type, kName))
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t id = 0;
-  const CUresult rc = scuda::client::import_from_fd(
-      IpcKind::kPool, os_handle, scuda::client::new_handle_id(), &id, kName);
+  const CUresult rc = scuda::client::import_from_fd(IpcKind::kPool, os_handle,
+                                                    scuda::client::new_handle_id(), &id, kName);
   if (rc == CUDA_SUCCESS) *pool = scuda::client::handle_from_id<CUmemoryPool>(id);
   return rc;
 }

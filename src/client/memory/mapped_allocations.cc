@@ -58,7 +58,8 @@ struct MappedMemory {
 };
 
 struct Placements {
-  RankedMutex mu{LockRank::kRoundTrip, "MappedMemory::mu"};  // held for each whole call, so that requests go in order
+  RankedMutex mu{LockRank::kRoundTrip,
+                 "MappedMemory::mu"};  // held for each whole call, so that requests go in order
   std::map<CUdevice, MappedMemory> devices;
 };
 
@@ -155,9 +156,10 @@ bool reserve(MappedMemory& m) {
                   base);
   }
   if (!placed) {
-    spdlog::info("device {}'s server reserved addresses another server uses: cuMemAlloc on it "
-                 "waits for the server",
-                 m.device);
+    spdlog::info(
+        "device {}'s server reserved addresses another server uses: cuMemAlloc on it "
+        "waits for the server",
+        m.device);
     return false;
   }
   m.addresses.add_range(base, size);

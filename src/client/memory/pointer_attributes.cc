@@ -26,8 +26,7 @@ namespace {
 // booleans and enums as unsigned int); 0 for an attribute it does not know.
 size_t value_size(CUpointer_attribute a) {
   switch (a) {
-    case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
-      return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
     case CU_POINTER_ATTRIBUTE_CONTEXT:
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
@@ -38,8 +37,7 @@ size_t value_size(CUpointer_attribute a) {
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
-      return 8;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return 8;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
@@ -48,8 +46,7 @@ size_t value_size(CUpointer_attribute a) {
     case CU_POINTER_ATTRIBUTE_MAPPED:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
-      return 4;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: return 4;
   }
   return 0;
 }
@@ -207,7 +204,8 @@ CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, C
   if (reply.size() != size_t{n} * protocol::kPointerValueBytes)
     return bad_reply("cuPointerGetAttributes");
   for (unsigned i = 0; i < n; ++i)
-    if (data[i]) std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
+    if (data[i])
+      std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
   to_program_device(n, attrs, data);
   describe_range(n, attrs, data, ptr);
   return CUDA_SUCCESS;

@@ -27,9 +27,7 @@ class PublishedSpans {
   // True when the set is not empty: one atomic load, for the common case.
   bool any() const { return any_.load(std::memory_order_acquire); }
   // The set as it is now; it stays valid while the caller holds it.
-  std::shared_ptr<const Spans> snapshot() const {
-    return spans_.load(std::memory_order_acquire);
-  }
+  std::shared_ptr<const Spans> snapshot() const { return spans_.load(std::memory_order_acquire); }
   // True when `address` lies in one of `spans`.
   static bool contains(const Spans& spans, uintptr_t address) {
     auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(address, UINTPTR_MAX));

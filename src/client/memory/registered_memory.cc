@@ -18,8 +18,8 @@
 #include <atomic>
 #include <cstring>
 #include <map>
-#include <vector>
 #include <mutex>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -42,9 +42,9 @@ struct Range {
   size_t size;
   unsigned flags;
   CUdeviceptr device;
-  uint8_t* twin;  // zeros at first, as the session's new mirror
-  bool implicit;  // mirrored for a graph node or captured copy, not by the program
-  bool in_step;   // named by device work: pushed and pulled
+  uint8_t* twin;      // zeros at first, as the session's new mirror
+  bool implicit;      // mirrored for a graph node or captured copy, not by the program
+  bool in_step;       // named by device work: pushed and pulled
   bool gone = false;  // implicit, and found unmapped: no longer kept in step
 };
 
@@ -121,7 +121,8 @@ bool move_safely(uintptr_t address, void* local, size_t size, bool read) {
 
 void push(Connection& conn, uintptr_t base, Range& r) {
   if (r.gone || !r.in_step) return;
-  if (!r.implicit) return push_changes(conn, base, r.twin, reinterpret_cast<const uint8_t*>(base), r.size);
+  if (!r.implicit)
+    return push_changes(conn, base, r.twin, reinterpret_cast<const uint8_t*>(base), r.size);
   std::vector<uint8_t> now(std::min(kChunkSize, r.size));
   for (size_t off = 0; off < r.size; off += kChunkSize) {
     const size_t n = std::min(kChunkSize, r.size - off);
@@ -139,8 +140,7 @@ bool apply_run(uintptr_t base, Range& r, uint64_t address, std::string_view byte
   if (address < base || address - base > r.size || bytes.size() > r.size - (address - base))
     return false;
   if (r.gone) return true;
-  if (!r.implicit)
-    std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+  if (!r.implicit) std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
   else if (!move_safely(address, const_cast<char*>(bytes.data()), bytes.size(), false))
     r.gone = true;
   std::memcpy(r.twin + (address - base), bytes.data(), bytes.size());
@@ -175,18 +175,20 @@ void pull(Connection& conn, uintptr_t base, Range& r) {
     std::vector<uint8_t> reply;
     const CUresult rc = conn.receive(id, &reply);
     if (rc != CUDA_SUCCESS)
-      spdlog::error("registered memory at {:#x}: pulling the device's changes failed ({}); the "
-                    "host sees stale data", base, static_cast<int>(rc));
-    else if (!apply(base, r, reply))
-      bad_reply("mirror-pull");
+      spdlog::error(
+          "registered memory at {:#x}: pulling the device's changes failed ({}); the "
+          "host sees stale data",
+          base, static_cast<int>(rc));
+    else if (!apply(base, r, reply)) bad_reply("mirror-pull");
   }
 }
 
 void warn_other_address() {
   static std::once_flag once;
   std::call_once(once, [] {
-    spdlog::warn("cuMemHostRegister: the session could not mirror the memory at its own address; "
-                 "kernels must be given the address from cuMemHostGetDevicePointer");
+    spdlog::warn(
+        "cuMemHostRegister: the session could not mirror the memory at its own address; "
+        "kernels must be given the address from cuMemHostGetDevicePointer");
   });
 }
 
@@ -199,8 +201,9 @@ CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = fa
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!p || size == 0 || (flags & ~kKnownFlags)) return CUDA_ERROR_INVALID_VALUE;
   if (flags & CU_MEMHOSTREGISTER_IOMEMORY) {
-    spdlog::error("cuMemHostRegister: I/O memory of this machine cannot be mapped by a GPU on "
-                  "another machine");
+    spdlog::error(
+        "cuMemHostRegister: I/O memory of this machine cannot be mapped by a GPU on "
+        "another machine");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   const auto address = reinterpret_cast<uintptr_t>(p);
@@ -275,8 +278,10 @@ void name_for_device(const void* p) {
   if (it == registry().ranges.end() || it->second.in_step) return;
   it->second.in_step = true;
   publish_unnamed();
-  spdlog::debug("registered memory {:#x}+{} is named by device work: kept in step with its "
-                "mirror from now on", it->first, it->second.size);
+  spdlog::debug(
+      "registered memory {:#x}+{} is named by device work: kept in step with its "
+      "mirror from now on",
+      it->first, it->second.size);
 }
 
 void name_arguments(const uint8_t* args, size_t size) {
@@ -330,16 +335,17 @@ CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
   // Implicit mirrors that share pages with this one merge into one range,
   // mirrored again at the same addresses, so that one copy never spans two.
   std::vector<uintptr_t> merged;
-  CUresult rc = implicit_overlaps(&start, &stop, &merged) ? CUDA_SUCCESS
-                                                            : CUDA_ERROR_INVALID_VALUE;
+  CUresult rc = implicit_overlaps(&start, &stop, &merged) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; rc == CUDA_SUCCESS && i < merged.size(); ++i)
     rc = unregister_range(reinterpret_cast<void*>(merged[i]));
   if (rc == CUDA_SUCCESS)
     rc = register_range(reinterpret_cast<void*>(start), stop - start,
                         CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP, true);
   if (rc != CUDA_SUCCESS) {
-    spdlog::error("host memory at {} ({} bytes) named by a graph node or captured copy could not "
-                  "be mirrored in the session ({})", p, size, static_cast<int>(rc));
+    spdlog::error(
+        "host memory at {} ({} bytes) named by a graph node or captured copy could not "
+        "be mirrored in the session ({})",
+        p, size, static_cast<int>(rc));
     return rc;
   }
   spdlog::debug("mirroring host memory {:#x}+{} for the device", start, stop - start);

@@ -18,8 +18,7 @@ unsigned SmallAllocations::class_of(uint64_t size) {
   return size <= kMinSlot ? 0 : std::bit_width((size - 1) / kMinSlot);
 }
 
-std::map<uint64_t, SmallAllocations::Chunk>::iterator SmallAllocations::chunk_of(
-    uint64_t address) {
+std::map<uint64_t, SmallAllocations::Chunk>::iterator SmallAllocations::chunk_of(uint64_t address) {
   return std::prev(chunks_.upper_bound(address));
 }
 

@@ -19,8 +19,8 @@
 
 #include "client/memory/memory.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "forward.h"
 
 namespace {
@@ -30,10 +30,8 @@ bool on_host(const CUmemAllocationProp* prop) {
   switch (prop->location.type) {
     case CU_MEM_LOCATION_TYPE_HOST:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return true;
-    default:
-      return false;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return true;
+    default: return false;
   }
 }
 
@@ -48,8 +46,9 @@ CUmemLocation on_its_server(CUmemLocation location, scuda::client::Route& route)
 
 CUresult refuse_host(const char* name) {
   return scuda::client::unsupported(
-      name, "memory located on the host would be the server's host memory, which this machine's "
-            "pointers cannot reach; use page-locked memory (cuMemHostAlloc) instead");
+      name,
+      "memory located on the host would be the server's host memory, which this machine's "
+      "pointers cannot reach; use page-locked memory (cuMemHostAlloc) instead");
 }
 
 }  // namespace
@@ -59,7 +58,8 @@ extern "C" {
 CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
                                      CUdeviceptr addr, unsigned long long flags) {
   SCUDA_PASSTHROUGH(cuMemAddressReserve, ptr, size, alignment, addr, flags);
-  const CUresult rc = scuda::client::forward::cuMemAddressReserve(ptr, size, alignment, addr, flags);
+  const CUresult rc =
+      scuda::client::forward::cuMemAddressReserve(ptr, size, alignment, addr, flags);
   if (rc == CUDA_SUCCESS && ptr) scuda::client::note_allocation(*ptr, size);
   return rc;
 }

@@ -47,8 +47,8 @@ bool server_caches() {
   return held().server_caches;
 }
 
-protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash,
-                              const void* image, size_t size) {
+protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash, const void* image,
+                              size_t size) {
   protocol::Writer w;
   w.u64(proposed);
   w.u8(image ? protocol::kImageFollows : protocol::kHashOnly);

@@ -28,8 +28,8 @@ void hold_kept(const std::vector<protocol::ImageRef>& asked, const std::vector<u
 bool server_caches();
 
 // A load request: the image follows unless `image` is null (hash only).
-protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash,
-                              const void* image, size_t size);
+protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash, const void* image,
+                              size_t size);
 
 // Reads a load reply into *id, noting whether the server now holds the
 // image, of `size` bytes; `sent`: the image went with the request.

@@ -1,12 +1,12 @@
 // Library loads, sent without waiting for their replies. cudart loads every
 // fatbin a program carries when it starts (tens of them for a PyTorch
 // program; docs/bench/training.md, "Figures cited by the code") and looks
-// kernels up later: waiting for each load would cost a round trip apiece. A small image goes whole. A large one is first named by
-// its hash (a probe), and the probes' replies are read together before the
-// first request that names one of those libraries (library_ready), which is
-// when the images the server lacked are sent. A load the server's driver
-// rejects makes a handle that fails each use (handle_errors.h), rather than
-// the next synchronize: cudart loads fatbins it may never use.
+// kernels up later: waiting for each load would cost a round trip apiece. A small image goes whole.
+// A large one is first named by its hash (a probe), and the probes' replies are read together
+// before the first request that names one of those libraries (library_ready), which is when the
+// images the server lacked are sent. A load the server's driver rejects makes a handle that fails
+// each use (handle_errors.h), rather than the next synchronize: cudart loads fatbins it may never
+// use.
 #include "client/modules/library_loads.h"
 
 #include <algorithm>

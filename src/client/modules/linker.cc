@@ -50,12 +50,15 @@ CUresult put_options(unsigned n, const CUjit_option* options, void** values, pro
     const uint64_t value = reinterpret_cast<uintptr_t>(values[i]);
     switch (protocol::jit_value(options[i])) {
       case JitValue::kRefused:
-        spdlog::error("cuLink: JIT option {} names arrays of client pointers, which the server's "
-                      "driver cannot read", static_cast<int>(options[i]));
+        spdlog::error(
+            "cuLink: JIT option {} names arrays of client pointers, which the server's "
+            "driver cannot read",
+            static_cast<int>(options[i]));
         return CUDA_ERROR_NOT_SUPPORTED;
       case JitValue::kLogBuffer:
-        if (state) (options[i] == CU_JIT_INFO_LOG_BUFFER ? state->info : state->error).buffer =
-            static_cast<char*>(values[i]);
+        if (state)
+          (options[i] == CU_JIT_INFO_LOG_BUFFER ? state->info : state->error).buffer =
+              static_cast<char*>(values[i]);
         break;
       case JitValue::kLogSize:
         if (!state) break;
@@ -67,9 +70,7 @@ CUresult put_options(unsigned n, const CUjit_option* options, void** values, pro
         if (state) state->wall_time_slot = &values[i];
         if (state) crossing.emplace_back(options[i], 0);
         break;
-      case JitValue::kNumber:
-        crossing.emplace_back(options[i], value);
-        break;
+      case JitValue::kNumber: crossing.emplace_back(options[i], value); break;
     }
   }
   w.u32(static_cast<uint32_t>(crossing.size()));

@@ -11,8 +11,8 @@
 #include "client/modules/lasting_names.h"
 #include "client/modules/library_loads.h"
 #include "client/modules/module_image.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {

@@ -106,10 +106,11 @@ bool direct_wanted(uint32_t from, uint32_t to) {
 }
 
 void give_up_direct(uint32_t from, uint32_t to, CUresult sent, CUresult received) {
-  spdlog::warn("copies from server {} to server {} go through this machine: the servers could not "
-               "copy directly (CUresults {} and {}; the servers' logs say why)",
-               server_connection(from)->address(), server_connection(to)->address(),
-               static_cast<int>(sent), static_cast<int>(received));
+  spdlog::warn(
+      "copies from server {} to server {} go through this machine: the servers could not "
+      "copy directly (CUresults {} and {}; the servers' logs say why)",
+      server_connection(from)->address(), server_connection(to)->address(), static_cast<int>(sent),
+      static_cast<int>(received));
   std::lock_guard lock(direct().mu);
   direct().failed.insert({from, to});
 }
@@ -159,13 +160,14 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
   send.str(secret);
   auto sent = std::make_shared<CUresult>(CUDA_ERROR_UNKNOWN);
   uint64_t request = 0;
-  if (CUresult rc = in_context(src_ctx, [&] {
-        return call_later(protocol::kOpPeerSend, send, &request,
-                          [sent](CUresult rc, protocol::Reader&) {
-                            *sent = rc;
-                            return CUDA_SUCCESS;
-                          });
-      });
+  if (CUresult rc = in_context(src_ctx,
+                               [&] {
+                                 return call_later(protocol::kOpPeerSend, send, &request,
+                                                   [sent](CUresult rc, protocol::Reader&) {
+                                                     *sent = rc;
+                                                     return CUDA_SUCCESS;
+                                                   });
+                               });
       rc != CUDA_SUCCESS)
     return rc;  // the source's connection is lost: staging would fail too
   protocol::Writer receive;
@@ -207,8 +209,8 @@ CUresult copy_staged(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcont
 
 }  // namespace
 
-CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                             CUcontext src_ctx, size_t size, CUstream stream) {
+CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                             size_t size, CUstream stream) {
   // The copy runs in the program's order: after the stream's work.
   if (stream)
     if (CUresult rc = cuStreamSynchronize(stream); rc != CUDA_SUCCESS) return rc;
@@ -284,8 +286,7 @@ CUresult CUDAAPI cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attri
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   SCUDA_PASSTHROUGH(cuCtxEnablePeerAccess, peer, flags);
   CUcontext current = nullptr;
-  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current &&
-      client::on_two_servers(current, peer))
+  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current && client::on_two_servers(current, peer))
     return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
   return forward::cuCtxEnablePeerAccess(peer, flags);
 }
@@ -293,9 +294,8 @@ CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
 CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
                               CUcontext src_ctx, size_t size) {
   SCUDA_PASSTHROUGH(cuMemcpyPeer, dst, dst_ctx, src, src_ctx, size);
-  return client::copy_peer(dst, dst_ctx, src, src_ctx, size, nullptr, [&] {
-    return forward::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, size);
-  });
+  return client::copy_peer(dst, dst_ctx, src, src_ctx, size, nullptr,
+                           [&] { return forward::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, size); });
 }
 
 CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
@@ -309,21 +309,17 @@ CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdevicep
 CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
                                    CUcontext src_ctx, size_t size, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyPeerAsync, dst, dst_ctx, src, src_ctx, size, stream);
-  return client::copy_peer(dst, dst_ctx, src, src_ctx, size, stream ? stream : CU_STREAM_LEGACY,
-                           [&] {
-                             return forward::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, size,
-                                                               stream);
-                           });
+  return client::copy_peer(
+      dst, dst_ctx, src, src_ctx, size, stream ? stream : CU_STREAM_LEGACY,
+      [&] { return forward::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, size, stream); });
 }
 
 CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
                                         CUcontext src_ctx, size_t size, CUstream stream) {
   SCUDA_PASSTHROUGH(cuMemcpyPeerAsync_ptsz, dst, dst_ctx, src, src_ctx, size, stream);
-  return client::copy_peer(dst, dst_ctx, src, src_ctx, size,
-                           stream ? stream : CU_STREAM_PER_THREAD, [&] {
-                             return forward::cuMemcpyPeerAsync_ptsz(dst, dst_ctx, src, src_ctx,
-                                                                    size, stream);
-                           });
+  return client::copy_peer(
+      dst, dst_ctx, src, src_ctx, size, stream ? stream : CU_STREAM_PER_THREAD,
+      [&] { return forward::cuMemcpyPeerAsync_ptsz(dst, dst_ctx, src, src_ctx, size, stream); });
 }
 
 // cudart's cudaMemcpy between devices, PyTorch's copies among them.

@@ -18,8 +18,8 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
 // Copies `size` bytes from `src` (in `src_ctx`) to `dst` (in `dst_ctx`)
 // through the client's memory, after `stream`'s work (none: no stream to
 // wait for), and returns when the bytes have arrived.
-CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                             CUcontext src_ctx, size_t size, CUstream stream);
+CUresult copy_across_servers(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                             size_t size, CUstream stream);
 
 // cuMemcpyDtoD and its kin (`async`: on `stream`; `per_thread`: the
 // _ptds/_ptsz entry point's default stream): staged when the memory is on

@@ -109,9 +109,10 @@ void Route::address(uint64_t address) {
 }
 
 CUresult Route::refuse(const char* name) const {
-  spdlog::error("{} names objects of two servers ({} and {}): scuda runs a call on one server; "
-                "copy the data to one server first (cuMemcpyPeer does)",
-                name, chosen_, other_);
+  spdlog::error(
+      "{} names objects of two servers ({} and {}): scuda runs a call on one server; "
+      "copy the data to one server first (cuMemcpyPeer does)",
+      name, chosen_, other_);
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -9,8 +9,8 @@ namespace {
 
 // Written once, before g_count is published; read-only after.
 Connection* g_servers[kMaxServers] = {};
-std::vector<DeviceHome>* g_homes = nullptr;       // never freed: used until exit
-protocol::Welcome* g_merged = nullptr;            // never freed: used until exit
+std::vector<DeviceHome>* g_homes = nullptr;  // never freed: used until exit
+protocol::Welcome* g_merged = nullptr;       // never freed: used until exit
 std::atomic<uint32_t> g_count{0};
 
 protocol::Welcome merge(const std::vector<Connection*>& servers, std::vector<DeviceHome>* homes) {
@@ -52,8 +52,7 @@ bool device_home(CUdevice dev, DeviceHome* home) {
 
 bool on_two_servers(CUdevice a, CUdevice b) {
   DeviceHome ha, hb;
-  return several_servers() && device_home(a, &ha) && device_home(b, &hb) &&
-         ha.server != hb.server;
+  return several_servers() && device_home(a, &ha) && device_home(b, &hb) && ha.server != hb.server;
 }
 
 CUdevice global_device(uint32_t server, CUdevice local) {

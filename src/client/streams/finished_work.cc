@@ -76,9 +76,7 @@ uint64_t generation(CUevent event) {
          (g_graph_launches.load(std::memory_order_acquire) << 32);
 }
 
-std::pair<CUstream, uint64_t> stream_key(CUstream stream) {
-  return {stream, current_context_id()};
-}
+std::pair<CUstream, uint64_t> stream_key(CUstream stream) { return {stream, current_context_id()}; }
 
 // Asks `query` unless the stream is known done at the current epoch; a
 // done answer is kept with the epoch read before asking.

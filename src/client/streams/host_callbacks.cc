@@ -14,11 +14,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "client/transport/callback_channel.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
-#include "client/transport/session.h"
 #include "client/streams/stream_capture.h"
+#include "client/transport/callback_channel.h"
+#include "client/transport/session.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -90,7 +90,8 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
 
 CUresult launch_host_func(CUstream stream, CUhostFn fn, void* data, bool per_thread) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue(stream, per_thread, [fn, data] { fn(data); }, fn, data);
+  return enqueue(
+      stream, per_thread, [fn, data] { fn(data); }, fn, data);
 }
 
 CUresult add_callback(CUstream stream, CUstreamCallback fn, void* data, unsigned flags,
@@ -135,7 +136,8 @@ bool run_host_callback(uint64_t id) {
     std::unique_lock lock(c.mu);
     auto it = c.queued.end();
     // Reached means sent, but enqueue may not have noted the request's id yet.
-    c.sent.wait(lock, [&] { return (it = c.queued.find(id)) == c.queued.end() || it->second.request; });
+    c.sent.wait(lock,
+                [&] { return (it = c.queued.find(id)) == c.queued.end() || it->second.request; });
     if (it == c.queued.end()) return false;
     request = it->second.request;
     if (it->second.replays) {
@@ -170,8 +172,10 @@ void wait_for_queued_callbacks() {
     if (exiting()) return;
     if (!said && std::chrono::steady_clock::now() - since > std::chrono::seconds(10)) {
       said = true;
-      spdlog::warn("an async copy from page-locked memory has waited 10 s for the {} stream "
-                   "callbacks queued ahead of it, which may fill its source", c.stream_pending.size());
+      spdlog::warn(
+          "an async copy from page-locked memory has waited 10 s for the {} stream "
+          "callbacks queued ahead of it, which may fill its source",
+          c.stream_pending.size());
     }
   }
 }

@@ -96,7 +96,8 @@ CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream stream, int* priority) {
 CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* least, int* greatest) {
   SCUDA_PASSTHROUGH(cuCtxGetStreamPriorityRange, least, greatest);
   CUdevice dev = 0;
-  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS) return forward::cuCtxGetStreamPriorityRange(least, greatest);
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+    return forward::cuCtxGetStreamPriorityRange(least, greatest);
   std::pair<int, int> range;
   const CUresult rc = ranges.get(static_cast<uint64_t>(dev), &range, [](std::pair<int, int>* out) {
     return forward::cuCtxGetStreamPriorityRange(&out->first, &out->second);

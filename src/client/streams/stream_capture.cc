@@ -36,7 +36,8 @@ class ActiveCaptures {
 
   static Key key(CUstream stream, bool per_thread) {
     const uint64_t id = scuda::client::handle_id(stream);
-    const bool threads_own = id == scuda::client::handle_id(CU_STREAM_PER_THREAD) || (per_thread && !id);
+    const bool threads_own =
+        id == scuda::client::handle_id(CU_STREAM_PER_THREAD) || (per_thread && !id);
     return {id, threads_own ? std::this_thread::get_id() : std::thread::id{}};
   }
   // Counts the capture before its request is sent, so that no call of
@@ -86,9 +87,10 @@ CUresult end(CUstream stream, bool per_thread, CUgraph* graph, Query query) {
   // A stream that began no capture here has nothing to end, and no question to ask.
   if (!active().contains(k)) return rc;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
-  const bool over = rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
-                    rc == CUDA_ERROR_STREAM_CAPTURE_UNJOINED ||
-                    (query(stream, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE);
+  const bool over =
+      rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+      rc == CUDA_ERROR_STREAM_CAPTURE_UNJOINED ||
+      (query(stream, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE);
   if (over) active().remove(k);
   return rc;
 }
@@ -144,9 +146,9 @@ CUresult ask(CUstream stream, bool per_thread, uint64_t room, uint64_t* count) {
   return r.done() ? CUDA_SUCCESS : bad_reply("cuStreamGetCaptureInfo");
 }
 
-CUresult capture_info(Query server, bool per_thread, CUstream stream,
-                      CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
-                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* count) {
+CUresult capture_info(Query server, bool per_thread, CUstream stream, CUstreamCaptureStatus* status,
+                      cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+                      const CUgraphEdgeData** edges, size_t* count) {
   if (!(id || graph || deps || edges || count) || !active().any())
     return is_capturing(server, stream, status);
   if (!status) return CUDA_ERROR_INVALID_VALUE;
@@ -222,9 +224,8 @@ CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status,
-                                           cuuint64_t* id, CUgraph* graph,
-                                           const CUgraphNode** deps, const CUgraphEdgeData** edges,
-                                           size_t* count) {
+                                           cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+                                           const CUgraphEdgeData** edges, size_t* count) {
   SCUDA_PASSTHROUGH(cuStreamGetCaptureInfo_v3, stream, status, id, graph, deps, edges, count);
   return capture_info(&forward::cuStreamIsCapturing, false, stream, status, id, graph, deps, edges,
                       count);

@@ -10,12 +10,12 @@
 #include <spdlog/spdlog.h>
 
 #include "client/contexts/async_notifications.h"
-#include "client/streams/host_callbacks.h"
 #include "client/logs.h"
 #include "client/memory/registered_memory.h"
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "client/streams/host_callbacks.h"
 #include "client/transport/session.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
@@ -29,8 +29,10 @@ std::atomic<bool> g_lost{false};
 void lose(const std::string& why) {
   g_lost.store(true);
   if (!exiting())
-    spdlog::error("lost the callback channel to the scuda server: {}; host callbacks fail from "
-                  "now on", why);
+    spdlog::error(
+        "lost the callback channel to the scuda server: {}; host callbacks fail from "
+        "now on",
+        why);
 }
 
 }  // namespace
@@ -78,12 +80,12 @@ void serve(Socket s, uint32_t server) {
     const uint64_t id = r.u64();
     if (f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
-    if (std::string why_not = run_reached(f.header.op, id, r); !why_not.empty()) return lose(why_not);
+    if (std::string why_not = run_reached(f.header.op, id, r); !why_not.empty())
+      return lose(why_not);
     protocol::FrameHeader done;
     done.op = f.header.op;
     done.flags = protocol::kReply;
-    if (!protocol::write_frame(s, done, &id, sizeof id))
-      return lose("the connection broke");
+    if (!protocol::write_frame(s, done, &id, sizeof id)) return lose("the connection broke");
   }
 }
 
@@ -91,9 +93,12 @@ CUresult open_once(uint32_t server) {
   Route route;
   route.to(server);
   std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpCallbackChannel, protocol::Writer(), &reply); rc != CUDA_SUCCESS) {
-    spdlog::error("host callbacks cannot run: the server could not open a callback channel "
-                  "(CUresult {}; its log says why)", static_cast<int>(rc));
+  if (CUresult rc = call(protocol::kOpCallbackChannel, protocol::Writer(), &reply);
+      rc != CUDA_SUCCESS) {
+    spdlog::error(
+        "host callbacks cannot run: the server could not open a callback channel "
+        "(CUresult {}; its log says why)",
+        static_cast<int>(rc));
     return rc;
   }
   protocol::Reader r(reply);

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "client/transport/dial.h"
-#include "common/tls_client.h"
 #include "client/stats.h"
+#include "client/transport/dial.h"
 #include "common/config.h"
+#include "common/tls_client.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
 
@@ -128,7 +128,8 @@ namespace {
 // SCUDA_SPIN_US): on a fast link most replies come within it. CUDA's own
 // waits spin too.
 std::chrono::microseconds reply_spin() {
-  static const std::chrono::microseconds spin(env_number("SCUDA_SPIN_US", 0, 10000, kWaitSpin.count()));
+  static const std::chrono::microseconds spin(
+      env_number("SCUDA_SPIN_US", 0, 10000, kWaitSpin.count()));
   return spin;
 }
 
@@ -137,9 +138,10 @@ std::chrono::microseconds reply_spin() {
 namespace {
 
 std::string silence_message() {
-  return fmt::format("no word from the server for {} s: it is frozen, stopped or cut off from "
-                     "this machine (SCUDA_SERVER_TIMEOUT sets the limit, 0 waits for ever)",
-                     std::chrono::duration_cast<std::chrono::seconds>(server_silence_limit()).count());
+  return fmt::format(
+      "no word from the server for {} s: it is frozen, stopped or cut off from "
+      "this machine (SCUDA_SERVER_TIMEOUT sets the limit, 0 waits for ever)",
+      std::chrono::duration_cast<std::chrono::seconds>(server_silence_limit()).count());
 }
 
 }  // namespace

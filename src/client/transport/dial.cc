@@ -63,9 +63,10 @@ Socket connect_with_retry(const HostPort& hp, const std::string& address, std::s
       [&](bool* refused) { return connect_tcp(hp, error, connect_timeout(), refused); },
       [&](seconds) {
         if (!std::exchange(said, true))
-          spdlog::warn("nothing listens at {} yet; trying again for up to {} s "
-                       "(SCUDA_CONNECT_RETRY)",
-                       address, std::chrono::duration_cast<seconds>(retry_window()).count());
+          spdlog::warn(
+              "nothing listens at {} yet; trying again for up to {} s "
+              "(SCUDA_CONNECT_RETRY)",
+              address, std::chrono::duration_cast<seconds>(retry_window()).count());
       });
 }
 
@@ -92,8 +93,9 @@ Socket open_transport(const std::string& address, const std::string& route, std:
   if (!s.valid()) {
     // Only a server that cannot be reached may not be running; one that
     // answers says what is wrong itself.
-    *error += " (is `scuda server` running there? The address comes from --server, SCUDA_SERVER "
-              "or ~/.config/scuda/host)";
+    *error +=
+        " (is `scuda server` running there? The address comes from --server, SCUDA_SERVER "
+        "or ~/.config/scuda/host)";
     return s;
   }
   if (!route.empty() && !protocol::write_join_route(s, route)) {
@@ -134,7 +136,8 @@ class QueueWait {
   // handshake's limit.
   milliseconds read_limit() const {
     if (!waiting()) return kHandshakeLimit;
-    const auto left = std::chrono::duration_cast<milliseconds>(start_ + wait_timeout() - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(start_ + wait_timeout() - Clock::now());
     return std::clamp(left, milliseconds(1), kHandshakeLimit);
   }
   void heard(const protocol::QueuePosition& q) {
@@ -142,20 +145,20 @@ class QueueWait {
     last_ = q;
     if (!moved && Clock::now() - said_ < seconds(30)) return;
     said_ = Clock::now();
-    spdlog::warn("waiting for a GPU: {} in line ({}); waited {} s of up to {} s "
-                 "(SCUDA_WAIT_TIMEOUT)",
-                 ordinal(q.position), q.reason, waited().count(), wait_timeout().count());
+    spdlog::warn(
+        "waiting for a GPU: {} in line ({}); waited {} s of up to {} s "
+        "(SCUDA_WAIT_TIMEOUT)",
+        ordinal(q.position), q.reason, waited().count(), wait_timeout().count());
   }
   std::string gave_up(const std::string& address) const {
-    return fmt::format("server {} did not take the client: it was {} in line ({}) and waited {} s "
-                       "(SCUDA_WAIT_TIMEOUT sets how long)",
-                       address, ordinal(last_.position), last_.reason, waited().count());
+    return fmt::format(
+        "server {} did not take the client: it was {} in line ({}) and waited {} s "
+        "(SCUDA_WAIT_TIMEOUT sets how long)",
+        address, ordinal(last_.position), last_.reason, waited().count());
   }
 
  private:
-  seconds waited() const {
-    return std::chrono::round<seconds>(Clock::now() - start_);
-  }
+  seconds waited() const { return std::chrono::round<seconds>(Clock::now() - start_); }
 
   Clock::time_point start_;
   Clock::time_point said_{};
@@ -164,7 +167,8 @@ class QueueWait {
 
 // A place in line, if `f` tells one.
 bool queue_position(const protocol::Frame& f, protocol::QueuePosition* q) {
-  if ((f.header.flags & protocol::kError) || f.header.op != protocol::kOpQueuePosition) return false;
+  if ((f.header.flags & protocol::kError) || f.header.op != protocol::kOpQueuePosition)
+    return false;
   protocol::Reader r(f.payload);
   return protocol::decode(r, q);
 }
@@ -172,10 +176,12 @@ bool queue_position(const protocol::Frame& f, protocol::QueuePosition* q) {
 // Why the handshake's read failed, in words for the user.
 std::string read_failure(const Socket& s, const std::string& address, std::string why) {
   if (s.timed_out())
-    why = fmt::format("server {} accepted the connection but did not answer its handshake in "
-                      "{} s: it is frozen or overloaded", address,
-                      std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
-  if (why.empty()) why = fmt::format("server {} closed the connection during the handshake", address);
+    why = fmt::format(
+        "server {} accepted the connection but did not answer its handshake in "
+        "{} s: it is frozen or overloaded",
+        address, std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
+  if (why.empty())
+    why = fmt::format("server {} closed the connection during the handshake", address);
   if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
     return tls_why;
   return why;
@@ -209,9 +215,8 @@ bool read_answer(Socket& s, const std::string& address, QueueWait& queue, protoc
 
 // One attempt; *busy says the server turned the client away only because it
 // is at its limit of connections.
-Socket dial_once(const std::string& address, const std::string& route,
-                 const protocol::Hello& hello, protocol::Frame* reply, QueueWait& queue,
-                 std::string* error, bool* busy) {
+Socket dial_once(const std::string& address, const std::string& route, const protocol::Hello& hello,
+                 protocol::Frame* reply, QueueWait& queue, std::string* error, bool* busy) {
   *busy = false;
   Socket s = open_transport(address, route, error);
   if (!s.valid()) return s;

@@ -79,7 +79,7 @@ class LaneSet {
 
 // Each server of the session has lanes of its own (servers.h).
 struct Lanes {
-  LaneSet* set = nullptr;       // set once, never freed: its threads run until exit
+  LaneSet* set = nullptr;         // set once, never freed: its threads run until exit
   std::atomic<uint32_t> open{0};  // lanes copies may take; 0 once one broke
   std::once_flag opening;
 };
@@ -141,8 +141,9 @@ bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
     return true;
   }
   if (lanes.open.exchange(0))
-    spdlog::error("a lane to the scuda server broke: this copy failed, and large copies use the "
-                  "one connection from now on");
+    spdlog::error(
+        "a lane to the scuda server broke: this copy failed, and large copies use the "
+        "one connection from now on");
   return false;
 }
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "client/pools/route.h"
-#include "client/runtime.h"
 #include "client/pools/servers.h"
+#include "client/runtime.h"
 #include "client/transport/session.h"
 
 extern "C" __attribute__((visibility("default"))) uint32_t scuda_remote_call(

@@ -45,10 +45,12 @@ void watch_process_events() {
         for (Connection* c : *g_all) g_locked_for_fork.push_back(c->before_fork());
       },
       [] {
-        for (size_t i = 0; i < g_all->size(); ++i) (*g_all)[i]->after_fork(g_locked_for_fork[i], false);
+        for (size_t i = 0; i < g_all->size(); ++i)
+          (*g_all)[i]->after_fork(g_locked_for_fork[i], false);
       },
       [] {
-        for (size_t i = 0; i < g_all->size(); ++i) (*g_all)[i]->after_fork(g_locked_for_fork[i], true);
+        for (size_t i = 0; i < g_all->size(); ++i)
+          (*g_all)[i]->after_fork(g_locked_for_fork[i], true);
         g_forked.store(true, std::memory_order_relaxed);
         g_open.store(false, std::memory_order_release);
       });
@@ -121,10 +123,11 @@ std::vector<Connection*> open_all(const std::vector<std::string>& servers,
     return {};
   }
   if (std::getenv("CUDA_VISIBLE_DEVICES")) {
-    spdlog::error("CUDA_VISIBLE_DEVICES is set while SCUDA_SERVER names {} servers: scuda does not "
-                  "yet narrow the devices of several servers; name only the servers wanted, or "
-                  "unset it",
-                  servers.size());
+    spdlog::error(
+        "CUDA_VISIBLE_DEVICES is set while SCUDA_SERVER names {} servers: scuda does not "
+        "yet narrow the devices of several servers; name only the servers wanted, or "
+        "unset it",
+        servers.size());
     return {};
   }
   std::vector<Connection*> open;
@@ -132,9 +135,10 @@ std::vector<Connection*> open_all(const std::vector<std::string>& servers,
     std::string error;
     Connection* c = open_one(server, token, &error);
     if (!c) {
-      spdlog::error("{}; the GPUs of {} servers are one list of devices, so the program needs "
-                    "them all (SCUDA_PICK=first uses the first that answers instead)",
-                    error, servers.size());
+      spdlog::error(
+          "{}; the GPUs of {} servers are one list of devices, so the program needs "
+          "them all (SCUDA_PICK=first uses the first that answers instead)",
+          error, servers.size());
       return {};
     }
     open.push_back(c);
@@ -180,9 +184,10 @@ CUresult open_session() {
   if (g_forked.load(std::memory_order_relaxed)) {
     static std::once_flag said;
     std::call_once(said, [] {
-      spdlog::error("this process is a fork of one that used CUDA: its CUDA calls fail, as with "
-                    "NVIDIA's driver; fork before the first CUDA call, or start the child with "
-                    "exec (multiprocessing's 'spawn')");
+      spdlog::error(
+          "this process is a fork of one that used CUDA: its CUDA calls fail, as with "
+          "NVIDIA's driver; fork before the first CUDA call, or start the child with "
+          "exec (multiprocessing's 'spawn')");
     });
     return CUDA_ERROR_NOT_INITIALIZED;
   }

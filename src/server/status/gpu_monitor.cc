@@ -39,7 +39,8 @@ void add_process_memory(const NvmlTable& nvml, nvmlDevice_t device,
   nvmlProcessInfo_t infos[256];
   unsigned int count = 256;
   if (nvml.nvmlDeviceGetComputeRunningProcesses_v3(device, &count, infos) != NVML_SUCCESS) return;
-  for (unsigned int i = 0; i < count && i < 256; ++i) (*per_pid)[infos[i].pid] += infos[i].usedGpuMemory;
+  for (unsigned int i = 0; i < count && i < 256; ++i)
+    (*per_pid)[infos[i].pid] += infos[i].usedGpuMemory;
 }
 
 GpuSlot read_gpu(const NvmlTable& nvml, nvmlDevice_t device) {
@@ -48,7 +49,8 @@ GpuSlot read_gpu(const NvmlTable& nvml, nvmlDevice_t device) {
   if (nvml.nvmlDeviceGetName && nvml.nvmlDeviceGetName(device, name, sizeof name) == NVML_SUCCESS)
     set_name(&g, name);
   nvmlMemory_t memory{};
-  if (nvml.nvmlDeviceGetMemoryInfo && nvml.nvmlDeviceGetMemoryInfo(device, &memory) == NVML_SUCCESS) {
+  if (nvml.nvmlDeviceGetMemoryInfo &&
+      nvml.nvmlDeviceGetMemoryInfo(device, &memory) == NVML_SUCCESS) {
     g.memory_used = memory.used;
     g.memory_total = memory.total;
     g.used_known = true;
@@ -61,7 +63,8 @@ GpuSlot read_gpu(const NvmlTable& nvml, nvmlDevice_t device) {
 }
 
 // Gives each active session the device memory NVML lists for its process.
-void publish_session_memory(SessionTable* table, const std::unordered_map<uint32_t, uint64_t>& per_pid) {
+void publish_session_memory(SessionTable* table,
+                            const std::unordered_map<uint32_t, uint64_t>& per_pid) {
   for (SessionSlot& slot : table->slots) {
     if (slot.state.load(std::memory_order_acquire) != kSlotActive) continue;
     auto it = per_pid.find(static_cast<uint32_t>(slot.pid.load()));

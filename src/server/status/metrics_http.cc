@@ -32,9 +32,10 @@ std::string read_head(Socket& client) {
 }
 
 std::string response(const std::string& status, const std::string& type, const std::string& body) {
-  return fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
-                     "Connection: close\r\n\r\n{}",
-                     status, type, body.size(), body);
+  return fmt::format(
+      "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
+      "Connection: close\r\n\r\n{}",
+      status, type, body.size(), body);
 }
 
 // The answer to the request whose head is `head`.

@@ -31,13 +31,15 @@ std::string escaped(const std::string& text) {
 void counters(std::string* out, const ServerState& s) {
   family(out, "scuda_sessions", "gauge", "Client sessions running now.");
   sample(out, "scuda_sessions", s.sessions.size());
-  family(out, "scuda_sessions_started_total", "counter", "Sessions that completed their handshake.");
+  family(out, "scuda_sessions_started_total", "counter",
+         "Sessions that completed their handshake.");
   sample(out, "scuda_sessions_started_total", s.sessions_started);
   family(out, "scuda_received_bytes_total", "counter", "Bytes of requests received from clients.");
   sample(out, "scuda_received_bytes_total", s.bytes_in);
   family(out, "scuda_sent_bytes_total", "counter", "Bytes of replies sent to clients.");
   sample(out, "scuda_sent_bytes_total", s.bytes_out);
-  family(out, "scuda_requests_total", "counter", "Requests served (round trips and one-way requests).");
+  family(out, "scuda_requests_total", "counter",
+         "Requests served (round trips and one-way requests).");
   sample(out, "scuda_requests_total", s.requests);
   family(out, "scuda_errors_total", "counter",
          "Requests that failed (CUDA errors other than not-ready) and clients refused.");
@@ -54,7 +56,8 @@ void admission(std::string* out, const ServerState& s) {
   family(out, "scuda_token_sessions", "gauge", "Client sessions running now, per token.");
   for (const auto& [token, n] : by_token)
     *out += fmt::format("scuda_token_sessions{{token=\"{}\"}} {}\n", escaped(token), n.first);
-  family(out, "scuda_token_queue_length", "gauge", "Clients waiting in the admission queue, per token.");
+  family(out, "scuda_token_queue_length", "gauge",
+         "Clients waiting in the admission queue, per token.");
   for (const auto& [token, n] : by_token)
     *out += fmt::format("scuda_token_queue_length{{token=\"{}\"}} {}\n", escaped(token), n.second);
 }
@@ -71,15 +74,18 @@ void per_gpu(std::string* out, const ServerState& s, const char* name, const cha
 }
 
 void gpus(std::string* out, const ServerState& s) {
-  per_gpu(out, s, "scuda_gpu_memory_total_bytes", "The GPU's memory.",
-          [](const GpuState&) { return true; }, [](const GpuState& g) { return g.memory_total; });
-  per_gpu(out, s, "scuda_gpu_memory_used_bytes", "The GPU's memory in use (from NVML).",
-          [](const GpuState& g) { return g.used_known; },
-          [](const GpuState& g) { return g.memory_used; });
-  per_gpu(out, s, "scuda_gpu_utilization_ratio",
-          "Share of the last sample period in which a kernel ran (from NVML).",
-          [](const GpuState& g) { return g.utilization >= 0; },
-          [](const GpuState& g) { return g.utilization / 100.0; });
+  per_gpu(
+      out, s, "scuda_gpu_memory_total_bytes", "The GPU's memory.",
+      [](const GpuState&) { return true; }, [](const GpuState& g) { return g.memory_total; });
+  per_gpu(
+      out, s, "scuda_gpu_memory_used_bytes", "The GPU's memory in use (from NVML).",
+      [](const GpuState& g) { return g.used_known; },
+      [](const GpuState& g) { return g.memory_used; });
+  per_gpu(
+      out, s, "scuda_gpu_utilization_ratio",
+      "Share of the last sample period in which a kernel ran (from NVML).",
+      [](const GpuState& g) { return g.utilization >= 0; },
+      [](const GpuState& g) { return g.utilization / 100.0; });
 }
 
 }  // namespace

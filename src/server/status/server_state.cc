@@ -83,7 +83,8 @@ void read_gpus(const SessionTable& table, ServerState* state) {
   for (int attempt = 0;; ++attempt) {
     const uint32_t sequence = table.gpu_sequence.load(std::memory_order_acquire);
     state->gpus.clear();
-    state->gpu_source = std::string(table.gpu_source, strnlen(table.gpu_source, sizeof table.gpu_source));
+    state->gpu_source =
+        std::string(table.gpu_source, strnlen(table.gpu_source, sizeof table.gpu_source));
     for (uint32_t i = 0; i < table.gpu_count && i < kMaxGpus; ++i) {
       const GpuSlot& g = table.gpus[i];
       state->gpus.push_back({i, std::string(g.name, strnlen(g.name, sizeof g.name)), g.memory_used,

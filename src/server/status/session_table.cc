@@ -31,8 +31,8 @@ int64_t unix_now_ms() {
 }
 
 SessionTable* SessionTable::create(std::string* error) {
-  void* p = mmap(nullptr, sizeof(SessionTable), PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, sizeof(SessionTable), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
   if (p == MAP_FAILED) {
     *error = fmt::format("cannot map the session table: {}", std::strerror(errno));
     return nullptr;

@@ -19,18 +19,18 @@ constexpr size_t kMaxGpus = 16;
 
 enum SlotState : uint32_t {
   kSlotFree = 0,
-  kSlotOpening = 1,  // a connection before its handshake (or a join's, or a status request's)
-  kSlotActive = 2,   // a session past its handshake
-  kSlotQueued = 3,   // authenticated, waiting in the admission queue for a place
+  kSlotOpening = 1,   // a connection before its handshake (or a join's, or a status request's)
+  kSlotActive = 2,    // a session past its handshake
+  kSlotQueued = 3,    // authenticated, waiting in the admission queue for a place
   kSlotAdmitted = 4,  // given a place by the listener, not yet past its handshake
   kSlotRefused = 5,   // queued with a token a reload removed: the listener sends it away
 };
 
 // Why a queued session waits (SessionSlot::wait_reason).
 enum WaitReason : uint32_t {
-  kWaitUnknown = 0,      // the listener has not looked at it yet
-  kWaitServerFull = 1,   // the server is at --max-sessions
-  kWaitTokenFull = 2,    // its token is at its max_sessions
+  kWaitUnknown = 0,     // the listener has not looked at it yet
+  kWaitServerFull = 1,  // the server is at --max-sessions
+  kWaitTokenFull = 2,   // its token is at its max_sessions
 };
 
 // Whether a slot in `state` holds one of the server's places.
@@ -52,8 +52,8 @@ struct SessionSlot {
   // name ("" for an unnamed token) and priority.
   char token[64] = {};
   int32_t priority = 0;
-  uint64_t ticket = 0;      // arrival order in the queue, from SessionTable::next_ticket
-  int64_t queued_ms = 0;    // Unix time it began to wait
+  uint64_t ticket = 0;    // arrival order in the queue, from SessionTable::next_ticket
+  int64_t queued_ms = 0;  // Unix time it began to wait
   // Set by the listener while the slot is queued: 1-based place in the
   // queue, and why it waits (WaitReason).
   std::atomic<uint32_t> position{0};

@@ -3,9 +3,9 @@
 // then read on the host, round after round; beside it the same read after a
 // prefetch to the host, and a plain cudaMemcpy to pageable memory of the same
 // size; what freeing the managed buffer costs; and the other way, the host
-// writing the buffer and a device copy reading it. Run natively and through scuda (with SCUDA_STATS=1, whose
-// "managed:" rows split the fault service's time into transfers and
-// mprotect calls):
+// writing the buffer and a device copy reading it. Run natively and through scuda (with
+// SCUDA_STATS=1, whose "managed:" rows split the fault service's time into transfers and mprotect
+// calls):
 //   nvcc -O2 -o /tmp/managed_read tests/gpu/diagnostics/managed_read.cu
 //   /tmp/managed_read [MiB] [rounds] [copy-out]
 // With copy-out, it only times copies out of device and managed memory
@@ -43,8 +43,8 @@ uint64_t sum(const void* p, size_t bytes) {
 }
 
 void report(const char* what, int round, size_t bytes, double sync_s, double read_s) {
-  std::printf("%-22s round %d: sync %.2f ms, read %.2f ms, %.2f GB/s\n", what, round,
-              sync_s * 1e3, read_s * 1e3, bytes / read_s / 1e9);
+  std::printf("%-22s round %d: sync %.2f ms, read %.2f ms, %.2f GB/s\n", what, round, sync_s * 1e3,
+              read_s * 1e3, bytes / read_s / 1e9);
 }
 
 // The device writes, the host reads; with `prefetch`, a prefetch to the

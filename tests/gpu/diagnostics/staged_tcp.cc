@@ -37,8 +37,8 @@ void check(CUresult rc, const char* what) {
 struct Env {
   CUcontext ctx;
   CUdeviceptr dev;
-  uint8_t* staging;       // registered
-  uint8_t* plain;         // not registered
+  uint8_t* staging;             // registered
+  uint8_t* plain;               // not registered
   std::vector<uint8_t> client;  // the far end's buffer, as a program's
 };
 
@@ -117,7 +117,8 @@ Side chunked_send(Env& e, uint8_t* buf) {
     for (size_t chunk = 0; chunk < kTotal; chunk += kChunk) {
       CUevent ev[4];
       for (int i = 0; i < 4; ++i) {
-        check(cuMemcpyDtoHAsync(buf + i * kPiece, e.dev + chunk + i * kPiece, kPiece, nullptr), "DtoHAsync");
+        check(cuMemcpyDtoHAsync(buf + i * kPiece, e.dev + chunk + i * kPiece, kPiece, nullptr),
+              "DtoHAsync");
         check(cuEventCreate(&ev[i], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
         check(cuEventRecord(ev[i], nullptr), "cuEventRecord");
       }
@@ -138,7 +139,8 @@ Side ring_send(Env& e, uint8_t* buf, size_t ahead) {
     for (auto& x : ev) check(cuEventCreate(&x, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     const size_t pieces = kTotal / kPiece;
     auto queue = [&](size_t i) {
-      check(cuMemcpyDtoHAsync(buf + i % slots * kPiece, e.dev + i * kPiece, kPiece, nullptr), "DtoHAsync");
+      check(cuMemcpyDtoHAsync(buf + i % slots * kPiece, e.dev + i * kPiece, kPiece, nullptr),
+            "DtoHAsync");
       check(cuEventRecord(ev[i % slots], nullptr), "cuEventRecord");
     };
     for (size_t i = 0; i < std::min(ahead, pieces); ++i) queue(i);
@@ -187,7 +189,8 @@ int main(int argc, char** argv) {
   };
   std::vector<std::vector<double>> got(cases.size());
   for (int r = 0; r < rounds; ++r)
-    for (size_t i = 0; i < cases.size(); ++i) got[i].push_back(timed(e, cases[i].server, cases[i].client));
+    for (size_t i = 0; i < cases.size(); ++i)
+      got[i].push_back(timed(e, cases[i].server, cases[i].client));
   for (size_t i = 0; i < cases.size(); ++i) {
     auto v = got[i];
     std::sort(v.begin(), v.end());

@@ -26,8 +26,10 @@ constexpr size_t kChunk = 8u << 20;
 constexpr size_t kPiece = 2u << 20;
 
 uint8_t* map(size_t n, bool huge) {
-  void* p = mmap(nullptr, n + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  auto* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p) + (2u << 20) - 1) & ~uintptr_t((2u << 20) - 1));
+  void* p =
+      mmap(nullptr, n + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  auto* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p) + (2u << 20) - 1) &
+                                          ~uintptr_t((2u << 20) - 1));
   if (huge) madvise(base, n, MADV_HUGEPAGE);
   else madvise(base, n, MADV_NOHUGEPAGE);
   std::memset(base, 1, n);
@@ -36,11 +38,11 @@ uint8_t* map(size_t n, bool huge) {
 
 struct Case {
   std::string name;
-  size_t src_offset;   // sender buffer's offset from a 2 MiB boundary
+  size_t src_offset;  // sender buffer's offset from a 2 MiB boundary
   bool src_huge;
-  size_t header;       // bytes sent before each chunk
-  size_t dst_ring;     // receiver's buffer: this many bytes, reused
-  size_t dst_offset;   // receiver writes at this offset in it
+  size_t header;      // bytes sent before each chunk
+  size_t dst_ring;    // receiver's buffer: this many bytes, reused
+  size_t dst_offset;  // receiver writes at this offset in it
   bool dst_huge;
 };
 
@@ -134,7 +136,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
-      got[i].push_back(run_once(c, c.src_huge ? src_huge : src_plain, c.dst_huge ? dst_huge : dst_plain));
+      got[i].push_back(
+          run_once(c, c.src_huge ? src_huge : src_plain, c.dst_huge ? dst_huge : dst_plain));
     }
   for (size_t i = 0; i < cases.size(); ++i) {
     auto v = got[i];

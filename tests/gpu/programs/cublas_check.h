@@ -6,12 +6,12 @@
 
 #include "check.h"
 
-#define CKB(call)                                                                   \
-  do {                                                                              \
-    cublasStatus_t s_ = (call);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
+#define CKB(call)                                                                      \
+  do {                                                                                 \
+    cublasStatus_t s_ = (call);                                                        \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
       fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, s_); \
-      printf("RESULT %s FAIL cublas status %d at line %d\n", NAME, s_, __LINE__);  \
-      exit(1);                                                                      \
-    }                                                                               \
+      printf("RESULT %s FAIL cublas status %d at line %d\n", NAME, s_, __LINE__);      \
+      exit(1);                                                                         \
+    }                                                                                  \
   } while (0)

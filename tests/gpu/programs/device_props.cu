@@ -1,13 +1,13 @@
 // device_props: every cudaDeviceProp field and every cudaDeviceAttr value of
 // every device as sorted key=value lines, so native and scuda runs can be
 // diffed. Nothing here changes between runs (no free memory, no clocks in use).
+#include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "device_props"
 #include "check.h"
@@ -30,8 +30,7 @@ static std::string hex(const void* p, size_t n) {
 
 template <class T, size_t N>
 static void put_array(const std::string& key, const T (&a)[N]) {
-  for (size_t i = 0; i < N; ++i)
-    put(key + "[" + std::to_string(i) + "]", std::to_string(a[i]));
+  for (size_t i = 0; i < N; ++i) put(key + "[" + std::to_string(i) + "]", std::to_string(a[i]));
 }
 
 static void props(int dev) {
@@ -44,38 +43,96 @@ static void props(int dev) {
   put(k + "name", p.name);
   put(k + "uuid", hex(&p.uuid, sizeof p.uuid));
   put(k + "luid", hex(p.luid, sizeof p.luid));
-  S(luidDeviceNodeMask); S(totalGlobalMem); S(sharedMemPerBlock);
-  S(regsPerBlock); S(warpSize); S(memPitch); S(maxThreadsPerBlock);
-  A(maxThreadsDim); A(maxGridSize); S(totalConstMem); S(major); S(minor);
-  S(textureAlignment); S(texturePitchAlignment); S(multiProcessorCount);
-  S(integrated); S(canMapHostMemory); S(maxTexture1D); S(maxTexture1DMipmap);
-  A(maxTexture2D); A(maxTexture2DMipmap); A(maxTexture2DLinear);
-  A(maxTexture2DGather); A(maxTexture3D); A(maxTexture3DAlt);
-  S(maxTextureCubemap); A(maxTexture1DLayered); A(maxTexture2DLayered);
-  A(maxTextureCubemapLayered); S(maxSurface1D); A(maxSurface2D);
-  A(maxSurface3D); A(maxSurface1DLayered); A(maxSurface2DLayered);
-  S(maxSurfaceCubemap); A(maxSurfaceCubemapLayered); S(surfaceAlignment);
-  S(concurrentKernels); S(ECCEnabled); S(pciBusID); S(pciDeviceID);
-  S(pciDomainID); S(tccDriver); S(asyncEngineCount); S(unifiedAddressing);
-  S(memoryBusWidth); S(l2CacheSize); S(persistingL2CacheMaxSize);
-  S(maxThreadsPerMultiProcessor); S(streamPrioritiesSupported);
-  S(globalL1CacheSupported); S(localL1CacheSupported);
-  S(sharedMemPerMultiprocessor); S(regsPerMultiprocessor); S(managedMemory);
-  S(isMultiGpuBoard); S(multiGpuBoardGroupID); S(hostNativeAtomicSupported);
-  S(pageableMemoryAccess); S(concurrentManagedAccess);
-  S(computePreemptionSupported); S(canUseHostPointerForRegisteredMem);
-  S(cooperativeLaunch); S(sharedMemPerBlockOptin);
-  S(pageableMemoryAccessUsesHostPageTables); S(directManagedMemAccessFromHost);
-  S(maxBlocksPerMultiProcessor); S(accessPolicyMaxWindowSize);
-  S(reservedSharedMemPerBlock); S(hostRegisterSupported);
-  S(sparseCudaArraySupported); S(hostRegisterReadOnlySupported);
-  S(timelineSemaphoreInteropSupported); S(memoryPoolsSupported);
-  S(gpuDirectRDMASupported); S(gpuDirectRDMAFlushWritesOptions);
-  S(gpuDirectRDMAWritesOrdering); S(memoryPoolSupportedHandleTypes);
-  S(deferredMappingCudaArraySupported); S(ipcEventSupported);
-  S(clusterLaunch); S(unifiedFunctionPointers); S(deviceNumaConfig);
-  S(deviceNumaId); S(mpsEnabled); S(hostNumaId); S(gpuPciDeviceID);
-  S(gpuPciSubsystemID); S(hostNumaMultinodeIpcSupported); A(reserved);
+  S(luidDeviceNodeMask);
+  S(totalGlobalMem);
+  S(sharedMemPerBlock);
+  S(regsPerBlock);
+  S(warpSize);
+  S(memPitch);
+  S(maxThreadsPerBlock);
+  A(maxThreadsDim);
+  A(maxGridSize);
+  S(totalConstMem);
+  S(major);
+  S(minor);
+  S(textureAlignment);
+  S(texturePitchAlignment);
+  S(multiProcessorCount);
+  S(integrated);
+  S(canMapHostMemory);
+  S(maxTexture1D);
+  S(maxTexture1DMipmap);
+  A(maxTexture2D);
+  A(maxTexture2DMipmap);
+  A(maxTexture2DLinear);
+  A(maxTexture2DGather);
+  A(maxTexture3D);
+  A(maxTexture3DAlt);
+  S(maxTextureCubemap);
+  A(maxTexture1DLayered);
+  A(maxTexture2DLayered);
+  A(maxTextureCubemapLayered);
+  S(maxSurface1D);
+  A(maxSurface2D);
+  A(maxSurface3D);
+  A(maxSurface1DLayered);
+  A(maxSurface2DLayered);
+  S(maxSurfaceCubemap);
+  A(maxSurfaceCubemapLayered);
+  S(surfaceAlignment);
+  S(concurrentKernels);
+  S(ECCEnabled);
+  S(pciBusID);
+  S(pciDeviceID);
+  S(pciDomainID);
+  S(tccDriver);
+  S(asyncEngineCount);
+  S(unifiedAddressing);
+  S(memoryBusWidth);
+  S(l2CacheSize);
+  S(persistingL2CacheMaxSize);
+  S(maxThreadsPerMultiProcessor);
+  S(streamPrioritiesSupported);
+  S(globalL1CacheSupported);
+  S(localL1CacheSupported);
+  S(sharedMemPerMultiprocessor);
+  S(regsPerMultiprocessor);
+  S(managedMemory);
+  S(isMultiGpuBoard);
+  S(multiGpuBoardGroupID);
+  S(hostNativeAtomicSupported);
+  S(pageableMemoryAccess);
+  S(concurrentManagedAccess);
+  S(computePreemptionSupported);
+  S(canUseHostPointerForRegisteredMem);
+  S(cooperativeLaunch);
+  S(sharedMemPerBlockOptin);
+  S(pageableMemoryAccessUsesHostPageTables);
+  S(directManagedMemAccessFromHost);
+  S(maxBlocksPerMultiProcessor);
+  S(accessPolicyMaxWindowSize);
+  S(reservedSharedMemPerBlock);
+  S(hostRegisterSupported);
+  S(sparseCudaArraySupported);
+  S(hostRegisterReadOnlySupported);
+  S(timelineSemaphoreInteropSupported);
+  S(memoryPoolsSupported);
+  S(gpuDirectRDMASupported);
+  S(gpuDirectRDMAFlushWritesOptions);
+  S(gpuDirectRDMAWritesOrdering);
+  S(memoryPoolSupportedHandleTypes);
+  S(deferredMappingCudaArraySupported);
+  S(ipcEventSupported);
+  S(clusterLaunch);
+  S(unifiedFunctionPointers);
+  S(deviceNumaConfig);
+  S(deviceNumaId);
+  S(mpsEnabled);
+  S(hostNumaId);
+  S(gpuPciDeviceID);
+  S(gpuPciSubsystemID);
+  S(hostNumaMultinodeIpcSupported);
+  A(reserved);
 #undef S
 #undef A
 }
@@ -118,7 +175,6 @@ int main() {
   }
   std::sort(lines.begin(), lines.end());
   for (const auto& l : lines) printf("%s\n", l.c_str());
-  printf("RESULT %s PASS devices=%d keys=%zu attrs_answered=%d\n", NAME, n,
-         lines.size(), answered);
+  printf("RESULT %s PASS devices=%d keys=%zu attrs_answered=%d\n", NAME, n, lines.size(), answered);
   return 0;
 }

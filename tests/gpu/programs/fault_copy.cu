@@ -4,11 +4,11 @@
 // round trip), so that a kill can be aimed at a moment in a copy.
 #include <unistd.h>
 
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
 
 #define NAME "fault_copy"
 #include "check.h"

@@ -3,15 +3,14 @@
 // works and the faulting one makes the synchronize fail with
 // cudaErrorIllegalAddress or cudaErrorLaunchFailure; fails when the fault
 // goes unreported or another error comes.
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 
 #define NAME "fault_illegal"
 #include "check.h"
 
 __global__ void fill(unsigned* p, unsigned v, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    p[i] = v;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = v;
 }
 
 int main() {

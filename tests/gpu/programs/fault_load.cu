@@ -12,13 +12,13 @@
 // cudaDeviceSynchronize (a stream synchronize instead).
 #include <unistd.h>
 
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "fault_load"
 #include "check.h"
@@ -30,12 +30,10 @@ __global__ void vadd(const float* a, const float* b, float* c, int n) {
     c[i] = a[i] + b[i];
 }
 __global__ void scale(float* p, float s, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    p[i] *= s;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] *= s;
 }
 __global__ void fill(unsigned* p, unsigned v, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    p[i] = v;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = v;
 }
 
 namespace {
@@ -61,7 +59,9 @@ struct Load {
   }
 
   // Up to 32 MiB, most much smaller: sizes spread over every power of two.
-  size_t any_size(int max_shift) { return 1 + rng.next() % (size_t(1) << (rng.next() % max_shift)); }
+  size_t any_size(int max_shift) {
+    return 1 + rng.next() % (size_t(1) << (rng.next() % max_shift));
+  }
 
   // Allocates, memsets and reads back a piece; frees one first at the cap.
   void alloc() {
@@ -199,12 +199,21 @@ struct Load {
 
   void one_op() {
     switch (rng.next() % 16) {
-      case 0: case 1: case 2: alloc(); break;
-      case 3: case 4: free_one(); break;
-      case 5: case 6: case 7: round_trip(); break;
-      case 8: case 9: kernels ? add() : round_trip(); break;
-      case 10: case 11: streams(); break;
-      case 12: case 13: case 14: kernels ? fill_live() : alloc(); break;
+      case 0:
+      case 1:
+      case 2: alloc(); break;
+      case 3:
+      case 4: free_one(); break;
+      case 5:
+      case 6:
+      case 7: round_trip(); break;
+      case 8:
+      case 9: kernels ? add() : round_trip(); break;
+      case 10:
+      case 11: streams(); break;
+      case 12:
+      case 13:
+      case 14: kernels ? fill_live() : alloc(); break;
       default: synchronize(); break;
     }
     ++ops;

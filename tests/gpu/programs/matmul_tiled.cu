@@ -1,10 +1,10 @@
 // matmul_tiled: C(512x256) = A(512x384) * B(384x256) with 16x16 shared
 // memory tiles, compared against a double precision CPU reference.
+#include <cuda_runtime.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "matmul_tiled"
 #include "check.h"
@@ -29,7 +29,10 @@ __global__ void matmul(const float* A, const float* B, float* C) {
 int main() {
   std::vector<float> A(M * K), B(K * N), C(M * N);
   unsigned x = 12345;
-  auto rnd = [&] { x = x * 1103515245u + 12345u; return (x >> 8) / 16777216.0f; };
+  auto rnd = [&] {
+    x = x * 1103515245u + 12345u;
+    return (x >> 8) / 16777216.0f;
+  };
   for (auto& v : A) v = rnd();  // positive, so no sum is near zero
   for (auto& v : B) v = rnd();
 
@@ -60,7 +63,6 @@ int main() {
     printf("RESULT %s FAIL max_rel_err=%.3e\n", NAME, worst);
     return 1;
   }
-  printf("RESULT %s PASS %dx%d*%dx%d max_rel_err=%.3e\n", NAME, M, K, K, N,
-         worst);
+  printf("RESULT %s PASS %dx%d*%dx%d max_rel_err=%.3e\n", NAME, M, K, K, N, worst);
   return 0;
 }

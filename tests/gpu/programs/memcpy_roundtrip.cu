@@ -1,21 +1,20 @@
 // memcpy_roundtrip: H2D (pageable), D2D, memset of a sub-range, D2H for
 // several sizes, compared by FNV-1a 64 checksums; then an async round trip
 // through pinned memory on a stream.
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "memcpy_roundtrip"
 #include "check.h"
 #include "fill_hash.h"
 
 static double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t0).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Returns true when everything that came back matches.
@@ -43,10 +42,11 @@ static bool roundtrip(size_t n) {
   uint64_t he = fnv1a(expect.data(), n), hb = fnv1a(back.data(), n);
   uint64_t hs = fnv1a(src.data(), n), hbs = fnv1a(back_src.data(), n);
   bool ok = he == hb && hs == hbs;
-  printf("size=%zu memset=[%zu,+%zu) fnv_expect=%016llx fnv_back=%016llx "
-         "src_intact=%s %.1f ms %s\n",
-         n, off, len, (unsigned long long)he, (unsigned long long)hb,
-         hs == hbs ? "yes" : "no", ms, ok ? "ok" : "MISMATCH");
+  printf(
+      "size=%zu memset=[%zu,+%zu) fnv_expect=%016llx fnv_back=%016llx "
+      "src_intact=%s %.1f ms %s\n",
+      n, off, len, (unsigned long long)he, (unsigned long long)hb, hs == hbs ? "yes" : "no", ms,
+      ok ? "ok" : "MISMATCH");
   return ok;
 }
 
@@ -68,9 +68,10 @@ static bool async_pinned(size_t n) {
   memset(h_in, 0x3C, 4096);
   uint64_t he = fnv1a(h_in, n), hb = fnv1a(h_out, n);
   bool ok = he == hb;
-  printf("async pinned size=%zu fnv_expect=%016llx fnv_back=%016llx %.1f ms "
-         "%s\n", n, (unsigned long long)he, (unsigned long long)hb, ms,
-         ok ? "ok" : "MISMATCH");
+  printf(
+      "async pinned size=%zu fnv_expect=%016llx fnv_back=%016llx %.1f ms "
+      "%s\n",
+      n, (unsigned long long)he, (unsigned long long)hb, ms, ok ? "ok" : "MISMATCH");
   CK(cudaStreamDestroy(s));
   CK(cudaFree(d));
   CK(cudaFreeHost(h_in));

@@ -5,12 +5,12 @@
 // (printed on `# ` lines, which may differ between runs).
 // Not in run.sh's list, which also runs on one-GPU machines; tests/gpu/README.md
 // ("Two GPUs") says how to run it natively and through scuda.
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "multi_gpu_peer"
 #include "check.h"
@@ -143,7 +143,6 @@ int main() {
   }
   if (!copies_both_ways() || !kernel_reads_peer()) return 1;
   bandwidth();
-  printf("RESULT %s PASS peer copies both ways match, a kernel on device 1 read device 0\n",
-         NAME);
+  printf("RESULT %s PASS peer copies both ways match, a kernel on device 1 read device 0\n", NAME);
   return 0;
 }

@@ -1,11 +1,11 @@
 // streams_events: 4 streams, each runs a busy kernel between two events.
 // Stream s waits (cudaStreamWaitEvent) for stream s-1 and consumes its
 // output, so wrong ordering shows up in the checked results.
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "streams_events"
 #include "check.h"
@@ -38,8 +38,7 @@ int main() {
   for (int s = 0; s < kStreams; ++s) {
     if (s > 0) CK(cudaStreamWaitEvent(st[s], stop[s - 1], 0));
     CK(cudaEventRecord(start[s], st[s]));
-    busy<<<kN / 128, 128, 0, st[s]>>>(s ? d[s - 1] : nullptr, d[s], kN,
-                                      0x1000u * (s + 1));
+    busy<<<kN / 128, 128, 0, st[s]>>>(s ? d[s - 1] : nullptr, d[s], kN, 0x1000u * (s + 1));
     CK(cudaGetLastError());
     CK(cudaEventRecord(stop[s], st[s]));
   }
@@ -63,8 +62,7 @@ int main() {
   std::vector<uint32_t> h(kN), prev(kN);
   int wrong = 0;
   for (int s = 0; s < kStreams; ++s) {
-    CK(cudaMemcpy(h.data(), d[s], kN * sizeof(uint32_t),
-                  cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h.data(), d[s], kN * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     for (int i = 0; i < kN; i += 257) {
       uint32_t in = s ? prev[i] : (uint32_t)i;
       if (h[i] != churn(in ^ (0x1000u * (s + 1)), kIters)) wrong++;

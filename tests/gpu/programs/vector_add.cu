@@ -1,8 +1,8 @@
 // vector_add: c = a + b over 1<<20 floats, checked on the host.
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "vector_add"
 #include "check.h"
@@ -38,8 +38,8 @@ int main() {
   for (int i = 0; i < n; ++i)
     if (c[i] != a[i] + b[i] && bad++ == 0) first = i;
   if (bad) {
-    printf("RESULT %s FAIL %d/%d wrong, first at %d: %g != %g\n", NAME, bad, n,
-           first, c[first], a[first] + b[first]);
+    printf("RESULT %s FAIL %d/%d wrong, first at %d: %g != %g\n", NAME, bad, n, first, c[first],
+           a[first] + b[first]);
     return 1;
   }
   printf("RESULT %s PASS n=%d\n", NAME, n);

@@ -3,11 +3,11 @@
 // again, and every block then scales its slice by the total, which only a
 // grid-wide barrier makes safe. Launched with cudaLaunchCooperativeKernel at
 // the largest grid the device can hold resident.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-#include <cooperative_groups.h>
-#include <cuda_runtime.h>
 
 #define NAME "cooperative"
 #include "check.h"

@@ -2,11 +2,11 @@
 // pitched device memory and CUDA arrays, with offsets and partial widths,
 // sync and async; a kernel touches the device copy in between. Every result
 // is compared with what the host computes, and printed as an FNV-1a sum.
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "copies_2d3d"
 #include "check.h"
@@ -132,7 +132,7 @@ __global__ void add_z(cudaPitchedPtr p, int width, int height, int depth) {
 // A host box (with its own pitch and slice height) -> cudaMalloc3D at an
 // offset -> kernel -> back; then the same through a 3D array.
 static void three_d() {
-  const int W = 90, H = 20, D = 7;  // the device extent (bytes, rows, slices)
+  const int W = 90, H = 20, D = 7;      // the device extent (bytes, rows, slices)
   const int hw = 100, hh = 25, hd = 9;  // the host box
   std::vector<unsigned char> src((size_t)hw * hh * hd);
   fill(src.data(), src.size(), 4);
@@ -194,7 +194,8 @@ static void three_d() {
   for (int z = 0; z < 4; ++z)
     for (int y = 0; y < 15; ++y)
       for (int x = 0; x < 60; ++x)
-        want_a[((size_t)(z + 1) * H + y + 3) * W + x] = want[((size_t)(z + 2) * H + y + 1) * W + x + 5];
+        want_a[((size_t)(z + 1) * H + y + 3) * W + x] =
+            want[((size_t)(z + 2) * H + y + 1) * W + x + 5];
   report("3d arrays d2a/a2h", back, want_a);
   CK(cudaFreeArray(arr));
   CK(cudaFree(dev.ptr));

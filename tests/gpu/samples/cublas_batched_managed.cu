@@ -26,8 +26,8 @@ int main() {
   cublasHandle_t handle;
   CKB(cublasCreate(&handle));
   const float alpha = 1.0f, beta = 0.0f;
-  CKB(cublasSgemmBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, pa, m, pb, m, &beta,
-                         pc, m, batch));
+  CKB(cublasSgemmBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, pa, m, pb, m, &beta, pc,
+                         m, batch));
   CK(cudaDeviceSynchronize());
   int wrong = 0;
   double sum = 0;

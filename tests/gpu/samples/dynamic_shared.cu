@@ -4,9 +4,9 @@
 // slice in shared memory and writes it back reversed, so a wrong size or a
 // launch that did not run shows in the data. A launch over the limit set
 // must fail, at the launch or at the next synchronize.
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "dynamic_shared"
 #include "check.h"

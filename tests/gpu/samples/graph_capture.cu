@@ -2,10 +2,10 @@
 // copies, forked to a second stream and joined back through events, turned
 // into a graph and launched several times. Also checks that capture status
 // and info are reported, and that nothing ran while capturing.
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "graph_capture"
 #include "check.h"
@@ -45,17 +45,17 @@ int main() {
   const int threads = 256, blocks = (kN + threads - 1) / threads;
 
   CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
-  fill<<<blocks, threads, 0, s1>>>(x, 1.0f, kN);              // x = 1 + i%7
+  fill<<<blocks, threads, 0, s1>>>(x, 1.0f, kN);  // x = 1 + i%7
   CK(cudaGetLastError());
-  CK(cudaMemsetAsync(y, 0, bytes, s1));                        // y = 0
+  CK(cudaMemsetAsync(y, 0, bytes, s1));  // y = 0
   CK(cudaEventRecord(fork, s1));
   CK(cudaStreamWaitEvent(s2, fork, 0));
-  axpy<<<blocks, threads, 0, s2>>>(x, y, 2.0f, kN);           // y = 2x
+  axpy<<<blocks, threads, 0, s2>>>(x, y, 2.0f, kN);  // y = 2x
   CK(cudaGetLastError());
   CK(cudaEventRecord(join, s2));
   CK(cudaStreamWaitEvent(s1, join, 0));
   CK(cudaMemcpyAsync(z, y, bytes, cudaMemcpyDeviceToDevice, s1));  // z = y
-  accumulate<<<blocks, threads, 0, s1>>>(z, acc, kN);         // acc += z
+  accumulate<<<blocks, threads, 0, s1>>>(z, acc, kN);              // acc += z
   CK(cudaGetLastError());
 
   cudaStreamCaptureStatus status;

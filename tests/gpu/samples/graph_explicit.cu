@@ -4,10 +4,10 @@
 // (cudaGraphExecKernelNodeSetParams), then restored by cudaGraphExecUpdate
 // from the graph; node queries; and a conditional WHILE node whose body
 // counts down a device counter.
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "graph_explicit"
 #include "check.h"
@@ -168,7 +168,9 @@ int main() {
   long long want5 = 0;
   for (int i = 0; i < kN; ++i) want5 += 5 * (1 + i % 5);
   const bool ok = count == 6 && roots == 1 && same && first == want5 && changed == want5 / 5 * 9 &&
-                  restored == first && ran == kLoops && *static_cast<int*>(read.kernelParams[2]) == 3;
-  printf("RESULT %s %s diamond, exec set/update, while node x%d\n", NAME, ok ? "PASS" : "FAIL", ran);
+                  restored == first && ran == kLoops &&
+                  *static_cast<int*>(read.kernelParams[2]) == 3;
+  printf("RESULT %s %s diamond, exec set/update, while node x%d\n", NAME, ok ? "PASS" : "FAIL",
+         ran);
   return ok ? 0 : 1;
 }

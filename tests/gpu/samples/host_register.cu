@@ -35,7 +35,7 @@ int main() {
   CK(cudaHostGetFlags(&flags, b));
   int wrong = 0;
   for (int k = 2; k <= 3; ++k) {
-    a[k] = 5000 + k;  // a host change between launches
+    a[k] = 5000 + k;                            // a host change between launches
     affine<<<(n + 255) / 256, 256>>>(a, n, k);  // the host pointer itself
     affine<<<(n + 255) / 256, 256>>>(db, n, k);
     CK(cudaGetLastError());

@@ -2,9 +2,9 @@
 // through cudaMemcpyToSymbol / FromSymbol (with offsets, and async on a
 // stream), and through the address cudaGetSymbolAddress gives; a kernel
 // combines them, so the device must have seen every write.
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "memcpy_symbol"
 #include "check.h"
@@ -102,7 +102,8 @@ int main() {
   CK(cudaMemcpyFromSymbol(r.data(), results, kN * sizeof(float)));
   bool zeroed = true;
   for (int i = 0; i < 16; ++i) zeroed = zeroed && r[i] == 0.0f;
-  check("device<->symbol copies", zeroed && r[300] == (v[300] + s2.offset) * c[300 % kCoeffs] * s2.scale);
+  check("device<->symbol copies",
+        zeroed && r[300] == (v[300] + s2.offset) * c[300 % kCoeffs] * s2.scale);
   CK(cudaFree(d));
   CK(cudaStreamDestroy(st));
   printf("RESULT %s %s %d mismatches\n", NAME, failures ? "FAIL" : "PASS", failures);

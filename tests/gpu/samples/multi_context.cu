@@ -4,24 +4,24 @@
 // make one context each current with cuCtxSetCurrent and work at once.
 // Every context must see only its own global's value.
 // nvcc: -lcuda
+#include <cuda.h>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
-#include <cuda.h>
 
 #define NAME "multi_context"
 
-#define CU(call)                                                                       \
-  do {                                                                                 \
-    CUresult r_ = (call);                                                              \
-    if (r_ != CUDA_SUCCESS) {                                                          \
-      const char* n_ = nullptr;                                                        \
-      cuGetErrorName(r_, &n_);                                                         \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, n_ ? n_ : "?");    \
-      printf("RESULT %s FAIL %s at line %d\n", NAME, n_ ? n_ : "?", __LINE__);        \
-      exit(1);                                                                         \
-    }                                                                                  \
+#define CU(call)                                                                    \
+  do {                                                                              \
+    CUresult r_ = (call);                                                           \
+    if (r_ != CUDA_SUCCESS) {                                                       \
+      const char* n_ = nullptr;                                                     \
+      cuGetErrorName(r_, &n_);                                                      \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, n_ ? n_ : "?"); \
+      printf("RESULT %s FAIL %s at line %d\n", NAME, n_ ? n_ : "?", __LINE__);      \
+      exit(1);                                                                      \
+    }                                                                               \
   } while (0)
 
 // p[i] = p[i] * 2 + tag, with `tag` a global of the module.

@@ -4,11 +4,11 @@
 // point sampling, and a surface object that a kernel writes and a texture
 // object then reads. The resource descriptor asked back must name the same
 // array.
+#include <cuda_runtime.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
 
 #define NAME "texture"
 #include "check.h"
@@ -60,8 +60,8 @@ static void linear_filtering() {
 
   cudaResourceDesc back = {};
   CK(cudaGetTextureObjectResourceDesc(&back, tex));
-  verdict("resource desc names the array", back.resType == cudaResourceTypeArray &&
-                                               back.res.array.array == arr, "");
+  verdict("resource desc names the array",
+          back.resType == cudaResourceTypeArray && back.res.array.array == arr, "");
 
   float* d;
   CK(cudaMalloc(&d, W * H * sizeof(float)));

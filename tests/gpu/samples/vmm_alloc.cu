@@ -5,23 +5,23 @@
 // reported by cudaMalloc itself, with nothing failing later, and the retry
 // after freeing succeeding, as PyTorch's caching allocator relies on.
 // nvcc: -lcuda
-#include <cstdio>
-#include <vector>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cstdio>
+#include <vector>
 
 #define NAME "vmm_alloc"
 #include "check.h"
 
-#define CU(call)                                                             \
-  do {                                                                       \
-    CUresult r_ = (call);                                                    \
-    if (r_ != CUDA_SUCCESS) {                                                \
-      const char* n_ = "?";                                                  \
-      cuGetErrorName(r_, &n_);                                               \
-      printf("RESULT %s FAIL %s at line %d\n", NAME, n_, __LINE__);          \
-      exit(1);                                                               \
-    }                                                                        \
+#define CU(call)                                                    \
+  do {                                                              \
+    CUresult r_ = (call);                                           \
+    if (r_ != CUDA_SUCCESS) {                                       \
+      const char* n_ = "?";                                         \
+      cuGetErrorName(r_, &n_);                                      \
+      printf("RESULT %s FAIL %s at line %d\n", NAME, n_, __LINE__); \
+      exit(1);                                                      \
+    }                                                               \
   } while (0)
 
 constexpr size_t kMiB = size_t{1} << 20;
