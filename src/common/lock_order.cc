@@ -3,6 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+// Only the checking build carries the held-lock lists: other builds keep
+// their thread-local storage, which a dlopened library shares with every
+// other, to what they use.
+#ifdef SCUDA_CHECK_LOCK_ORDER
+
 namespace scuda::lock_order {
 
 namespace {
@@ -21,11 +26,11 @@ thread_local Held t_held[kMaxHeld];
 thread_local int t_count = 0;
 thread_local int t_unchecked = 0;  // Unchecked scopes open on this thread
 
-[[noreturn]] void broken(const char* what, const char* name, LockRank rank, const Held& held) {
+[[noreturn]] void broken(const char* name, LockRank rank, const Held& held) {
   std::fprintf(stderr,
-               "scuda: lock order broken: %s %s (rank %d) while holding %s (rank %d); "
+               "scuda: lock order broken: taking %s (rank %d) while holding %s (rank %d); "
                "docs/locking.md gives the order\n",
-               what, name, static_cast<int>(rank), held.name, static_cast<int>(held.rank));
+               name, static_cast<int>(rank), held.name, static_cast<int>(held.rank));
   std::abort();
 }
 
@@ -34,7 +39,7 @@ thread_local int t_unchecked = 0;  // Unchecked scopes open on this thread
 void check(LockRank rank, const char* name) {
   if (t_unchecked) return;
   for (int i = 0; i < t_count; ++i)
-    if (t_held[i].rank >= rank) broken("taking", name, rank, t_held[i]);
+    if (t_held[i].rank >= rank) broken(name, rank, t_held[i]);
 }
 
 void acquired(const void* mu, LockRank rank, const char* name) {
@@ -57,9 +62,9 @@ void released(const void* mu) {
   }
 }
 
-#ifdef SCUDA_CHECK_LOCK_ORDER
 Unchecked::Unchecked() { ++t_unchecked; }
 Unchecked::~Unchecked() { --t_unchecked; }
-#endif
 
 }  // namespace scuda::lock_order
+
+#endif  // SCUDA_CHECK_LOCK_ORDER

@@ -27,11 +27,13 @@ enum class LockRank : int {
 
 namespace lock_order {
 
+#ifdef SCUDA_CHECK_LOCK_ORDER
 // Aborts unless every lock the calling thread holds ranks below `rank`.
 void check(LockRank rank, const char* name);
 // Notes that the calling thread holds (or no longer holds) `mu`.
 void acquired(const void* mu, LockRank rank, const char* name);
 void released(const void* mu);
+#endif
 
 // While one exists on a thread, that thread's locks are neither checked nor
 // counted: for a fork handler, which takes every connection's locks, one
