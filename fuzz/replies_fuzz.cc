@@ -30,6 +30,7 @@
 #include "client/transport/connection.h"
 #include "client_gen.h"
 #include "common/socket.h"
+#include "protocol/changed_blocks.h"
 #include "protocol/frame_io.h"
 #include "protocol/ops.h"
 
@@ -84,6 +85,14 @@ void decode_payload(const uint8_t* data, size_t size) {
   {
     Reader r(data, size);
     client::registered::apply_changes(r);
+  }
+  {
+    // A changed-block pull's reply, for 1 MiB in 64 KiB blocks.
+    static std::vector<uint8_t> held(1u << 20);
+    Reader r(data, size);
+    size_t changed = 0;
+    std::string why;
+    protocol::read_changed(r, held.data(), held.size(), 64u << 10, &changed, &why);
   }
   if (size >= 9) {
     // A channel frame's op, then its payload after the callback's id.

@@ -3,7 +3,7 @@
 # PyPI. Needs root (or sudo) for apt-get; skips what is already there.
 set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
-          libgtest-dev libssl-dev liblz4-dev clang shellcheck nlohmann-json3-dev prometheus
+          libgtest-dev libssl-dev liblz4-dev libxxhash-dev clang shellcheck nlohmann-json3-dev prometheus
           libtomlplusplus-dev python3-venv dpkg-dev systemd file clang-format
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev python3-yaml)
 missing=()

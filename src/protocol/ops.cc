@@ -51,6 +51,7 @@ const char* op_name(uint32_t op) {
     case kOpHostUnregister: return "host-unregister";
     case kOpMirrorPush: return "mirror-push";
     case kOpMirrorPull: return "mirror-pull";
+    case kOpPagePullChanged: return "page-pull-changed";
     case kOpMemcpy3D: return "memcpy-3d";
     case kOpTexObjectCreate: return "tex-object-create";
     case kOpSurfObjectCreate: return "surf-object-create";

@@ -57,12 +57,13 @@ enum Op : uint32_t {
   kOpGraphKernelNodeAttribute = 208,    // cuGraphKernelNodeGet/SetAttribute
   kOpGraphMemAllocNodeGetParams = 209,  // a memory allocation node's parameters and access
   // Managed and mapped host memory (docs/managed-memory.md).
-  kOpPagePush = 300,        // one-way: bytes the host changed, into device memory
-  kOpPagePull = 301,        // device memory the host reads
-  kOpHostRegister = 302,    // cuMemHostRegister: a mirror of client memory in the session
-  kOpHostUnregister = 303,  // cuMemHostUnregister
-  kOpMirrorPush = 304,      // one-way: bytes of registered memory the host changed
-  kOpMirrorPull = 305,      // the bytes of registered memory the device changed
+  kOpPagePush = 300,         // one-way: bytes the host changed, into device memory
+  kOpPagePull = 301,         // device memory the host reads
+  kOpHostRegister = 302,     // cuMemHostRegister: a mirror of client memory in the session
+  kOpHostUnregister = 303,   // cuMemHostUnregister
+  kOpMirrorPush = 304,       // one-way: bytes of registered memory the host changed
+  kOpMirrorPull = 305,       // the bytes of registered memory the device changed
+  kOpPagePullChanged = 306,  // the blocks of device memory that differ from the host's copy
   // 2D/3D copies, texture and surface objects (250-299).
   kOpMemcpy3D = 250,          // one box of a 2D/3D or host<->array copy
   kOpTexObjectCreate = 251,   // cuTexObjectCreate

@@ -2,6 +2,7 @@
 // host changed, pushed into device memory, and device memory pulled into the
 // client's host pages. Plain synchronous copies on the legacy stream, so
 // they are ordered with the work the client sends around them.
+#include "protocol/changed_blocks.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
@@ -35,9 +36,30 @@ CUresult page_pull(Session& s, Reader& in, Writer& out) {
   return rc;
 }
 
+// A page-pull that sends only the blocks whose bytes differ from the
+// client's copy (protocol/changed_blocks.h): the device bytes are copied
+// behind the bitmap's room and the changed blocks then closed up.
+CUresult page_pull_changed(Session& s, Reader& in, Writer& out) {
+  protocol::ChangedPull req;
+  if (!protocol::read_changed_pull(in, protocol::kChunkSize, &req)) return kMalformed;
+  auto fn = s.driver().cuMemcpyDtoH_v2;
+  if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
+  const size_t map = protocol::bitmap_bytes(protocol::block_count(req.size, req.block));
+  std::vector<uint8_t>& buf = out.data();
+  buf.assign(map, 0);
+  buf.resize(map + req.size);
+  if (CUresult rc = fn(buf.data() + map, req.address, req.size); rc != CUDA_SUCCESS) {
+    buf.clear();
+    return rc;
+  }
+  buf.resize(map + protocol::keep_changed(req, buf.data() + map, buf.data()));
+  return CUDA_SUCCESS;
+}
+
 const HandlerEntry kHandlers[] = {
     {protocol::kOpPagePush, page_push, "page-push"},
     {protocol::kOpPagePull, page_pull, "page-pull"},
+    {protocol::kOpPagePullChanged, page_pull_changed, "page-pull-changed"},
 };
 
 }  // namespace

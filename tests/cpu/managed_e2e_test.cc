@@ -131,6 +131,48 @@ TEST_F(ManagedTest, InterleavedSequentialWalksEachReadAhead) {
   EXPECT_LT(scuda_replies_awaited() - before, pages / 8) << "of " << pages << " pages";
 }
 
+// A kernel that only reads its inputs leaves them as the host last had
+// them: reading them afterwards compares block hashes and moves none of
+// their bytes; the output moves, and a buffer the device rewrote in part
+// only its changed blocks (64 KiB each).
+TEST_F(ManagedTest, DeviceWorkThatLeavesBuffersAsTheyWereMovesOnlyWhatChanged) {
+  const int n = static_cast<int>((4u << 20) / sizeof(float));
+  const uint64_t bytes = n * sizeof(float);
+  float *a = managed<float>(n), *b = managed<float>(n), *c = managed<float>(n);
+  for (int i = 0; i < n; ++i) a[i] = static_cast<float>(i), b[i] = 1.0f;
+  for (int round = 1; round <= 2; ++round) {
+    vadd(a, b, c, n);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    const Traffic before = traffic();
+    for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "round " << round << ", " << i;
+    const uint64_t moved = traffic().pulled - before.pulled;
+    if (round == 1) {
+      EXPECT_EQ(moved, bytes) << "c alone";
+      for (int i = 0; i < n / 3; ++i) a[i] = -a[i];
+    } else {
+      // c's first third changed; the rest may be compared or moved again.
+      EXPECT_GE(moved, bytes / 3);
+      EXPECT_LE(moved, bytes);
+    }
+  }
+  // The device rewrites a stretch of a (a whole 64 KiB block and parts of
+  // two more) and the host reads all of it.
+  const int from = 100000, count = 20000;
+  fill(reinterpret_cast<unsigned*>(a) + from, 7, count);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  const Traffic before = traffic();
+  unsigned seven = 7;
+  float as_float = 0;
+  std::memcpy(&as_float, &seven, sizeof seven);
+  for (int i = 0; i < n; ++i) {
+    const float want = i >= from && i < from + count ? as_float : i < n / 3 ? -float(i) : float(i);
+    ASSERT_EQ(std::memcmp(&a[i], &want, sizeof want), 0) << i;
+  }
+  const uint64_t moved = traffic().pulled - before.pulled;
+  EXPECT_GE(moved, count * sizeof(float));
+  EXPECT_LE(moved, count * sizeof(float) + 2 * (64u << 10));
+}
+
 TEST_F(ManagedTest, UntouchedPagesNeverMove) {
   const size_t n = (64u << 20) / sizeof(unsigned);
   unsigned* p = managed<unsigned>(n);
@@ -149,10 +191,11 @@ TEST_F(ManagedTest, SparseTouchesOfALargeBufferMoveAboutTheBytesTouched) {
   float* p = managed<float>(n);
   const Traffic before = traffic();
   size_t touched = 0;
-  for (size_t i = 0; i < n; i += stride, ++touched) p[i] = static_cast<float>(touched);
+  // Values other than zero, so that the kernel changes every touched page.
+  for (size_t i = 0; i < n; i += stride, ++touched) p[i] = static_cast<float>(touched + 1);
   scale(p, 2.0f, static_cast<int>(n));
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
-  for (size_t i = 0, k = 0; i < n; i += stride, ++k) ASSERT_EQ(p[i], 2.0f * k) << i;
+  for (size_t i = 0, k = 0; i < n; i += stride, ++k) ASSERT_EQ(p[i], 2.0f * (k + 1)) << i;
   const Traffic after = traffic();
   // Fresh pages need no fetch but are pushed whole; the reads after the
   // kernel pull one page each.

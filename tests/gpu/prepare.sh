@@ -3,7 +3,8 @@
 # tree is sent to the GPU machine, which has no internet. Fills .deps/ with:
 #   .deps/root/  CLI11, spdlog, fmt, toml++, nlohmann-json (dev packages + the runtime libraries
 #                their CMake configs point at), and lz4 (lz4.h and liblz4.a,
-#                which src/CMakeLists.txt links statically), unpacked with dpkg -x
+#                which src/CMakeLists.txt links statically), xxhash.h (inlined),
+#                unpacked with dpkg -x
 #   .deps/whl/   the Python libclang wheel, same version as installed here,
 #                and nvidia-nvml-dev (nvml.h), likewise
 # run.sh uses .deps automatically when it exists.
@@ -24,7 +25,7 @@ mkdir -p "$deps/deb" "$deps/root" "$deps/whl"
 # libspdlog1.10 and libfmt9 hold the .so files that spdlog's and fmt's CMake
 # target files check for, so find_package() fails without them.
 (cd "$deps/deb" && apt-get download libcli11-dev libspdlog-dev libfmt-dev \
-  libspdlog1.10 libfmt9 liblz4-dev libtomlplusplus-dev nlohmann-json3-dev)
+  libspdlog1.10 libfmt9 liblz4-dev libxxhash-dev libtomlplusplus-dev nlohmann-json3-dev)
 for deb in "$deps"/deb/*.deb; do
   dpkg -x "$deb" "$deps/root"
 done

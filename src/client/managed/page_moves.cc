@@ -30,11 +30,31 @@ void clean_run(uintptr_t base, Span& s, size_t i, size_t j, std::vector<Run>& ru
   }
 }
 
-// With the lock held: where the client's writable view holds `address`, a
-// byte of some span.
-uint8_t* writable_view(uintptr_t address) {
-  const auto it = span_of(page_floor(address));
-  return it->second.writable + (address - it->first);
+// A compared pull of kJudgedFrom bytes or more that finds less than this
+// share of them unchanged leaves the next kPlainPulls pulls of its span
+// uncompared. Smaller pulls hash little, and one that lies inside a
+// stretch the device rewrote says little of the rest of the buffer.
+constexpr size_t kJudgedFrom = 1u << 20;
+constexpr size_t kUnchangedShare = 8;
+constexpr uint8_t kPlainPulls = 8;
+
+// With the lock held: `piece` (inside one span) is read into the client's
+// writable view, compared with what the view holds unless its span's last
+// comparison did not pay.
+void aim(Run& piece) {
+  const auto it = span_of(page_floor(piece.address));
+  Span& s = it->second;
+  piece.host = s.writable + (piece.address - it->first);
+  piece.compare = s.plain_pulls == 0;
+  if (s.plain_pulls > 0) --s.plain_pulls;
+}
+
+// With the lock held: what a compared pull found decides whether the next
+// pulls of its span compare.
+void learn(const Run& piece) {
+  if (!piece.compare || piece.size < kJudgedFrom) return;
+  Span& s = span_of(page_floor(piece.address))->second;
+  s.plain_pulls = piece.unchanged < piece.size / kUnchangedShare ? kPlainPulls : 0;
 }
 
 // Where a page that is not readable yet gets its bytes from.
@@ -90,13 +110,14 @@ void flush(Connection& conn) {
 
 bool pull_into_view(Connection& conn, const std::vector<Run>& runs) {
   std::vector<Run> pieces = allocated(runs);
-  for (Run& piece : pieces) piece.host = writable_view(piece.address);
+  for (Run& piece : pieces) aim(piece);
   in_program_context(conn);
   bool ok = false;
   {
     stats::Timed timed("managed: pull");
     ok = page_transfers::pull(conn, pieces);
   }
+  for (const Run& piece : pieces) learn(piece);
   if (!ok)
     spdlog::error("managed memory: fetching {} runs from {:#x} failed; the host sees stale data",
                   runs.size(), runs.empty() ? 0 : runs.front().address);

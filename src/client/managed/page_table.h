@@ -40,6 +40,10 @@ struct Span {
   std::map<size_t, std::unique_ptr<uint8_t[]>> twins;  // dirty page -> its clean contents
   size_t dirty = 0;
   size_t kept = 0;  // pages holding the device's bytes or the host's: arrived or later
+  // Pulls left before one compares the host's bytes again: set when a
+  // compared pull found the device had changed nearly everything, as it
+  // does in a buffer that device work fills, where hashing only costs.
+  uint8_t plain_pulls = 0;
 };
 
 using Run = page_transfers::Range;

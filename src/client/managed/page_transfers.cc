@@ -8,6 +8,7 @@
 #include "client/managed/coherent_pages.h"
 #include "client/transport/lane_copies.h"
 #include "client/transport/lanes.h"
+#include "protocol/changed_blocks.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -18,6 +19,11 @@ namespace {
 // Pulls are asked in pieces this size, so that the server copies the next
 // piece out of device memory while the client reads the one before.
 constexpr size_t kPullPiece = 1u << 20;
+
+// The blocks a compared pull hashes: small enough that a buffer the device
+// changed in part still skips most of what it left, large enough that the
+// hashes are a small part of the request.
+constexpr uint32_t kHashBlock = 64u << 10;
 
 // Runs this large cross the lanes when they are open. Smaller than what
 // copies send there: a walk's windows double up to this size on the
@@ -56,19 +62,24 @@ void push_frames(Connection& conn, const Range& r) {
 struct Asked {
   uint64_t id;
   Range piece;
+  Range* whole;  // the range the piece is of
 };
 
-bool ask(Connection& conn, const Range& r, std::vector<Asked>& asked) {
+bool ask(Connection& conn, Range& r, std::vector<Asked>& asked) {
   for (size_t off = 0; off < r.size; off += kPullPiece) {
     const Range piece{r.address + off, std::min(kPullPiece, r.size - off),
-                      static_cast<uint8_t*>(r.client_bytes()) + off};
+                      static_cast<uint8_t*>(r.client_bytes()) + off, r.compare};
     protocol::Writer w;
-    w.u64(piece.address);
-    w.u64(piece.size);
+    if (piece.compare) {
+      protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
+    } else {
+      w.u64(piece.address);
+      w.u64(piece.size);
+    }
+    const uint32_t op = piece.compare ? protocol::kOpPagePullChanged : protocol::kOpPagePull;
     uint64_t id = 0;
-    if (!conn.send(protocol::kOpPagePull, 0, w.data().data(), w.size(), nullptr, 0, &id))
-      return false;
-    asked.push_back({id, piece});
+    if (!conn.send(op, 0, w.data().data(), w.size(), nullptr, 0, &id)) return false;
+    asked.push_back({id, piece, &r});
   }
   return true;
 }
@@ -81,12 +92,36 @@ bool succeeded(CUresult rc, const char* how, const Range& r) {
   return rc == CUDA_SUCCESS;
 }
 
+// Reads the reply to a compared piece into its client bytes, counting what
+// it moved and what it found unchanged.
+bool read_changed(Connection& conn, const Asked& a) {
+  std::vector<uint8_t> reply;
+  if (!succeeded(conn.receive(a.id, &reply), "page-pull-changed", a.piece)) return false;
+  protocol::Reader in(reply);
+  size_t changed = 0;
+  std::string why;
+  if (!protocol::read_changed(in, a.piece.host, a.piece.size, kHashBlock, &changed, &why)) {
+    spdlog::error("managed memory: the server sent {} for {} bytes at {:#x}", why, a.piece.size,
+                  a.piece.address);
+    return false;
+  }
+  coherence::count_traffic(0, changed);
+  a.whole->unchanged += a.piece.size - changed;
+  return true;
+}
+
 // Reads every asked piece; false when one failed.
 bool read_asked(Connection& conn, std::vector<Asked>& asked) {
   bool ok = true;
-  for (const Asked& a : asked)
+  for (const Asked& a : asked) {
+    if (a.piece.compare) {
+      ok &= read_changed(conn, a);
+      continue;
+    }
+    coherence::count_traffic(0, a.piece.size);
     ok &= succeeded(conn.receive_into(a.id, a.piece.client_bytes(), a.piece.size), "page-pull",
                     a.piece);
+  }
   asked.clear();
   return ok;
 }
@@ -101,12 +136,13 @@ void push(Connection& conn, std::span<const Range> ranges) {
   }
 }
 
-bool pull(Connection& conn, std::span<const Range> ranges) {
+bool pull(Connection& conn, std::span<Range> ranges) {
   std::vector<Asked> asked;
   bool ok = true;
-  for (const Range& r : ranges) {
-    coherence::count_traffic(0, r.size);
-    if (const uint32_t lanes = lanes_for(r.size)) {
+  for (Range& r : ranges) {
+    r.unchanged = 0;
+    if (const uint32_t lanes = r.compare ? 0 : lanes_for(r.size)) {
+      coherence::count_traffic(0, r.size);
       // The session answers what was asked before it comes to the lanes.
       ok &= read_asked(conn, asked);
       ok &= succeeded(lane_pull(conn, r, lanes), "a lane pull", r);

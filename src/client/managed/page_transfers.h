@@ -15,11 +15,15 @@ namespace scuda::client::page_transfers {
 
 // Bytes at `address`, inside one live allocation; on the client they are
 // at `host` when it is set (managed memory's writable view), else at
-// `address`.
+// `address`. A pull with `compare` moves only the blocks whose device bytes
+// differ from the client's (protocol/changed_blocks.h), and says in
+// `unchanged` how many bytes it found the client already held.
 struct Range {
   uintptr_t address;
   size_t size;
   uint8_t* host = nullptr;
+  bool compare = false;
+  size_t unchanged = 0;
 
   void* client_bytes() const {
     return host ? static_cast<void*>(host) : reinterpret_cast<void*>(address);
@@ -31,7 +35,7 @@ struct Range {
 void push(Connection& conn, std::span<const Range> ranges);
 // With the connection's lock held: reads the device's copy of `ranges` into
 // their client bytes (writable), every piece asked before the first is
-// read; false when some piece failed.
-bool pull(Connection& conn, std::span<const Range> ranges);
+// read, and sets each range's `unchanged`; false when some piece failed.
+bool pull(Connection& conn, std::span<Range> ranges);
 
 }  // namespace scuda::client::page_transfers

@@ -1,0 +1,88 @@
+#include "protocol/changed_blocks.h"
+
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace scuda::protocol {
+
+namespace {
+
+size_t block_size(size_t i, size_t size, size_t block) { return std::min(block, size - i * block); }
+
+bool bit(const uint8_t* bitmap, size_t i) { return bitmap[i / 8] >> (i % 8) & 1; }
+
+}  // namespace
+
+void hash_blocks(const uint8_t* data, size_t size, size_t block, uint8_t* hashes) {
+  for (size_t i = 0, n = block_count(size, block); i < n; ++i) {
+    XXH128_canonical_t canonical;
+    XXH128_canonicalFromHash(&canonical,
+                             XXH3_128bits(data + i * block, block_size(i, size, block)));
+    std::memcpy(hashes + i * kBlockHashSize, &canonical, kBlockHashSize);
+  }
+}
+
+void write_changed_pull(Writer& w, uint64_t address, const uint8_t* held, size_t size,
+                        uint32_t block) {
+  std::vector<uint8_t> hashes(block_count(size, block) * kBlockHashSize);
+  hash_blocks(held, size, block, hashes.data());
+  w.u64(address);
+  w.u64(size);
+  w.u32(block);
+  w.blob(hashes.data(), hashes.size());
+}
+
+bool read_changed_pull(Reader& in, size_t max_size, ChangedPull* out) {
+  out->address = in.u64();
+  out->size = in.u64();
+  out->block = in.u32();
+  out->hashes = in.blob();
+  return in.done() && out->size <= max_size && std::has_single_bit(out->block) &&
+         out->block >= kMinHashBlock && out->block <= kMaxHashBlock &&
+         out->hashes.size() == block_count(out->size, out->block) * kBlockHashSize;
+}
+
+size_t keep_changed(const ChangedPull& req, uint8_t* data, uint8_t* bitmap) {
+  const auto* wanted = reinterpret_cast<const uint8_t*>(req.hashes.data());
+  size_t kept = 0;
+  for (size_t i = 0, n = block_count(req.size, req.block); i < n; ++i) {
+    const size_t at = i * req.block, bytes = block_size(i, req.size, req.block);
+    uint8_t hash[kBlockHashSize];
+    hash_blocks(data + at, bytes, bytes, hash);
+    if (std::memcmp(hash, wanted + i * kBlockHashSize, kBlockHashSize) == 0) continue;
+    bitmap[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+    if (kept != at) std::memmove(data + kept, data + at, bytes);
+    kept += bytes;
+  }
+  return kept;
+}
+
+bool read_changed(Reader& in, uint8_t* dst, size_t size, size_t block, size_t* changed,
+                  std::string* error) {
+  const size_t n = block_count(size, block);
+  const uint8_t* bitmap = in.take(bitmap_bytes(n));
+  if (!bitmap) {
+    *error = "a changed-blocks reply shorter than its bitmap";
+    return false;
+  }
+  size_t announced = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (bit(bitmap, i)) announced += block_size(i, size, block);
+  if (announced != in.remaining()) {
+    *error = "a changed-blocks reply whose bytes do not match its bitmap";
+    return false;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (bit(bitmap, i)) {
+      const size_t bytes = block_size(i, size, block);
+      std::memcpy(dst + i * block, in.take(bytes), bytes);
+    }
+  *changed = announced;
+  return true;
+}
+
+}  // namespace scuda::protocol
