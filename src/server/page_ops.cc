@@ -37,22 +37,22 @@ CUresult page_pull(Session& s, Reader& in, Writer& out) {
 }
 
 // A page-pull that sends only the blocks whose bytes differ from the
-// client's copy (protocol/changed_blocks.h): the device bytes are copied
-// behind the bitmap's room and the changed blocks then closed up.
+// client's copy (protocol/changed_blocks.h). The device bytes land in the
+// page-locked staging buffer, a fast copy, and only the changed blocks are
+// copied on into the reply: most compared blocks are unchanged.
 CUresult page_pull_changed(Session& s, Reader& in, Writer& out) {
   protocol::ChangedPull req;
   if (!protocol::read_changed_pull(in, protocol::kChunkSize, &req)) return kMalformed;
   auto fn = s.driver().cuMemcpyDtoH_v2;
   if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
-  const size_t map = protocol::bitmap_bytes(protocol::block_count(req.size, req.block));
+  uint8_t* staged = s.staging().get();
+  if (!staged) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (CUresult rc = fn(staged, req.address, req.size); rc != CUDA_SUCCESS) return rc;
   std::vector<uint8_t>& buf = out.data();
+  const size_t map = protocol::bitmap_bytes(protocol::block_count(req.size, req.block));
   buf.assign(map, 0);
-  buf.resize(map + req.size);
-  if (CUresult rc = fn(buf.data() + map, req.address, req.size); rc != CUDA_SUCCESS) {
-    buf.clear();
-    return rc;
-  }
-  buf.resize(map + protocol::keep_changed(req, buf.data() + map, buf.data()));
+  const size_t kept = protocol::keep_changed(req, staged, buf.data());
+  buf.insert(buf.end(), staged, staged + kept);
   return CUDA_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/managed/coherent_pages.h"
+#include "client/stats.h"
 #include "client/transport/lane_copies.h"
 #include "client/transport/lanes.h"
 #include "protocol/changed_blocks.h"
@@ -39,6 +40,7 @@ uint32_t lanes_for(size_t size) { return size >= kLaneRun ? lanes::usable(lanes:
 // request, so the bytes are in place for any later work, and the fault
 // service does not wait for it while the host writes on.
 CUresult lane_pull(Connection& conn, const Range& r, uint32_t lanes) {
+  stats::Timed timed("managed: lane pull");
   return over_lanes(conn, protocol::kOpMemcpyDtoHLanes, r.address, r.client_bytes(), r.size,
                     nullptr, protocol::kCopyAsync, lanes, true);
 }
@@ -71,6 +73,7 @@ bool ask(Connection& conn, Range& r, std::vector<Asked>& asked) {
                       static_cast<uint8_t*>(r.client_bytes()) + off, r.compare};
     protocol::Writer w;
     if (piece.compare) {
+      stats::Timed timed("managed: hash");
       protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
     } else {
       w.u64(piece.address);
