@@ -257,7 +257,10 @@ std::vector<std::pair<std::string, std::vector<double>>> CudaBench::local_querie
   };
   constexpr int kBatch = 1000;
   std::vector<std::pair<std::string, std::vector<double>>> out;
-  for (const auto& [name, query] : queries) {
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  for (const auto& named : queries) {
+    const std::string& name = named.first;
+    const auto& query = named.second;
     check(query(), name.c_str());
     out.emplace_back(name, collect(plan, [&] {
                        const Clock::time_point start = Clock::now();

@@ -3,8 +3,10 @@
 # over its corpus (fuzz/README.md). FUZZ_SECONDS: time per harness (20);
 # FUZZ_BUILD: the build folder (build-fuzz); FUZZ_HARNESSES: which ones
 # (all); FUZZ_OPT: the harnesses' optimisation and debug flags
-# (-O1 -gline-tables-only). Exits non-zero if a harness finds a crash; the input is in the
-# build folder.
+# (-O1 -gline-tables-only); FUZZ_TESTS: ON when the folder also holds the
+# sanitized CPU tests (scripts/sanitized_test.sh), so that it is not rebuilt
+# without them (OFF). Exits non-zero if a harness finds a crash; the input
+# is in the build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,7 +21,7 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (apt-get install
 opt=${FUZZ_OPT:--O1 -gline-tables-only}
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt" \
-  -DSCUDA_FUZZ=ON -DSCUDA_BUILD_TESTS=OFF >"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1; }
+  -DSCUDA_FUZZ=ON "-DSCUDA_BUILD_TESTS=${FUZZ_TESTS:-OFF}" >"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1; }
 cmake --build "$build" --target fuzzers >>"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1; }
 "$build/bin/make_seeds" fuzz/corpus
 status=0

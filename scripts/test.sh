@@ -18,7 +18,11 @@ scripts/build.sh -DSCUDA_BUILD_TESTS=ON -DSCUDA_CHECK_LOCK_ORDER=ON -DSCUDA_STAN
 # and run) does not depend on the debug information's depth.
 export SCUDA_PACKAGE_CXX_FLAGS=${SCUDA_PACKAGE_CXX_FLAGS:-$lines_only}
 ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)"
-# Every decoder of network bytes under libFuzzer for 10 s each, built
-# unoptimised: this run checks the harnesses, a long one (fuzz/README.md)
+# The CPU tests again under ASan and UBSan, built unoptimised with clang;
+# then, from the same build, every decoder of network bytes under libFuzzer
+# for 10 s each: this run checks the harnesses, a long one (fuzz/README.md)
 # searches.
-FUZZ_SECONDS=${FUZZ_SECONDS:-10} FUZZ_OPT=${FUZZ_OPT:--O0 -gline-tables-only} scripts/fuzz.sh
+sanitized_flags="-O0 -gline-tables-only"
+SANITIZED_BUILD=build-fuzz SANITIZED_OPT=$sanitized_flags scripts/sanitized_test.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} FUZZ_BUILD=build-fuzz FUZZ_TESTS=ON FUZZ_OPT=$sanitized_flags \
+  scripts/fuzz.sh

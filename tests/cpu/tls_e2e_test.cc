@@ -108,10 +108,11 @@ TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
   EXPECT_EQ(scuda_lane_bytes() - before, 2 * size);
 
   static std::atomic<int> ran{0};
+  static int five = 5;
   CUstream stream = nullptr;
   ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(
-                stream, [](void* n) { ran += *static_cast<int*>(n); }, new int(5)),
+                stream, [](void* n) { ran += *static_cast<int*>(n); }, &five),
             CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
   EXPECT_EQ(ran.load(), 5);

@@ -139,6 +139,9 @@ std::vector<Connection*> open_all(const std::vector<std::string>& servers,
           "{}; the GPUs of {} servers are one list of devices, so the program needs "
           "them all (SCUDA_PICK=first uses the first that answers instead)",
           error, servers.size());
+      // Their sessions end now, not at exit. Freeing is safe: nothing was
+      // sent on them yet, so their outboxes have started no thread.
+      for (Connection* opened : open) delete opened;
       return {};
     }
     open.push_back(c);
