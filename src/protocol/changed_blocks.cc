@@ -15,15 +15,18 @@ size_t block_size(size_t i, size_t size, size_t block) { return std::min(block, 
 
 bool bit(const uint8_t* bitmap, size_t i) { return bitmap[i / 8] >> (i % 8) & 1; }
 
+// The XXH3-128 hash of `size` bytes, in canonical (big-endian) byte order.
+void hash_block(const uint8_t* data, size_t size, uint8_t* hash) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH3_128bits(data, size));
+  std::memcpy(hash, &canonical, kBlockHashSize);
+}
+
 }  // namespace
 
 void hash_blocks(const uint8_t* data, size_t size, size_t block, uint8_t* hashes) {
-  for (size_t i = 0, n = block_count(size, block); i < n; ++i) {
-    XXH128_canonical_t canonical;
-    XXH128_canonicalFromHash(&canonical,
-                             XXH3_128bits(data + i * block, block_size(i, size, block)));
-    std::memcpy(hashes + i * kBlockHashSize, &canonical, kBlockHashSize);
-  }
+  for (size_t i = 0, n = block_count(size, block); i < n; ++i)
+    hash_block(data + i * block, block_size(i, size, block), hashes + i * kBlockHashSize);
 }
 
 void write_changed_pull(Writer& w, uint64_t address, const uint8_t* held, size_t size,
@@ -52,7 +55,7 @@ size_t keep_changed(const ChangedPull& req, uint8_t* data, uint8_t* bitmap) {
   for (size_t i = 0, n = block_count(req.size, req.block); i < n; ++i) {
     const size_t at = i * req.block, bytes = block_size(i, req.size, req.block);
     uint8_t hash[kBlockHashSize];
-    hash_blocks(data + at, bytes, bytes, hash);
+    hash_block(data + at, bytes, hash);
     if (std::memcmp(hash, wanted + i * kBlockHashSize, kBlockHashSize) == 0) continue;
     bitmap[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
     if (kept != at) std::memmove(data + kept, data + at, bytes);
