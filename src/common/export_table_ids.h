@@ -36,6 +36,8 @@ inline constexpr CUuuid kIntegrityCheck = uuid_from_string("d4082055-bde6-704b-8
 inline constexpr CUuuid kCublasPrivate = uuid_from_string("21318c60-9714-3248-8ca6-41ff7324c8f2");
 inline constexpr CUuuid kTable1734dc26 = uuid_from_string("1734dc26-800d-4745-8726-c0f1e7dd8bca");
 inline constexpr CUuuid kTable6e163fbe = uuid_from_string("6e163fbe-b958-444d-835c-e182aff1991e");
+// Asked for by NVRTC: the driver's cache of compiled programs.
+inline constexpr CUuuid kCompileCache = uuid_from_string("da9151d3-3ae6-cc41-a5c0-4f26d533e328");
 // Requested by cudart 13 / nvidia-smi; not served (CUDA_ERROR_NOT_FOUND).
 inline constexpr CUuuid kProbeF8cff951 = uuid_from_string("f8cff951-2146-8b4e-b9e2-fb469e7c0dd9");
 inline constexpr CUuuid kUnknown69a28e9f = uuid_from_string("69a28e9f-2449-8b47-b030-c5da330ea4e9");

@@ -64,7 +64,8 @@ TEST(ExportTables, ServedTablesHaveStableDistinctAddresses) {
   const CUuuid served[] = {
       ids::kCudartInterface,     ids::kToolsTls,      ids::kToolsRuntimeCallbackHooks,
       ids::kContextLocalStorage, ids::kContextChecks, ids::kIntegrityCheck,
-      ids::kCublasPrivate,       ids::kTable1734dc26, ids::kTable6e163fbe};
+      ids::kCublasPrivate,       ids::kTable1734dc26, ids::kTable6e163fbe,
+      ids::kCompileCache};
   std::vector<const void*> seen;
   for (const CUuuid& id : served) {
     const void* first = nullptr;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/contexts/context.h"
+#include "client/dark_api/compile_cache.h"
 #include "client/dark_api/context_storage.h"
 #include "client/dark_api/export_table_slots.h"
 #include "client/dark_api/export_table_spy.h"
@@ -288,6 +289,7 @@ const void* export_table_for(const CUuuid& id) {
   if (same_id(id, ids::kCublasPrivate)) return cublas_private_table();
   if (same_id(id, ids::kTable1734dc26)) return cublaslt_table_1734dc26();
   if (same_id(id, ids::kTable6e163fbe)) return cufft_table_6e163fbe();
+  if (same_id(id, ids::kCompileCache)) return compile_cache_table();
   return nullptr;
 }
 

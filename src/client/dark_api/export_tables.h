@@ -26,6 +26,7 @@ inline constexpr size_t kIntegrityCheckWords = 3;
 inline constexpr size_t kCublasPrivateWords = 96;
 inline constexpr size_t kTable1734dc26Words = 17;
 inline constexpr size_t kTable6e163fbeWords = 99;
+inline constexpr size_t kCompileCacheWords = 7;
 
 // "xxxxxxxx-xxxx-…", bytes in written order (docs/export-tables.md, "UUIDs").
 std::string uuid_text(const CUuuid& id);

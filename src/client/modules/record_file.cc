@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "client/cache_dir.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -22,15 +23,6 @@ namespace {
 // A file this big is read no further and grows no more.
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 constexpr uint32_t kMaxPart = 1 << 20;  // a key's or a value's bytes
-
-std::string cache_dir() {
-  if (const char* dir = std::getenv("SCUDA_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/scuda";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/scuda";
-  return {};
-}
 
 bool turned_off() {
   const char* flag = std::getenv("SCUDA_ANSWER_CACHE");

@@ -2,8 +2,10 @@
 # How long each NVRTC compile takes in one batch-8 GPT-2 generation
 # (bench/apps/generate.py gpt2-b8), natively and through scuda: uprobes on
 # nvrtcCompileProgram's entry (with its options) and return in the torch
-# wheel's libnvrtc, recorded by perf. On the GPU host, from the repository
-# root, with .deps and a perf bundle (perf_bundle.sh) carried:
+# wheel's libnvrtc, recorded by perf; through scuda twice, from an empty
+# compile cache and then from the one the first run filled. On the GPU
+# host, from the repository root, with .deps and a perf bundle
+# (perf_bundle.sh) carried:
 #
 #     PERF_DIR=.tools/perf bash tests/gpu/diagnostics/nvrtc_compiles.sh
 #
@@ -32,25 +34,34 @@ perf probe -x "$lib" -a "nvrtc:compile=nvrtcCompileProgram $args" >"$out/probe.l
 perf probe -x "$lib" -a "nvrtc:compile_ret=nvrtcCompileProgram%return r=\$retval" >>"$out/probe.log" 2>&1
 cd bench/apps || exit 1
 export HF_HUB_OFFLINE=1
+# Whether NVIDIA's own compile cache already holds programs from earlier runs.
+echo "native compute cache: $(du -sh "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}" 2>/dev/null || echo none)"
 timeout 200 env LD_LIBRARY_PATH="$perf_lib" "$perf_bin" record -e 'nvrtc:*' -o /tmp/nvrtc-native.data \
   -- env LD_LIBRARY_PATH="$saved" python3 generate.py gpt2-b8 --repeats 1 >"$out/native_gen.txt" 2>&1
 "$repo/build/bin/scuda" server -l 127.0.0.1:14998 >"$out/server.log" 2>&1 &
 server=$!
 sleep 2
-timeout 240 env LD_LIBRARY_PATH="$perf_lib" "$perf_bin" record -e 'nvrtc:*' -o /tmp/nvrtc-scuda.data \
-  -- env LD_LIBRARY_PATH="$saved" "$repo/tests/gpu/isolate.sh" "$repo/build/bin/scuda" run \
-  --server 127.0.0.1:14998 -- python3 generate.py gpt2-b8 --repeats 1 >"$out/scuda_gen.txt" 2>&1
+# Twice through scuda from an empty client cache: the first run fills the
+# compile cache NVRTC reaches through the driver's hidden table, the second
+# finds its programs there, as a native run finds NVIDIA's cache.
+export SCUDA_CACHE_DIR=/tmp/scuda-nvrtc-cache
+rm -rf "$SCUDA_CACHE_DIR"
+for side in scuda-cold scuda-warm; do
+  timeout 240 env LD_LIBRARY_PATH="$perf_lib" "$perf_bin" record -e 'nvrtc:*' -o "/tmp/nvrtc-$side.data" \
+    -- env LD_LIBRARY_PATH="$saved" "$repo/tests/gpu/isolate.sh" "$repo/build/bin/scuda" run \
+    --server 127.0.0.1:14998 -- python3 generate.py gpt2-b8 --repeats 1 >"$out/${side}_gen.txt" 2>&1
+done
 # The server must end, or the device call that runs this never returns.
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
-for side in native scuda; do
+for side in native scuda-cold scuda-warm; do
   perf script -i "/tmp/nvrtc-$side.data" -F tid,time,event,trace >"$out/${side}_script.txt" 2>/dev/null
 done
 perf probe -d 'nvrtc*' >/dev/null 2>&1
 python3 - "$out" <<'PY'
 import re, sys
 out = sys.argv[1]
-for side in ("native", "scuda"):
+for side in ("native", "scuda-cold", "scuda-warm"):
     start, rows = {}, []
     for line in open(f"{out}/{side}_script.txt", errors="replace"):
         m = re.match(r"\s*(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)", line)
@@ -68,5 +79,4 @@ for side in ("native", "scuda"):
     for seconds, options in rows[:2]:
         print(f"  {seconds * 1000:.0f} ms: {options[:400]}")
 PY
-tail -n 1 "$out/native_gen.txt"
-tail -n 1 "$out/scuda_gen.txt"
+for side in native scuda-cold scuda-warm; do tail -n 1 "$out/${side}_gen.txt"; done
