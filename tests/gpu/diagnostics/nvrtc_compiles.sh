@@ -79,4 +79,4 @@ for side in ("native", "scuda-cold", "scuda-warm"):
     for seconds, options in rows[:2]:
         print(f"  {seconds * 1000:.0f} ms: {options[:400]}")
 PY
-for side in native scuda-cold scuda-warm; do tail -n 1 "$out/${side}_gen.txt"; done
+for side in native scuda-cold scuda-warm; do grep -h "^{" "$out/${side}_gen.txt"; done
