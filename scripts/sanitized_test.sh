@@ -19,8 +19,11 @@ command -v clang++ >/dev/null || { echo "sanitized_test.sh: needs clang++ (apt-g
 export ASAN_OPTIONS=detect_odr_violation=1:handle_segv=0
 export LSAN_OPTIONS=suppressions=$root/tests/cpu/lsan_suppressions.txt
 export UBSAN_OPTIONS=print_stacktrace=1
+# lld links the instrumented programs several times faster than ld.bfd.
+linker=""
+if command -v ld.lld >/dev/null; then linker=lld; fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt" -DSCUDA_FUZZ=ON -DSCUDA_BUILD_TESTS=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt" -DSCUDA_FUZZ=ON -DSCUDA_BUILD_TESTS=ON "-DSCUDA_LINKER=$linker" \
   >"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1; }
 # Test discovery runs each test program at build time, under the options above.
 cmake --build "$build" >>"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1; }
