@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -55,23 +54,6 @@ uint8_t* map(uintptr_t address, size_t size) {
   }
   close(fd);  // the mappings keep the memory
   return writable;
-}
-
-void populate(uint8_t* view, size_t size, bool for_write) {
-  static std::atomic<bool> unsupported{false};
-  if (size == 0 || unsupported.load(std::memory_order_relaxed)) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(view) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(view) + size;
-  if (madvise(reinterpret_cast<void*>(begin), end - begin,
-              for_write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0)
-    return;
-  if (errno == EINVAL) {
-    unsupported.store(true, std::memory_order_relaxed);
-    spdlog::debug("managed memory: this kernel has no MADV_POPULATE_*; transfers fault per page");
-  } else {
-    spdlog::debug("managed memory: madvise(MADV_POPULATE_*) failed: {}", std::strerror(errno));
-  }
 }
 
 void unmap(uintptr_t address, uint8_t* writable, size_t size) {

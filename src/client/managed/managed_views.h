@@ -16,12 +16,6 @@ namespace scuda::client::managed_views {
 // writable view's first byte, or nullptr (logged) when the program's range
 // is taken or the memory cannot be had.
 uint8_t* map(uintptr_t address, size_t size);
-// Places the page-table entries of the writable view's [view, view + size)
-// in one call, and the pages behind them where they are new, so that a
-// transfer of the range does not take a fault per page; `for_write` maps
-// them writable. A kernel without MADV_POPULATE_* (before Linux 5.14) leaves
-// the faults to the transfer.
-void populate(uint8_t* view, size_t size, bool for_write);
 // Unmaps both views of a range map() made.
 void unmap(uintptr_t address, uint8_t* writable, size_t size);
 

@@ -2,11 +2,8 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
 
-#include "client/managed/managed_views.h"
 #include "client/stats.h"
 #include "common/changed_runs.h"
 
@@ -41,41 +38,6 @@ constexpr size_t kJudgedFrom = 1u << 20;
 constexpr size_t kUnchangedShare = 8;
 constexpr uint8_t kPlainPulls = 8;
 
-// Pulls this large have the writable view's pages placed in one call
-// before they land (managed_views::populate): a pull into pages the view
-// has never touched otherwise takes a fault per page as the bytes arrive,
-// and a compared pull's hashing one per page as it reads. Below it the
-// faults are few.
-constexpr size_t kPlaceFrom = 64u << 10;
-
-// With the lock held: places the writable view's pages under `piece`
-// (whose span `s` starts at `base`) that no earlier pull placed.
-void place(uintptr_t base, Span& s, const Run& piece) {
-  if (piece.size < kPlaceFrom) return;
-  if (s.placed.empty()) s.placed.assign((s.pages + kPlacedChunk - 1) / kPlacedChunk, false);
-  const size_t first = (piece.address - base) / page_size();
-  const size_t end = first + piece.size / page_size();
-  size_t from = end;  // the first page of the run to place, or end when none
-  auto place_run = [&](size_t to) {
-    if (from < to)
-      managed_views::populate(s.writable + from * page_size(), (to - from) * page_size(), true);
-    from = end;
-  };
-  stats::Timed timed("managed: place pages");
-  for (size_t k = first; k < end;) {
-    const size_t c = k / kPlacedChunk;
-    const size_t chunk_end = std::min(end, (c + 1) * kPlacedChunk);
-    if (s.placed[c]) {
-      place_run(k);
-    } else {
-      if (from == end) from = k;
-      s.placed[c] = k % kPlacedChunk == 0 && chunk_end - k == kPlacedChunk;
-    }
-    k = chunk_end;
-  }
-  place_run(end);
-}
-
 // With the lock held: `piece` (inside one span) is read into the client's
 // writable view, compared with what the view holds unless its span's last
 // comparison did not pay.
@@ -83,7 +45,6 @@ void aim(Run& piece) {
   const auto it = span_of(page_floor(piece.address));
   Span& s = it->second;
   piece.host = s.writable + (piece.address - it->first);
-  place(it->first, s, piece);
   piece.compare = s.plain_pulls == 0;
   if (s.plain_pulls > 0) --s.plain_pulls;
 }

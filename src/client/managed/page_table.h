@@ -44,11 +44,7 @@ struct Span {
   // compared pull found the device had changed nearly everything, as it
   // does in a buffer that device work fills, where hashing only costs.
   uint8_t plain_pulls = 0;
-  // Per chunk of kPlacedChunk pages: whether the writable view's page-table
-  // entries are all in place (page_moves.cc, place()); empty until a pull.
-  std::vector<bool> placed;
 };
-constexpr size_t kPlacedChunk = 16;
 
 using Run = page_transfers::Range;
 
