@@ -21,6 +21,10 @@ class Note:
     destroys: str | None = None
     generic: bool = True
     submit: str = "call"
+    # Custom only: the exported entry point and its per-thread variants are
+    # generated, each calling the hand-written custom::<name> with the
+    # default stream it names (emit_client.py).
+    twins: bool = False
 
 
 def load(path: Path, functions: dict[str, Function], handlings=HANDLINGS,
@@ -49,7 +53,7 @@ def check(name: str, entry: dict, functions: dict[str, Function], handlings,
     fn = functions.get(name)
     if fn is None:
         raise SystemExit(f"annotations: `{name}` is not a function in {header}")
-    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic", "submit"}
+    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic", "submit", "twins"}
     if unknown:
         raise SystemExit(f"annotations: `{name}` has unknown keys {sorted(unknown)}")
     handling = entry.get("handling")
@@ -63,5 +67,8 @@ def check(name: str, entry: dict, functions: dict[str, Function], handlings,
     for p in [*params, entry.get("destroys")]:
         if p is not None and p not in names:
             raise SystemExit(f"annotations: `{name}` has no parameter `{p}`")
+    twins = bool(entry.get("twins", False))
+    if twins and handling != "custom":
+        raise SystemExit(f"annotations: `{name}` has twins but is not custom")
     return Note(handling, entry.get("reason", ""), params, entry.get("destroys"),
-                bool(entry.get("generic", True)), submit)
+                bool(entry.get("generic", True)), submit, twins)

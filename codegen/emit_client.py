@@ -15,6 +15,7 @@ PREAMBLE = HEADER + """#include <cuda.h>
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client_gen.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -50,20 +51,74 @@ REPLY = {
 def client_stubs_cc(plans: list[Plan]) -> str:
     bodies = [forward_fn(p) for p in forwarded(plans)]
     stubs = [stub(p) for p in plans if p.handling in ("forward", "unsupported")]
+    shells = [twin_shell(p) for p in twin_plans(plans)]
     return "\n".join([PREAMBLE, "namespace scuda::client::forward {\n", *bodies,
-                      "}  // namespace scuda::client::forward\n", *stubs])
+                      "}  // namespace scuda::client::forward\n", *stubs, *shells])
 
 
 def forward_h(plans: list[Plan]) -> str:
     decls = [f"CUresult {p.name}({param_list(p)});" for p in forwarded(plans)]
+    pickers = [forward_picker(p, v) for p, v in twin_bases(plans) if p.marshalled]
     return "\n".join([
         HEADER + "#pragma once\n", "#include <cuda.h>\n#include <cudaProfiler.h>\n",
+        "namespace scuda::client {\n",
+        "// Which default stream an entry point's NULL stream means: the legacy",
+        "// one, or the calling thread's (the _ptsz/_ptds variants).",
+        "enum class DefaultStream { kLegacy, kPerThread };\n",
+        "}  // namespace scuda::client\n",
         "// The generated marshalling of each function with an op: sends the",
         "// request and decodes the reply, with no pass-through check. Custom",
-        "// entry points in src/client/ call these.",
-        "namespace scuda::client::forward {\n", *decls,
+        "// entry points in src/client/ call these; for a function with twins",
+        "// the overload taking a DefaultStream picks the variant's.",
+        "namespace scuda::client::forward {\n", *decls, "", *pickers,
         "\n}  // namespace scuda::client::forward",
     ]) + "\n"
+
+
+def custom_h(plans: list[Plan]) -> str:
+    decls = [f"CUresult {p.name}({param_list(p)}, DefaultStream default_stream);"
+             for p, _ in twin_bases(plans)]
+    return "\n".join([
+        HEADER + "#pragma once\n", "#include <cuda.h>\n", '#include "forward.h"\n',
+        "// The hand-written bodies of the functions annotated with twins: their",
+        "// exported entry point and its per-thread variants are generated",
+        "// (client_stubs.cc), and each calls its body here with the default",
+        "// stream its NULL stream means.",
+        "namespace scuda::client::custom {\n", *decls,
+        "\n}  // namespace scuda::client::custom",
+    ]) + "\n"
+
+
+def twin_plans(plans: list[Plan]) -> list[Plan]:
+    return [p for p in plans if p.twins]
+
+
+def twin_bases(plans: list[Plan]) -> list[tuple[Plan, Plan]]:
+    """Each base function with twins and its per-thread variant; a base
+    without one is an annotation error."""
+    variants = {p.fn.base: p for p in plans if p.twins and p.fn.per_thread}
+    bases = [p for p in plans if p.twins and not p.fn.per_thread]
+    for p in bases:
+        if p.name not in variants:
+            raise SystemExit(f"annotations: `{p.name}` has twins but no per-thread variant")
+    return [(p, variants[p.name]) for p in bases]
+
+
+def forward_picker(base: Plan, variant: Plan) -> str:
+    args = arg_list(base)
+    return cxx_function(
+        f"inline CUresult {base.name}({param_list(base)}, DefaultStream default_stream)", [
+            # Qualified: the driver's own declaration of the name is found by
+            # argument-dependent lookup otherwise.
+            f"  return default_stream == DefaultStream::kPerThread ? forward::{variant.name}({args})",
+            f"                                                     : forward::{base.name}({args});",
+        ])
+
+
+def twin_shell(plan: Plan) -> str:
+    stream = "kPerThread" if plan.fn.per_thread else "kLegacy"
+    args = ", ".join([*(p.name for p in plan.fn.params), f"scuda::client::DefaultStream::{stream}"])
+    return exported(plan, f"scuda::client::custom::{plan.fn.base}({args})")
 
 
 def c_string(text: str) -> str:
@@ -75,20 +130,22 @@ def stub(plan: Plan) -> str:
     body = f"scuda::client::forward::{plan.name}({arg_list(plan)})" \
         if plan.handling == "forward" \
         else f'scuda::client::unsupported("{plan.name}", {c_string(plan.reason)})'
-    return "\n".join([
-        f'extern "C" CUresult CUDAAPI {plan.name}({param_list(plan)}) {{',
-        f"  SCUDA_PASSTHROUGH({', '.join([plan.name, *[p.name for p in plan.fn.params]])});",
-        f"  return {body};",
-        "}\n",
-    ])
+    return exported(plan, body)
+
+
+def exported(plan: Plan, body: str) -> str:
+    """The exported entry point: pass-through first, then `body`."""
+    names = ", ".join([plan.name, *[p.name for p in plan.fn.params]])
+    return cxx_function(f'extern "C" CUresult CUDAAPI {plan.name}({param_list(plan)})',
+                        [f"  SCUDA_PASSTHROUGH({names});", f"  return {body};"])
 
 
 def forward_fn(plan: Plan) -> str:
-    return "\n".join([
-        f"CUresult {plan.name}({param_list(plan)}) {{",
-        *forward_body(plan),
-        "}\n",
-    ])
+    return cxx_function(f"CUresult {plan.name}({param_list(plan)})", forward_body(plan))
+
+
+def cxx_function(head: str, lines: list[str]) -> str:
+    return "\n".join([f"{head} {{", *lines, "}\n"])
 
 
 def routes_by(p, k) -> str | None:

@@ -61,6 +61,7 @@ def outputs(header, plans, entries, adapters, nvml=None) -> dict[str, str]:
         "handle_kinds.h": emit_tables.handle_kinds_h(handles),
         "client_stubs.cc": emit_client.client_stubs_cc(plans),
         "forward.h": emit_client.forward_h(plans),
+        "custom.h": emit_client.custom_h(plans),
         "cuda_errors.inc": emit_tables.cuda_errors_inc(header.errors),
         "server_handlers.cc": emit_server.server_handlers_cc(plans),
         "proc_table.h": proc_table.PROC_TABLE_H,

@@ -25,6 +25,7 @@ class Plan:
     destroys: str | None
     generic: bool = True
     submit: str = "call"
+    twins: bool = False
 
     @property
     def name(self) -> str:
@@ -60,7 +61,8 @@ def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Pl
         raise SystemExit(f"annotations: `{fn.name}` destroys a non-handle")
     if note.handling in DEFAULT_REASONS:
         reason = note.reason or DEFAULT_REASONS[note.handling]
-        return Plan(fn, note.handling, reason, kinds, destroys, note.generic, note.submit)
+        return Plan(fn, note.handling, reason, kinds, destroys, note.generic, note.submit,
+                    note.twins)
     refused = [k.reason for k in kinds if k.kind == "unsupported"]
     if refused and note.handling == "forward":
         raise SystemExit(f"annotations: `{fn.name}` is forward but {refused[0]}")

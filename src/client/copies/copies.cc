@@ -23,6 +23,7 @@
 #include "client/transport/lane_copies.h"
 #include "client/transport/lanes.h"
 #include "client/transport/session.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -320,63 +321,38 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
 
 constexpr uint8_t kSync = 0;
 constexpr uint8_t kAsync = protocol::kCopyAsync;
-constexpr uint8_t kPerThread = protocol::kCopyPerThread;
+
+// `mode` with the per-thread flag where the entry point names that stream.
+uint8_t on(DefaultStream d, uint8_t mode) {
+  return d == DefaultStream::kPerThread ? mode | protocol::kCopyPerThread : mode;
+}
 
 }  // namespace
 
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace custom {
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n, DefaultStream d) {
+  return to_device(dst, src, n, nullptr, on(d, kSync));
+}
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n, DefaultStream d) {
+  return to_host(dst, src, n, nullptr, on(d, kSync));
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s,
+                              DefaultStream d) {
+  return to_device(dst, src, n, s, on(d, kAsync));
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s, DefaultStream d) {
+  return to_host(dst, src, n, s, on(d, kAsync));
+}
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n, DefaultStream d) {
+  return unified(dst, src, n, nullptr, on(d, kSync));
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, DefaultStream d) {
+  return unified(dst, src, n, s, on(d, kAsync));
+}
+
+}  // namespace custom
+
 }  // namespace scuda::client
-
-using namespace scuda::client;
-
-extern "C" {
-
-CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoD_v2, dst, src, n);
-  return to_device(dst, src, n, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoD_v2_ptds, dst, src, n);
-  return to_device(dst, src, n, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoH_v2, dst, src, n);
-  return to_host(dst, src, n, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoH_v2_ptds, dst, src, n);
-  return to_host(dst, src, n, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoDAsync_v2, dst, src, n, s);
-  return to_device(dst, src, n, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoDAsync_v2_ptsz, dst, src, n, s);
-  return to_device(dst, src, n, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoHAsync_v2, dst, src, n, s);
-  return to_host(dst, src, n, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoHAsync_v2_ptsz, dst, src, n, s);
-  return to_host(dst, src, n, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpy, dst, src, n);
-  return unified(dst, src, n, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpy_ptds, dst, src, n);
-  return unified(dst, src, n, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyAsync, dst, src, n, s);
-  return unified(dst, src, n, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyAsync_ptsz, dst, src, n, s);
-  return unified(dst, src, n, s, kAsync | kPerThread);
-}
-
-}  // extern "C"

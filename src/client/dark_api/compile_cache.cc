@@ -61,8 +61,12 @@ CompileCacheStore* store() {
   return s;
 }
 
+// The slots take and hand out an entry as the opaque pointer the caller
+// keeps, and are called through those types.
+Entry* entry_of(void* opaque) { return static_cast<Entry*>(opaque); }
+
 // Slot 1: (&entry, kind, key, key's size) opens an entry.
-CUresult CUDAAPI open_entry(Entry** out, uint32_t kind, const void* key, uint32_t size) {
+CUresult CUDAAPI open_entry(void** out, uint32_t kind, const void* key, uint32_t size) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (out == nullptr || (key == nullptr && size > 0) || size > kMaxKey)
     return CUDA_ERROR_INVALID_VALUE;
@@ -71,16 +75,17 @@ CUresult CUDAAPI open_entry(Entry** out, uint32_t kind, const void* key, uint32_
 }
 
 // Slot 2: (entry) closes it.
-CUresult CUDAAPI close_entry(Entry* entry) {
+CUresult CUDAAPI close_entry(void* entry) {
   if (entry == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  delete entry;
+  delete entry_of(entry);
   return CUDA_SUCCESS;
 }
 
 // Slot 3: (entry, 0, &data, &size) hands out a copy of the kept blob, which
 // the caller gives back through slot 6; CUDA_ERROR_NOT_FOUND on a miss.
-CUresult CUDAAPI find_entry(Entry* entry, uint64_t, void** data, uint32_t* size) {
+CUresult CUDAAPI find_entry(void* opaque, uint64_t, void** data, uint32_t* size) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
+  const Entry* entry = entry_of(opaque);
   if (entry == nullptr || data == nullptr || size == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::optional<std::string> blob = store() ? store()->find(entry->kind, entry->key) : std::nullopt;
   stats::count_call(blob ? "compile cache: hit" : "compile cache: miss");
@@ -95,8 +100,9 @@ CUresult CUDAAPI find_entry(Entry* entry, uint64_t, void** data, uint32_t* size)
 
 // Slot 4: (entry, 0, data, size) keeps a blob. A blob not kept is not an
 // error: the caller compiles it again next time.
-CUresult CUDAAPI keep_entry(Entry* entry, uint64_t, const void* data, uint32_t size) {
+CUresult CUDAAPI keep_entry(void* opaque, uint64_t, const void* data, uint32_t size) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
+  const Entry* entry = entry_of(opaque);
   if (entry == nullptr || (data == nullptr && size > 0)) return CUDA_ERROR_INVALID_VALUE;
   if (store() && store()->keep(entry->kind, entry->key,
                                std::string_view(static_cast<const char*>(data), size)))

@@ -12,6 +12,7 @@
 #include "client/modules/lasting_names.h"
 #include "client/runtime.h"
 #include "client/streams/stream_devices.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -196,52 +197,32 @@ CUresult launch_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 
 }  // namespace scuda::client
 
-using scuda::client::launch_cooperative;
-using scuda::client::launch_ex;
-using scuda::client::launch_kernel;
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shmem, CUstream stream, void** params,
+                        void** extra, DefaultStream d) {
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra,
+                       d == DefaultStream::kPerThread);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra,
+                          DefaultStream d) {
+  return launch_ex(config, f, params, extra, d == DefaultStream::kPerThread);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                                   void** params, DefaultStream d) {
+  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params,
+                            d == DefaultStream::kPerThread);
+}
+
+}  // namespace scuda::client::custom
 
 extern "C" {
-
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                unsigned by, unsigned bz, unsigned shmem, CUstream stream,
-                                void** params, void** extra) {
-  SCUDA_PASSTHROUGH(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra, false);
-}
-
-CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                     unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                     CUstream stream, void** params, void** extra) {
-  SCUDA_PASSTHROUGH(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra, true);
-}
-
-CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params,
-                                  void** extra) {
-  SCUDA_PASSTHROUGH(cuLaunchKernelEx, config, f, params, extra);
-  return launch_ex(config, f, params, extra, false);
-}
-
-CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params,
-                                       void** extra) {
-  SCUDA_PASSTHROUGH(cuLaunchKernelEx_ptsz, config, f, params, extra);
-  return launch_ex(config, f, params, extra, true);
-}
-
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                           unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                           CUstream stream, void** params) {
-  SCUDA_PASSTHROUGH(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, stream, params);
-  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, false);
-}
-
-CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                                unsigned bx, unsigned by, unsigned bz,
-                                                unsigned shmem, CUstream stream, void** params) {
-  SCUDA_PASSTHROUGH(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, stream,
-                    params);
-  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, true);
-}
 
 CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction f,
                                               const CUlaunchConfig* config) {

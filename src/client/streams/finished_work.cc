@@ -21,6 +21,7 @@
 #include "client/runtime.h"
 #include "client/streams/work_epoch.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -159,27 +160,37 @@ void forget_event(CUevent event) {
 namespace client = scuda::client;
 namespace forward = scuda::client::forward;
 
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+CUresult cuStreamQuery(CUstream stream, DefaultStream d) {
+  return client::stream_done(stream, [&] { return forward::cuStreamQuery(stream, d); });
+}
+
+CUresult cuStreamSynchronize(CUstream stream, DefaultStream d) {
+  return client::stream_done(stream, [&] { return forward::cuStreamSynchronize(stream, d); });
+}
+
+CUresult cuEventRecord(CUevent event, CUstream stream, DefaultStream d) {
+  client::recorded(event);
+  return forward::cuEventRecord(event, stream, d);
+}
+
+CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags,
+                                DefaultStream d) {
+  client::recorded(event);
+  return forward::cuEventRecordWithFlags(event, stream, flags, d);
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream, DefaultStream d) {
+  client::note_graph_launch();
+  return forward::cuGraphLaunch(exec, stream, d);
+}
+
+}  // namespace scuda::client::custom
+
 extern "C" {
-
-CUresult CUDAAPI cuStreamQuery(CUstream stream) {
-  SCUDA_PASSTHROUGH(cuStreamQuery, stream);
-  return client::stream_done(stream, [&] { return forward::cuStreamQuery(stream); });
-}
-
-CUresult CUDAAPI cuStreamQuery_ptsz(CUstream stream) {
-  SCUDA_PASSTHROUGH(cuStreamQuery_ptsz, stream);
-  return client::stream_done(stream, [&] { return forward::cuStreamQuery_ptsz(stream); });
-}
-
-CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
-  SCUDA_PASSTHROUGH(cuStreamSynchronize, stream);
-  return client::stream_done(stream, [&] { return forward::cuStreamSynchronize(stream); });
-}
-
-CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream stream) {
-  SCUDA_PASSTHROUGH(cuStreamSynchronize_ptsz, stream);
-  return client::stream_done(stream, [&] { return forward::cuStreamSynchronize_ptsz(stream); });
-}
 
 CUresult CUDAAPI cuEventQuery(CUevent event) {
   SCUDA_PASSTHROUGH(cuEventQuery, event);
@@ -191,46 +202,10 @@ CUresult CUDAAPI cuEventSynchronize(CUevent event) {
   return client::event_done(event, [&] { return forward::cuEventSynchronize(event); });
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuEventRecord, event, stream);
-  client::recorded(event);
-  return forward::cuEventRecord(event, stream);
-}
-
-CUresult CUDAAPI cuEventRecord_ptsz(CUevent event, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuEventRecord_ptsz, event, stream);
-  client::recorded(event);
-  return forward::cuEventRecord_ptsz(event, stream);
-}
-
-CUresult CUDAAPI cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuEventRecordWithFlags, event, stream, flags);
-  client::recorded(event);
-  return forward::cuEventRecordWithFlags(event, stream, flags);
-}
-
-CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuEventRecordWithFlags_ptsz, event, stream, flags);
-  client::recorded(event);
-  return forward::cuEventRecordWithFlags_ptsz(event, stream, flags);
-}
-
 CUresult CUDAAPI cuEventDestroy_v2(CUevent event) {
   SCUDA_PASSTHROUGH(cuEventDestroy_v2, event);
   client::forget_event(event);
   return forward::cuEventDestroy_v2(event);
-}
-
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuGraphLaunch, exec, stream);
-  client::note_graph_launch();
-  return forward::cuGraphLaunch(exec, stream);
-}
-
-CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuGraphLaunch_ptsz, exec, stream);
-  client::note_graph_launch();
-  return forward::cuGraphLaunch_ptsz(exec, stream);
 }
 
 CUresult CUDAAPI cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {

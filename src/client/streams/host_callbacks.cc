@@ -19,6 +19,7 @@
 #include "client/streams/stream_capture.h"
 #include "client/transport/callback_channel.h"
 #include "client/transport/session.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -215,26 +216,19 @@ CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn de
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* data) {
-  SCUDA_PASSTHROUGH(cuLaunchHostFunc, stream, fn, data);
-  return launch_host_func(stream, fn, data, false);
-}
-
-CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream stream, CUhostFn fn, void* data) {
-  SCUDA_PASSTHROUGH(cuLaunchHostFunc_ptsz, stream, fn, data);
-  return launch_host_func(stream, fn, data, true);
-}
-
-CUresult CUDAAPI cuStreamAddCallback(CUstream stream, CUstreamCallback fn, void* data,
-                                     unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuStreamAddCallback, stream, fn, data, flags);
-  return add_callback(stream, fn, data, flags, false);
-}
-
-CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream stream, CUstreamCallback fn, void* data,
-                                          unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuStreamAddCallback_ptsz, stream, fn, data, flags);
-  return add_callback(stream, fn, data, flags, true);
-}
-
 }  // extern "C"
+
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* data, DefaultStream d) {
+  return launch_host_func(stream, fn, data, d == DefaultStream::kPerThread);
+}
+
+CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback fn, void* data, unsigned int flags,
+                             DefaultStream d) {
+  return add_callback(stream, fn, data, flags, d == DefaultStream::kPerThread);
+}
+
+}  // namespace scuda::client::custom

@@ -13,6 +13,7 @@
 
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace {
@@ -65,31 +66,23 @@ Kept<std::pair<int, int>> ranges;
 
 }  // namespace
 
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+CUresult cuStreamGetCtx(CUstream stream, CUcontext* ctx, DefaultStream d) {
+  return kept_for_stream(contexts, stream, ctx,
+                         [&](CUcontext* out) { return forward::cuStreamGetCtx(stream, out, d); });
+}
+
+CUresult cuStreamGetPriority(CUstream stream, int* priority, DefaultStream d) {
+  return kept_for_stream(priorities, stream, priority,
+                         [&](int* out) { return forward::cuStreamGetPriority(stream, out, d); });
+}
+
+}  // namespace scuda::client::custom
+
 extern "C" {
-
-CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext* ctx) {
-  SCUDA_PASSTHROUGH(cuStreamGetCtx, stream, ctx);
-  return kept_for_stream(contexts, stream, ctx,
-                         [&](CUcontext* out) { return forward::cuStreamGetCtx(stream, out); });
-}
-
-CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream stream, CUcontext* ctx) {
-  SCUDA_PASSTHROUGH(cuStreamGetCtx_ptsz, stream, ctx);
-  return kept_for_stream(contexts, stream, ctx,
-                         [&](CUcontext* out) { return forward::cuStreamGetCtx_ptsz(stream, out); });
-}
-
-CUresult CUDAAPI cuStreamGetPriority(CUstream stream, int* priority) {
-  SCUDA_PASSTHROUGH(cuStreamGetPriority, stream, priority);
-  return kept_for_stream(priorities, stream, priority,
-                         [&](int* out) { return forward::cuStreamGetPriority(stream, out); });
-}
-
-CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream stream, int* priority) {
-  SCUDA_PASSTHROUGH(cuStreamGetPriority_ptsz, stream, priority);
-  return kept_for_stream(priorities, stream, priority,
-                         [&](int* out) { return forward::cuStreamGetPriority_ptsz(stream, out); });
-}
 
 // The range belongs to the current context's device; without a current
 // context the driver's own error comes back.

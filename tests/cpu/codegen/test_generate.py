@@ -207,3 +207,40 @@ def test_an_array_count_must_be_a_parameter_of_the_right_kind(tmp_path):
     result = generate(tmp_path, bad)
     assert result.returncode != 0
     assert "needs a count parameter of kind inout" in result.stderr
+
+
+def test_twins_get_both_shells_each_naming_its_default_stream(gen):
+    client = (gen / "client_stubs.cc").read_text()
+    base = stub(client, "CUDAAPI cuStreamQuery")
+    twin = stub(client, "CUDAAPI cuStreamQuery_ptsz")
+    assert "SCUDA_PASSTHROUGH(cuStreamQuery, hStream);" in base
+    assert "custom::cuStreamQuery(hStream, scuda::client::DefaultStream::kLegacy)" in base
+    assert "SCUDA_PASSTHROUGH(cuStreamQuery_ptsz, hStream);" in twin
+    assert "custom::cuStreamQuery(hStream, scuda::client::DefaultStream::kPerThread)" in twin
+    # _ptds variants too, and the hand-written body is declared once.
+    assert "DefaultStream::kPerThread)" in stub(client, "CUDAAPI cuMemcpyHtoD_v2_ptds")
+    custom = (gen / "custom.h").read_text()
+    assert custom.count("CUresult cuStreamQuery(") == 1
+    assert "cuStreamQuery_ptsz" not in custom
+
+
+def test_twins_forward_picks_the_variants_marshalling(gen):
+    picker = stub((gen / "forward.h").read_text(), "inline CUresult cuStreamQuery")
+    assert "DefaultStream::kPerThread ? forward::cuStreamQuery_ptsz(hStream)" in picker
+    assert ": forward::cuStreamQuery(hStream)" in picker
+
+
+def test_twins_need_a_custom_function_with_a_per_thread_variant(tmp_path):
+    assert "not custom" in refusal(
+        tmp_path, '[functions.cuStreamQuery]\nhandling = "forward"\ntwins = true\n')
+    assert "no per-thread variant" in refusal(
+        tmp_path, '[functions.cuCtxSynchronize_v2]\nhandling = "custom"\ntwins = true\n')
+
+
+def refusal(tmp_path: Path, annotations: str) -> str:
+    """What the generator says when it refuses `annotations`."""
+    path = tmp_path / "refused.toml"
+    path.write_text(annotations)
+    result = generate(tmp_path, path)
+    assert result.returncode != 0
+    return result.stderr
