@@ -13,6 +13,7 @@
 #include "client/managed/coherent_pages.h"
 #include "client/memory/memory.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "forward.h"
 
 extern "C" {
@@ -168,83 +169,42 @@ CUresult discard_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned
 
 }  // namespace
 
-extern "C" {
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
 
-CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
-                                        unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemDiscardBatchAsync, dptrs, sizes, count, flags, stream);
-  return discard_batch(dptrs, sizes, count, flags, stream, false);
+CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                unsigned long long flags, CUstream stream, DefaultStream d) {
+  return discard_batch(dptrs, sizes, count, flags, stream, d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
-                                             unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemDiscardBatchAsync_ptsz, dptrs, sizes, count, flags, stream);
-  return discard_batch(dptrs, sizes, count, flags, stream, true);
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                               CUmemcpyAttributes* attrs, size_t* attrs_idxs, size_t num_attrs,
+                               CUstream stream, DefaultStream d) {
+  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream,
+                    d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
-                                       size_t count, CUmemcpyAttributes* attrs, size_t* attrs_idxs,
-                                       size_t num_attrs, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2, dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs,
-                    stream);
-  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, false);
+CUresult cuMemcpy3DBatchAsync_v2(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
+                                 unsigned long long flags, CUstream stream, DefaultStream d) {
+  return copy_3d_batch(count, ops, flags, stream, d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
-                                            size_t count, CUmemcpyAttributes* attrs,
-                                            size_t* attrs_idxs, size_t num_attrs, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyBatchAsync_v2_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs,
-                    num_attrs, stream);
-  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, true);
-}
-
-CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
-                                         unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DBatchAsync_v2, count, ops, flags, stream);
-  return copy_3d_batch(count, ops, flags, stream, false);
-}
-
-CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
-                                              unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DBatchAsync_v2_ptsz, count, ops, flags, stream);
-  return copy_3d_batch(count, ops, flags, stream, true);
-}
-
-CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
-                                         CUmemLocation* locs, size_t* loc_idxs, size_t num_locs,
-                                         unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemPrefetchBatchAsync, dptrs, sizes, count, locs, loc_idxs, num_locs, flags,
-                    stream);
-  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, false);
-}
-
-CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
-                                              CUmemLocation* locs, size_t* loc_idxs,
-                                              size_t num_locs, unsigned long long flags,
-                                              CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemPrefetchBatchAsync_ptsz, dptrs, sizes, count, locs, loc_idxs, num_locs,
-                    flags, stream);
-  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, true);
+CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                 CUmemLocation* locs, size_t* loc_idxs, size_t num_locs,
+                                 unsigned long long flags, CUstream stream, DefaultStream d) {
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream,
+                        d == DefaultStream::kPerThread);
 }
 
 // A discard leaves the ranges' contents undefined, which keeping them is one
 // way of; the prefetch is what the program waits on.
-CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
-                                                   CUmemLocation* locs, size_t* loc_idxs,
-                                                   size_t num_locs, unsigned long long flags,
-                                                   CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, locs, loc_idxs,
-                    num_locs, flags, stream);
-  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, false);
+CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                           CUmemLocation* locs, size_t* loc_idxs, size_t num_locs,
+                                           unsigned long long flags, CUstream stream,
+                                           DefaultStream d) {
+  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream,
+                        d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes,
-                                                        size_t count, CUmemLocation* locs,
-                                                        size_t* loc_idxs, size_t num_locs,
-                                                        unsigned long long flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemDiscardAndPrefetchBatchAsync_ptsz, dptrs, sizes, count, locs, loc_idxs,
-                    num_locs, flags, stream);
-  return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream, true);
-}
-
-}  // extern "C"
+}  // namespace scuda::client::custom

@@ -9,6 +9,7 @@
 
 #include "client/contexts/context.h"
 #include "client/copies/copy_compression.h"
+#include "client/copies/copy_mode.h"
 #include "client/managed/coherent_pages.h"
 #include "client/memory/host_memory.h"
 #include "client/memory/memory.h"
@@ -319,14 +320,6 @@ CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
   return CUDA_SUCCESS;
 }
 
-constexpr uint8_t kSync = 0;
-constexpr uint8_t kAsync = protocol::kCopyAsync;
-
-// `mode` with the per-thread flag where the entry point names that stream.
-uint8_t on(DefaultStream d, uint8_t mode) {
-  return d == DefaultStream::kPerThread ? mode | protocol::kCopyPerThread : mode;
-}
-
 }  // namespace
 
 // The entry points and their per-thread twins are generated (codegen,
@@ -334,23 +327,23 @@ uint8_t on(DefaultStream d, uint8_t mode) {
 namespace custom {
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n, DefaultStream d) {
-  return to_device(dst, src, n, nullptr, on(d, kSync));
+  return to_device(dst, src, n, nullptr, copy_mode(d, kSync));
 }
 CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n, DefaultStream d) {
-  return to_host(dst, src, n, nullptr, on(d, kSync));
+  return to_host(dst, src, n, nullptr, copy_mode(d, kSync));
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s,
                               DefaultStream d) {
-  return to_device(dst, src, n, s, on(d, kAsync));
+  return to_device(dst, src, n, s, copy_mode(d, kAsync));
 }
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s, DefaultStream d) {
-  return to_host(dst, src, n, s, on(d, kAsync));
+  return to_host(dst, src, n, s, copy_mode(d, kAsync));
 }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n, DefaultStream d) {
-  return unified(dst, src, n, nullptr, on(d, kSync));
+  return unified(dst, src, n, nullptr, copy_mode(d, kSync));
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, DefaultStream d) {
-  return unified(dst, src, n, s, on(d, kAsync));
+  return unified(dst, src, n, s, copy_mode(d, kAsync));
 }
 
 }  // namespace custom

@@ -9,9 +9,11 @@
 #include <cstring>
 
 #include "client/contexts/context.h"
+#include "client/copies/copy_mode.h"
 #include "client/memory/memory.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "custom.h"
 #include "protocol/copy_desc.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
@@ -276,9 +278,6 @@ CUresult array_to_host(void* dst, CUarray src, size_t offset, size_t n, CUstream
   return copy(protocol::kShapeAtoH, c, stream, mode);
 }
 
-constexpr uint8_t kSync = 0;
-constexpr uint8_t kAsync = protocol::kCopyAsync;
-constexpr uint8_t kPerThread = protocol::kCopyPerThread;
 constexpr uint8_t k2D = protocol::kShape2D;
 constexpr uint8_t k2DUnaligned = protocol::kShape2DUnaligned;
 
@@ -286,100 +285,54 @@ constexpr uint8_t k2DUnaligned = protocol::kShape2DUnaligned;
 
 }  // namespace scuda::client
 
-using namespace scuda::client;
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
 
-extern "C" {
-
-CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy2D_v2, p);
-  return copy_2d(k2D, p, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy2D_v2_ptds, p);
-  return copy_2d(k2D, p, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy2DUnaligned_v2, p);
-  return copy_2d(k2DUnaligned, p, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy2DUnaligned_v2_ptds, p);
-  return copy_2d(k2DUnaligned, p, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy2DAsync_v2, p, s);
-  return copy_2d(k2D, p, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy2DAsync_v2_ptsz, p, s);
-  return copy_2d(k2D, p, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy3D_v2, p);
-  return copy_3d(p, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy3D_v2_ptds, p);
-  return copy_3d(p, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DAsync_v2, p, s);
-  return copy_3d(p, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DAsync_v2_ptsz, p, s);
-  return copy_3d(p, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DPeer, p);
-  return copy_peer(p, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* p) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DPeer_ptds, p);
-  return copy_peer(p, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DPeerAsync, p, s);
-  return copy_peer(p, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* p, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpy3DPeerAsync_ptsz, p, s);
-  return copy_peer(p, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyHtoA_v2(CUarray dst, size_t offset, const void* src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoA_v2, dst, offset, src, n);
-  return host_to_array(dst, offset, src, n, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpyHtoA_v2_ptds(CUarray dst, size_t offset, const void* src, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoA_v2_ptds, dst, offset, src, n);
-  return host_to_array(dst, offset, src, n, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyHtoAAsync_v2(CUarray dst, size_t offset, const void* src, size_t n,
-                                      CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoAAsync_v2, dst, offset, src, n, s);
-  return host_to_array(dst, offset, src, n, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t offset, const void* src, size_t n,
-                                           CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyHtoAAsync_v2_ptsz, dst, offset, src, n, s);
-  return host_to_array(dst, offset, src, n, s, kAsync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyAtoH_v2(void* dst, CUarray src, size_t offset, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyAtoH_v2, dst, src, offset, n);
-  return array_to_host(dst, src, offset, n, nullptr, kSync);
-}
-CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void* dst, CUarray src, size_t offset, size_t n) {
-  SCUDA_PASSTHROUGH(cuMemcpyAtoH_v2_ptds, dst, src, offset, n);
-  return array_to_host(dst, src, offset, n, nullptr, kSync | kPerThread);
-}
-CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void* dst, CUarray src, size_t offset, size_t n, CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyAtoHAsync_v2, dst, src, offset, n, s);
-  return array_to_host(dst, src, offset, n, s, kAsync);
-}
-CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void* dst, CUarray src, size_t offset, size_t n,
-                                           CUstream s) {
-  SCUDA_PASSTHROUGH(cuMemcpyAtoHAsync_v2_ptsz, dst, src, offset, n, s);
-  return array_to_host(dst, src, offset, n, s, kAsync | kPerThread);
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* p, DefaultStream d) {
+  return copy_2d(k2D, p, nullptr, copy_mode(d, kSync));
 }
 
-}  // extern "C"
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p, DefaultStream d) {
+  return copy_2d(k2DUnaligned, p, nullptr, copy_mode(d, kSync));
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s, DefaultStream d) {
+  return copy_2d(k2D, p, s, copy_mode(d, kAsync));
+}
+
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p, DefaultStream d) {
+  return copy_3d(p, nullptr, copy_mode(d, kSync));
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s, DefaultStream d) {
+  return copy_3d(p, s, copy_mode(d, kAsync));
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* p, DefaultStream d) {
+  return copy_peer(p, nullptr, copy_mode(d, kSync));
+}
+
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* p, CUstream s, DefaultStream d) {
+  return copy_peer(p, s, copy_mode(d, kAsync));
+}
+
+CUresult cuMemcpyHtoA_v2(CUarray dst, size_t offset, const void* src, size_t n, DefaultStream d) {
+  return host_to_array(dst, offset, src, n, nullptr, copy_mode(d, kSync));
+}
+
+CUresult cuMemcpyHtoAAsync_v2(CUarray dst, size_t offset, const void* src, size_t n, CUstream s,
+                              DefaultStream d) {
+  return host_to_array(dst, offset, src, n, s, copy_mode(d, kAsync));
+}
+
+CUresult cuMemcpyAtoH_v2(void* dst, CUarray src, size_t offset, size_t n, DefaultStream d) {
+  return array_to_host(dst, src, offset, n, nullptr, copy_mode(d, kSync));
+}
+
+CUresult cuMemcpyAtoHAsync_v2(void* dst, CUarray src, size_t offset, size_t n, CUstream s,
+                              DefaultStream d) {
+  return array_to_host(dst, src, offset, n, s, copy_mode(d, kAsync));
+}
+
+}  // namespace scuda::client::custom

@@ -8,6 +8,7 @@
 
 #include "client/managed/coherent_pages.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -46,20 +47,13 @@ CUresult decompress(CUmemDecompressParams* params, size_t count, unsigned flags,
 
 }  // namespace
 
-extern "C" {
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
 
-CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams* params, size_t count,
-                                           unsigned int flags, size_t* errorIndex,
-                                           CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemBatchDecompressAsync, params, count, flags, errorIndex, stream);
-  return decompress(params, count, flags, errorIndex, stream, false);
+CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* params, size_t count, unsigned int flags,
+                                   size_t* errorIndex, CUstream stream, DefaultStream d) {
+  return decompress(params, count, flags, errorIndex, stream, d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams* params, size_t count,
-                                                unsigned int flags, size_t* errorIndex,
-                                                CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemBatchDecompressAsync_ptsz, params, count, flags, errorIndex, stream);
-  return decompress(params, count, flags, errorIndex, stream, true);
-}
-
-}  // extern "C"
+}  // namespace scuda::client::custom

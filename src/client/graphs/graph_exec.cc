@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -59,18 +60,6 @@ CUresult exec_update(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInf
 
 extern "C" {
 
-CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
-                                              CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphInstantiateWithParams, exec, graph, params);
-  return scuda::client::instantiate(exec, graph, params, false);
-}
-
-CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
-                                                   CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphInstantiateWithParams_ptsz, exec, graph, params);
-  return scuda::client::instantiate(exec, graph, params, true);
-}
-
 CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
                                       CUgraphExecUpdateResultInfo* info) {
   SCUDA_PASSTHROUGH(cuGraphExecUpdate_v2, exec, graph, info);
@@ -78,3 +67,14 @@ CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
 }
 
 }  // extern "C"
+
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS* params, DefaultStream d) {
+  return scuda::client::instantiate(exec, graph, params, d == DefaultStream::kPerThread);
+}
+
+}  // namespace scuda::client::custom

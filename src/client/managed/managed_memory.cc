@@ -12,6 +12,7 @@
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -133,18 +134,6 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int 
   return rc;
 }
 
-CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr ptr, size_t count, CUmemLocation where,
-                                       unsigned int flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemPrefetchAsync_v2, ptr, count, where, flags, stream);
-  return prefetch(forward::cuMemPrefetchAsync_v2, ptr, count, where, flags, stream);
-}
-
-CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr ptr, size_t count, CUmemLocation where,
-                                            unsigned int flags, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
-  return prefetch(forward::cuMemPrefetchAsync_v2_ptsz, ptr, count, where, flags, stream);
-}
-
 CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr ptr, size_t count, CUmem_advise advice,
                                 CUmemLocation where) {
   SCUDA_PASSTHROUGH(cuMemAdvise_v2, ptr, count, advice, where);
@@ -169,3 +158,15 @@ CUresult CUDAAPI cuMemRangeGetAttributes(void** data, size_t* sizes,
 }
 
 }  // extern "C"
+
+// The entry point and its per-thread twin are generated (codegen, `twins`);
+// this is their body.
+CUresult scuda::client::custom::cuMemPrefetchAsync_v2(CUdeviceptr ptr, size_t count,
+                                                      CUmemLocation where, unsigned int flags,
+                                                      CUstream stream, DefaultStream d) {
+  return scuda::client::prefetch(
+      [&](CUdeviceptr p, size_t n, CUmemLocation w, unsigned f, CUstream s) {
+        return forward::cuMemPrefetchAsync_v2(p, n, w, f, s, d);
+      },
+      ptr, count, where, flags, stream);
+}

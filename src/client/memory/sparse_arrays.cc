@@ -9,6 +9,7 @@
 
 #include "client/runtime.h"
 #include "client_gen.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -30,17 +31,13 @@ CUresult map_arrays(CUarrayMapInfo* list, unsigned count, CUstream stream, bool 
 
 }  // namespace
 
-extern "C" {
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
 
-CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo* list, unsigned int count, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemMapArrayAsync, list, count, stream);
-  return map_arrays(list, count, stream, false);
+CUresult cuMemMapArrayAsync(CUarrayMapInfo* list, unsigned int count, CUstream stream,
+                            DefaultStream d) {
+  return map_arrays(list, count, stream, d == DefaultStream::kPerThread);
 }
 
-CUresult CUDAAPI cuMemMapArrayAsync_ptsz(CUarrayMapInfo* list, unsigned int count,
-                                         CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemMapArrayAsync_ptsz, list, count, stream);
-  return map_arrays(list, count, stream, true);
-}
-
-}  // extern "C"
+}  // namespace scuda::client::custom

@@ -27,6 +27,7 @@
 #include "client/runtime.h"
 #include "common/lock_order.h"
 #include "common/tls_client.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -291,58 +292,38 @@ CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   return forward::cuCtxEnablePeerAccess(peer, flags);
 }
 
-CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                              CUcontext src_ctx, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemcpyPeer, dst, dst_ctx, src, src_ctx, size);
-  return client::copy_peer(dst, dst_ctx, src, src_ctx, size, nullptr,
-                           [&] { return forward::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, size); });
+}  // extern "C"
+
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace scuda::client::custom {
+
+namespace {
+bool per_thread(DefaultStream d) { return d == DefaultStream::kPerThread; }
+}  // namespace
+
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                      size_t size, DefaultStream d) {
+  return copy_peer(dst, dst_ctx, src, src_ctx, size, per_thread(d) ? CU_STREAM_PER_THREAD : nullptr,
+                   [&] { return forward::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, size, d); });
 }
 
-CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                   CUcontext src_ctx, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemcpyPeer_ptds, dst, dst_ctx, src, src_ctx, size);
-  return client::copy_peer(dst, dst_ctx, src, src_ctx, size, CU_STREAM_PER_THREAD, [&] {
-    return forward::cuMemcpyPeer_ptds(dst, dst_ctx, src, src_ctx, size);
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                           size_t size, CUstream stream, DefaultStream d) {
+  CUstream after = stream ? stream : per_thread(d) ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+  return copy_peer(dst, dst_ctx, src, src_ctx, size, after, [&] {
+    return forward::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, size, stream, d);
   });
 }
 
-CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                   CUcontext src_ctx, size_t size, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyPeerAsync, dst, dst_ctx, src, src_ctx, size, stream);
-  return client::copy_peer(
-      dst, dst_ctx, src, src_ctx, size, stream ? stream : CU_STREAM_LEGACY,
-      [&] { return forward::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, size, stream); });
-}
-
-CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                        CUcontext src_ctx, size_t size, CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyPeerAsync_ptsz, dst, dst_ctx, src, src_ctx, size, stream);
-  return client::copy_peer(
-      dst, dst_ctx, src, src_ctx, size, stream ? stream : CU_STREAM_PER_THREAD,
-      [&] { return forward::cuMemcpyPeerAsync_ptsz(dst, dst_ctx, src, src_ctx, size, stream); });
-}
-
 // cudart's cudaMemcpy between devices, PyTorch's copies among them.
-CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2, dst, src, size);
-  return client::device_to_device(dst, src, size, nullptr, false, false);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size, DefaultStream d) {
+  return device_to_device(dst, src, size, nullptr, false, per_thread(d));
 }
 
-CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoD_v2_ptds, dst, src, size);
-  return client::device_to_device(dst, src, size, nullptr, false, true);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream,
+                              DefaultStream d) {
+  return device_to_device(dst, src, size, stream, true, per_thread(d));
 }
 
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size,
-                                      CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2, dst, src, size, stream);
-  return client::device_to_device(dst, src, size, stream, true, false);
-}
-
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size,
-                                           CUstream stream) {
-  SCUDA_PASSTHROUGH(cuMemcpyDtoDAsync_v2_ptsz, dst, src, size, stream);
-  return client::device_to_device(dst, src, size, stream, true, true);
-}
-
-}  // extern "C"
+}  // namespace scuda::client::custom

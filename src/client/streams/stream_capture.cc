@@ -172,72 +172,50 @@ CUresult capture_info(Query server, bool per_thread, CUstream stream, CUstreamCa
 
 bool scuda::client::capture_active() { return active().any(); }
 
-extern "C" {
+namespace scuda::client {
+namespace {
 
-CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
-  SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2, stream, mode);
-  return begin(stream, false, [&] { return forward::cuStreamBeginCapture_v2(stream, mode); });
+bool per_thread(DefaultStream d) { return d == DefaultStream::kPerThread; }
+
+// The session's capture status query for the entry point's default stream.
+Query status_query(DefaultStream d) {
+  if (per_thread(d)) return &forward::cuStreamIsCapturing_ptsz;
+  return &forward::cuStreamIsCapturing;
 }
 
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
-  SCUDA_PASSTHROUGH(cuStreamBeginCapture_v2_ptsz, stream, mode);
-  return begin(stream, true, [&] { return forward::cuStreamBeginCapture_v2_ptsz(stream, mode); });
+}  // namespace
+
+// The entry points and their per-thread twins are generated (codegen,
+// `twins`); these are their bodies.
+namespace custom {
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode, DefaultStream d) {
+  return begin(stream, per_thread(d),
+               [&] { return forward::cuStreamBeginCapture_v2(stream, mode, d); });
 }
 
-CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
-                                             const CUgraphNode* deps, const CUgraphEdgeData* edges,
-                                             size_t count, CUstreamCaptureMode mode) {
-  SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph, stream, graph, deps, edges, count, mode);
-  return begin(stream, false, [&] {
-    return forward::cuStreamBeginCaptureToGraph(stream, graph, deps, edges, count, mode);
+CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                     const CUgraphEdgeData* edges, size_t count,
+                                     CUstreamCaptureMode mode, DefaultStream d) {
+  return begin(stream, per_thread(d), [&] {
+    return forward::cuStreamBeginCaptureToGraph(stream, graph, deps, edges, count, mode, d);
   });
 }
 
-CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph,
-                                                  const CUgraphNode* deps,
-                                                  const CUgraphEdgeData* edges, size_t count,
-                                                  CUstreamCaptureMode mode) {
-  SCUDA_PASSTHROUGH(cuStreamBeginCaptureToGraph_ptsz, stream, graph, deps, edges, count, mode);
-  return begin(stream, true, [&] {
-    return forward::cuStreamBeginCaptureToGraph_ptsz(stream, graph, deps, edges, count, mode);
-  });
+CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph, DefaultStream d) {
+  return end(stream, per_thread(d), graph, status_query(d));
 }
 
-CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
-  SCUDA_PASSTHROUGH(cuStreamEndCapture, stream, graph);
-  return end(stream, false, graph, &forward::cuStreamIsCapturing);
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status, DefaultStream d) {
+  return is_capturing(status_query(d), stream, status);
 }
 
-CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
-  SCUDA_PASSTHROUGH(cuStreamEndCapture_ptsz, stream, graph);
-  return end(stream, true, graph, &forward::cuStreamIsCapturing_ptsz);
-}
-
-CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
-  SCUDA_PASSTHROUGH(cuStreamIsCapturing, stream, status);
-  return is_capturing(&forward::cuStreamIsCapturing, stream, status);
-}
-
-CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus* status) {
-  SCUDA_PASSTHROUGH(cuStreamIsCapturing_ptsz, stream, status);
-  return is_capturing(&forward::cuStreamIsCapturing_ptsz, stream, status);
-}
-
-CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status,
-                                           cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
-                                           const CUgraphEdgeData** edges, size_t* count) {
-  SCUDA_PASSTHROUGH(cuStreamGetCaptureInfo_v3, stream, status, id, graph, deps, edges, count);
-  return capture_info(&forward::cuStreamIsCapturing, false, stream, status, id, graph, deps, edges,
+CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
+                                   CUgraph* graph, const CUgraphNode** deps,
+                                   const CUgraphEdgeData** edges, size_t* count, DefaultStream d) {
+  return capture_info(status_query(d), per_thread(d), stream, status, id, graph, deps, edges,
                       count);
 }
 
-CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream stream, CUstreamCaptureStatus* status,
-                                                cuuint64_t* id, CUgraph* graph,
-                                                const CUgraphNode** deps,
-                                                const CUgraphEdgeData** edges, size_t* count) {
-  SCUDA_PASSTHROUGH(cuStreamGetCaptureInfo_v3_ptsz, stream, status, id, graph, deps, edges, count);
-  return capture_info(&forward::cuStreamIsCapturing_ptsz, true, stream, status, id, graph, deps,
-                      edges, count);
-}
-
-}  // extern "C"
+}  // namespace custom
+}  // namespace scuda::client
