@@ -88,4 +88,35 @@ TEST_F(PerThreadTest, EventsQueriesAndHostFunctionsTakeTheThreadsStream) {
   EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
 }
 
+TEST_F(PerThreadTest, DeviceToDeviceAnd2DCopiesTakeTheThreadsStream) {
+  const size_t n = 64 * 16;
+  CUdeviceptr a = 0, b = 0;
+  ASSERT_EQ(cuMemAlloc(&a, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, n), CUDA_SUCCESS);
+  std::vector<unsigned char> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = static_cast<unsigned char>(i * 7);
+  ASSERT_EQ(cuMemcpyHtoD(a, host.data(), n), CUDA_SUCCESS);
+  const size_t from = double_log().size();
+  ASSERT_EQ(cuMemcpyDtoD(b, a, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoDAsync(b, a, n, nullptr), CUDA_SUCCESS);
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = a;
+  copy.dstDevice = b;
+  copy.srcPitch = copy.dstPitch = 64;
+  copy.WidthInBytes = 64;
+  copy.Height = 16;
+  ASSERT_EQ(cuMemcpy2D(&copy), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpy2DAsync(&copy, nullptr), CUDA_SUCCESS);
+  std::vector<unsigned char> back(n);
+  ASSERT_EQ(cuMemcpyDtoH(back.data(), b, n), CUDA_SUCCESS);
+  EXPECT_EQ(back, host);
+  const std::string seen = per_thread_since(from);
+  for (const char* name : {"cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoDAsync_v2_ptsz",
+                           "cuMemcpy2D_v2_ptds", "cuMemcpy2DAsync_v2_ptsz"})
+    EXPECT_NE(seen.find(name), std::string::npos) << name << " not in: " << seen;
+  EXPECT_EQ(cuMemFree(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
+}
+
 }  // namespace

@@ -57,4 +57,24 @@ CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n,
   return cuMemcpyDtoHAsync_v2(dst, src, n, s);
 }
 
+CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  log_line("per-thread cuMemcpyDtoD_v2_ptds");
+  return cuMemcpyDtoD_v2(dst, src, n);
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  log_line("per-thread cuMemcpyDtoDAsync_v2_ptsz");
+  return cuMemcpyDtoDAsync_v2(dst, src, n, s);
+}
+
+CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* copy) {
+  log_line("per-thread cuMemcpy2D_v2_ptds");
+  return cuMemcpy2D_v2(copy);
+}
+
+CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* copy, CUstream s) {
+  log_line("per-thread cuMemcpy2DAsync_v2_ptsz");
+  return cuMemcpy2DAsync_v2(copy, s);
+}
+
 }  // extern "C"
