@@ -65,6 +65,8 @@ def forward_h(plans: list[Plan]) -> str:
         "// Which default stream an entry point's NULL stream means: the legacy",
         "// one, or the calling thread's (the _ptsz/_ptds variants).",
         "enum class DefaultStream { kLegacy, kPerThread };\n",
+        "// Whether a NULL stream means the calling thread's default stream.",
+        "constexpr bool per_thread(DefaultStream d) { return d == DefaultStream::kPerThread; }\n",
         "}  // namespace scuda::client\n",
         "// The generated marshalling of each function with an op: sends the",
         "// request and decodes the reply, with no pass-through check. Custom",

@@ -175,26 +175,25 @@ namespace scuda::client::custom {
 
 CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
                                 unsigned long long flags, CUstream stream, DefaultStream d) {
-  return discard_batch(dptrs, sizes, count, flags, stream, d == DefaultStream::kPerThread);
+  return discard_batch(dptrs, sizes, count, flags, stream, per_thread(d));
 }
 
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                CUmemcpyAttributes* attrs, size_t* attrs_idxs, size_t num_attrs,
                                CUstream stream, DefaultStream d) {
-  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream,
-                    d == DefaultStream::kPerThread);
+  return copy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream, per_thread(d));
 }
 
 CUresult cuMemcpy3DBatchAsync_v2(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
                                  unsigned long long flags, CUstream stream, DefaultStream d) {
-  return copy_3d_batch(count, ops, flags, stream, d == DefaultStream::kPerThread);
+  return copy_3d_batch(count, ops, flags, stream, per_thread(d));
 }
 
 CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
                                  CUmemLocation* locs, size_t* loc_idxs, size_t num_locs,
                                  unsigned long long flags, CUstream stream, DefaultStream d) {
   return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream,
-                        d == DefaultStream::kPerThread);
+                        per_thread(d));
 }
 
 // A discard leaves the ranges' contents undefined, which keeping them is one
@@ -204,7 +203,7 @@ CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, si
                                            unsigned long long flags, CUstream stream,
                                            DefaultStream d) {
   return prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream,
-                        d == DefaultStream::kPerThread);
+                        per_thread(d));
 }
 
 }  // namespace scuda::client::custom

@@ -14,7 +14,7 @@ inline constexpr uint8_t kAsync = protocol::kCopyAsync;
 
 // `mode` with kCopyPerThread where the entry point names the thread's stream.
 inline uint8_t copy_mode(DefaultStream d, uint8_t mode) {
-  return d == DefaultStream::kPerThread ? mode | protocol::kCopyPerThread : mode;
+  return per_thread(d) ? mode | protocol::kCopyPerThread : mode;
 }
 
 }  // namespace scuda::client

@@ -53,7 +53,7 @@ namespace scuda::client::custom {
 
 CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* params, size_t count, unsigned int flags,
                                    size_t* errorIndex, CUstream stream, DefaultStream d) {
-  return decompress(params, count, flags, errorIndex, stream, d == DefaultStream::kPerThread);
+  return decompress(params, count, flags, errorIndex, stream, per_thread(d));
 }
 
 }  // namespace scuda::client::custom

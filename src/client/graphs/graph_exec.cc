@@ -74,7 +74,7 @@ namespace scuda::client::custom {
 
 CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
                                       CUDA_GRAPH_INSTANTIATE_PARAMS* params, DefaultStream d) {
-  return scuda::client::instantiate(exec, graph, params, d == DefaultStream::kPerThread);
+  return scuda::client::instantiate(exec, graph, params, per_thread(d));
 }
 
 }  // namespace scuda::client::custom

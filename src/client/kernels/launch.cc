@@ -204,20 +204,18 @@ namespace scuda::client::custom {
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shmem, CUstream stream, void** params,
                         void** extra, DefaultStream d) {
-  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra,
-                       d == DefaultStream::kPerThread);
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra, per_thread(d));
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra,
                           DefaultStream d) {
-  return launch_ex(config, f, params, extra, d == DefaultStream::kPerThread);
+  return launch_ex(config, f, params, extra, per_thread(d));
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                    unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                                    void** params, DefaultStream d) {
-  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params,
-                            d == DefaultStream::kPerThread);
+  return launch_cooperative(f, gx, gy, gz, bx, by, bz, shmem, stream, params, per_thread(d));
 }
 
 }  // namespace scuda::client::custom

@@ -37,7 +37,7 @@ namespace scuda::client::custom {
 
 CUresult cuMemMapArrayAsync(CUarrayMapInfo* list, unsigned int count, CUstream stream,
                             DefaultStream d) {
-  return map_arrays(list, count, stream, d == DefaultStream::kPerThread);
+  return map_arrays(list, count, stream, per_thread(d));
 }
 
 }  // namespace scuda::client::custom

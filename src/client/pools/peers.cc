@@ -298,10 +298,6 @@ CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
 // `twins`); these are their bodies.
 namespace scuda::client::custom {
 
-namespace {
-bool per_thread(DefaultStream d) { return d == DefaultStream::kPerThread; }
-}  // namespace
-
 CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
                       size_t size, DefaultStream d) {
   return copy_peer(dst, dst_ctx, src, src_ctx, size, per_thread(d) ? CU_STREAM_PER_THREAD : nullptr,

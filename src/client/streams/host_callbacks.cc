@@ -223,12 +223,12 @@ CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn de
 namespace scuda::client::custom {
 
 CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* data, DefaultStream d) {
-  return launch_host_func(stream, fn, data, d == DefaultStream::kPerThread);
+  return launch_host_func(stream, fn, data, per_thread(d));
 }
 
 CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback fn, void* data, unsigned int flags,
                              DefaultStream d) {
-  return add_callback(stream, fn, data, flags, d == DefaultStream::kPerThread);
+  return add_callback(stream, fn, data, flags, per_thread(d));
 }
 
 }  // namespace scuda::client::custom

@@ -175,8 +175,6 @@ bool scuda::client::capture_active() { return active().any(); }
 namespace scuda::client {
 namespace {
 
-bool per_thread(DefaultStream d) { return d == DefaultStream::kPerThread; }
-
 // The session's capture status query for the entry point's default stream.
 Query status_query(DefaultStream d) {
   if (per_thread(d)) return &forward::cuStreamIsCapturing_ptsz;
