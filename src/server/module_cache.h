@@ -49,8 +49,6 @@ class ModuleCache {
   std::string path_of(const protocol::ImageHash& hash) const;
   bool read_held(const protocol::ImageHash& hash, uint64_t size, std::string* image);
   void hold(const protocol::ImageHash& hash, int fd);
-  bool make_dir();
-  void evict(const std::string& keep);
 
   ModuleCacheOptions options_;
   std::map<protocol::ImageHash, int> held_;  // open descriptors

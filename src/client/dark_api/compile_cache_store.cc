@@ -4,26 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
-#include <tuple>
-#include <vector>
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/cache_files.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'s', 'c', 'u', 'd', 'a', 'c', 'c', '1'};
 
@@ -41,40 +32,6 @@ protocol::ImageHash key_hash(uint32_t kind, std::string_view key) {
   std::memcpy(bytes.data(), &kind, sizeof kind);
   bytes.append(key);
   return protocol::image_hash(bytes.data(), bytes.size());
-}
-
-std::string hex(const protocol::ImageHash& hash) {
-  std::string s;
-  for (uint8_t b : hash) s += fmt::format("{:02x}", b);
-  return s;
-}
-
-bool read_exactly(int fd, void* to, size_t size) {
-  auto* p = static_cast<char*>(to);
-  while (size > 0) {
-    const ssize_t n = ::read(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool write_exactly(int fd, const void* from, size_t size) {
-  const auto* p = static_cast<const char*>(from);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// A name no other writer, in this process or another, uses at once.
-std::string temporary_name() {
-  static std::atomic<uint64_t> next{0};
-  return fmt::format(".tmp-{}-{}", ::getpid(), next.fetch_add(1));
 }
 
 // The blob of the file open at `fd` when it is a whole entry for `key_hash`
@@ -100,7 +57,7 @@ CompileCacheStore::CompileCacheStore(std::string dir, uint64_t limit)
     : dir_(std::move(dir)), limit_(limit) {}
 
 std::string CompileCacheStore::path_of(uint32_t kind, std::string_view key) const {
-  return dir_ + "/" + hex(key_hash(kind, key));
+  return dir_ + "/" + to_hex(key_hash(kind, key));
 }
 
 std::optional<std::string> CompileCacheStore::find(uint32_t kind, std::string_view key) {
@@ -116,10 +73,7 @@ std::optional<std::string> CompileCacheStore::find(uint32_t kind, std::string_vi
 
 bool CompileCacheStore::keep(uint32_t kind, std::string_view key, std::string_view blob) {
   if (blob.size() > limit_ / 4) return false;
-  // The programs are the user's own: the folder is theirs alone.
-  std::error_code ec;
-  fs::create_directories(fs::path(dir_).parent_path(), ec);
-  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (!make_private_dir(dir_)) {
     spdlog::debug("compile cache: cannot make {}: {}", dir_, std::strerror(errno));
     return false;
   }
@@ -128,42 +82,16 @@ bool CompileCacheStore::keep(uint32_t kind, std::string_view key, std::string_vi
   h.key_hash = key_hash(kind, key);
   h.size = blob.size();
   h.blob_hash = protocol::image_hash(blob.data(), blob.size());
-  const std::string temporary = dir_ + "/" + temporary_name();
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd =
+      publish_file(dir_, to_hex(h.key_hash),
+                   {std::string_view(reinterpret_cast<const char*>(&h), sizeof h), blob});
   if (fd < 0) return false;
-  const bool written =
-      write_exactly(fd, &h, sizeof h) && write_exactly(fd, blob.data(), blob.size());
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed || ::rename(temporary.c_str(), path_of(kind, key).c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    return false;
-  }
+  ::close(fd);
   std::lock_guard lock(mu_);
   if (total_) *total_ += sizeof h + blob.size();
-  if (!total_ || *total_ > limit_) trim();
+  // Down to three quarters, so that the next keeps do not trim again at once.
+  if (!total_ || *total_ > limit_) total_ = trim_least_recent(dir_, limit_, limit_ / 4 * 3);
   return true;
-}
-
-void CompileCacheStore::trim() {
-  std::vector<std::tuple<fs::file_time_type, uint64_t, fs::path>> files;
-  uint64_t total = 0;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-    std::error_code e1, e2;
-    const uint64_t size = e.is_regular_file(e1) ? e.file_size(e1) : 0;
-    const fs::file_time_type used = e.last_write_time(e2);
-    if (e1 || e2) continue;
-    files.emplace_back(used, size, e.path());
-    total += size;
-  }
-  if (total > limit_) {
-    std::sort(files.begin(), files.end());
-    for (const auto& [used, size, path] : files) {
-      if (total <= limit_ / 4 * 3) break;
-      if (fs::remove(path, ec)) total -= size;
-    }
-  }
-  total_ = total;
 }
 
 }  // namespace scuda::client

@@ -29,9 +29,6 @@ class CompileCacheStore {
 
  private:
   std::string path_of(uint32_t kind, std::string_view key) const;
-  // Removes the least recently used files until they fill at most three
-  // quarters of the limit.
-  void trim();
 
   const std::string dir_;
   const uint64_t limit_;
