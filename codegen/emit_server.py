@@ -66,7 +66,7 @@ def fill(template: str, p, k) -> str:
 
 def server_handlers_cc(plans: list[Plan]) -> str:
     fwd = forwarded(plans)
-    entries = [f'    {{scuda::protocol::kOp_{p.name}, h_{p.name}, "{p.name}"}},' for p in fwd]
+    entries = [f'    {{scuda::protocol::kOp_{p.name}, h_{p.name}}},' for p in fwd]
     return "\n".join([
         PREAMBLE, *[handler(p) for p in fwd],
         "const scuda::server::HandlerEntry scuda::server::kGeneratedHandlers[] = {",

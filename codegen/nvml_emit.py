@@ -155,7 +155,7 @@ using namespace scuda::server::gen;
 
 def server_handlers_cc(plans: list[Plan]) -> str:
     fwd = [p for p in plans if p.handling in ("forward", "cached")]
-    entries = [f'    {{scuda::protocol::kOp_{p.name}, h_{p.name}, "{p.name}"}},' for p in fwd]
+    entries = [f'    {{scuda::protocol::kOp_{p.name}, h_{p.name}}},' for p in fwd]
     return "\n".join([
         SERVER_PREAMBLE, *[handler(p) for p in fwd],
         "const scuda::server::HandlerEntry scuda::server::kNvmlGeneratedHandlers[] = {",

@@ -32,8 +32,7 @@ CUresult async_notification_register(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpAsyncNotificationRegister, async_notification_register,
-     "async-notification-register"},
+    {protocol::kOpAsyncNotificationRegister, async_notification_register},
 };
 
 }  // namespace

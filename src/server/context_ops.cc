@@ -94,9 +94,9 @@ CUresult create(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpCtxCreate, create, "ctx-create"},
-    {protocol::kOpCtxSetCurrent, set_current, "ctx-set-current"},
-    {protocol::kOpPrimaryContext, primary_context, "primary-context"},
+    {protocol::kOpCtxCreate, create},
+    {protocol::kOpCtxSetCurrent, set_current},
+    {protocol::kOpPrimaryContext, primary_context},
 };
 
 }  // namespace

@@ -172,7 +172,7 @@ CUresult copy_3d(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemcpy3D, copy_3d, "memcpy-3d"},
+    {protocol::kOpMemcpy3D, copy_3d},
 };
 
 }  // namespace

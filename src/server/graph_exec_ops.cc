@@ -113,9 +113,9 @@ CUresult capture_info(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpGraphInstantiate, instantiate, "graph-instantiate"},
-    {protocol::kOpGraphExecUpdate, exec_update, "graph-exec-update"},
-    {protocol::kOpStreamCaptureInfo, capture_info, "stream-capture-info"},
+    {protocol::kOpGraphInstantiate, instantiate},
+    {protocol::kOpGraphExecUpdate, exec_update},
+    {protocol::kOpStreamCaptureInfo, capture_info},
 };
 
 }  // namespace

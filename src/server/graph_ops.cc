@@ -241,16 +241,14 @@ CUresult graph_dot(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpGraphDot, graph_dot, "graph-dot"},
-    {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute, "graph-kernel-node-attribute"},
-    {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params,
-     "graph-mem-alloc-node-get-params"},
-    {protocol::kOpGraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params,
-     "graph-batch-mem-op-node-get-params"},
-    {protocol::kOpGraphAddNode, add_node, "graph-add-node"},
-    {protocol::kOpGraphNodeSetParams, node_set_params, "graph-node-set-params"},
-    {protocol::kOpGraphExecNodeSetParams, exec_node_set_params, "graph-exec-node-set-params"},
-    {protocol::kOpGraphKernelNodeGetParams, kernel_node_get_params, "graph-kernel-node-get-params"},
+    {protocol::kOpGraphDot, graph_dot},
+    {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute},
+    {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params},
+    {protocol::kOpGraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params},
+    {protocol::kOpGraphAddNode, add_node},
+    {protocol::kOpGraphNodeSetParams, node_set_params},
+    {protocol::kOpGraphExecNodeSetParams, exec_node_set_params},
+    {protocol::kOpGraphKernelNodeGetParams, kernel_node_get_params},
 };
 
 }  // namespace

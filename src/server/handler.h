@@ -29,7 +29,6 @@ constexpr CUresult kReplied = static_cast<CUresult>(1022);
 struct HandlerEntry {
   uint32_t op;
   Handler fn;
-  const char* name;
   // Payload bytes decoded from `in`; the rest, bulk data, the handler reads
   // itself (Session::read_data), and what it leaves is skipped. 0: all.
   uint32_t head = 0;

@@ -63,9 +63,9 @@ CUresult user_object_create(Session& s, protocol::Reader& in, protocol::Writer& 
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpHostCallback, host_callback, "host-callback"},
-    {protocol::kOpUserObjectCreate, user_object_create, "user-object-create"},
-    {protocol::kOpCallbackChannel, open_channel, "callback-channel"},
+    {protocol::kOpHostCallback, host_callback},
+    {protocol::kOpUserObjectCreate, user_object_create},
+    {protocol::kOpCallbackChannel, open_channel},
 };
 
 }  // namespace

@@ -50,10 +50,10 @@ CUresult mirror_pull(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpHostRegister, host_register, "host-register"},
-    {protocol::kOpHostUnregister, host_unregister, "host-unregister"},
-    {protocol::kOpMirrorPush, mirror_push, "mirror-push"},
-    {protocol::kOpMirrorPull, mirror_pull, "mirror-pull"},
+    {protocol::kOpHostRegister, host_register},
+    {protocol::kOpHostUnregister, host_unregister},
+    {protocol::kOpMirrorPush, mirror_push},
+    {protocol::kOpMirrorPull, mirror_pull},
 };
 
 }  // namespace

@@ -28,8 +28,6 @@ using protocol::Writer;
 
 constexpr auto kFd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-bool answered(const Session& s) { return !(s.request().flags & protocol::kOneWay); }
-
 // Keeps the descriptor the driver gave (rc its result) among the session's
 // exports; *ref names it.
 CUresult keep_export(Session& s, CUresult rc, int fd, uint64_t size, uint64_t key,
@@ -60,7 +58,7 @@ CUresult export_mapping(Session& s, uint64_t base, uint64_t size, protocol::IpcR
 // u64 address -> the handle's bytes.
 CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
   const uint64_t address = in.u64();
-  if (!in.done() || !answered(s)) return kMalformed;
+  if (!in.done()) return kMalformed;
   uint8_t bytes[kIpcHandleBytes] = {};
   uint64_t base = 0, size = 0;
   if (s.va().mapping_holding(address, &base, &size)) {
@@ -125,7 +123,7 @@ CUresult ipc_open_memory(Session& s, Reader& in, Writer& out) {
   const uint64_t at = in.u64();
   const uint32_t flags = in.u32();
   const uint8_t* bytes = in.take(kIpcHandleBytes);
-  if (!in.done() || !answered(s)) return kMalformed;
+  if (!in.done()) return kMalformed;
   if (auto h = protocol::decode_ipc_handle(bytes)) return open_placed(s, *h, at, out);
   if (!s.driver().cuIpcOpenMemHandle_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUipcMemHandle native;
@@ -160,7 +158,7 @@ CUresult export_allocation(Session& s, uint64_t memory, IpcHandle* h) {
 CUresult shareable_export(Session& s, Reader& in, Writer& out) {
   const uint8_t kind = in.u8();
   const uint64_t handle = in.u64();
-  if (!in.done() || !answered(s)) return kMalformed;
+  if (!in.done()) return kMalformed;
   IpcHandle h;
   h.kind = static_cast<IpcKind>(kind);
   CUresult rc = CUDA_ERROR_INVALID_VALUE;
@@ -192,7 +190,7 @@ CUresult shareable_import(Session& s, Reader& in, Writer& out) {
   const uint8_t kind = in.u8();
   const uint8_t* bytes = in.take(kIpcHandleBytes);
   const uint64_t proposed = in.u64();
-  if (!in.done() || !answered(s)) return kMalformed;
+  if (!in.done()) return kMalformed;
   const auto h = protocol::decode_ipc_handle(bytes);
   if (!h || static_cast<uint8_t>(h->kind) != kind) return CUDA_ERROR_INVALID_VALUE;
   if (h->kind == IpcKind::kPool) return import_pool(s, *h, proposed, out);
@@ -205,10 +203,10 @@ CUresult shareable_import(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpIpcExportMemory, ipc_export_memory, "ipc-export-memory"},
-    {protocol::kOpIpcOpenMemory, ipc_open_memory, "ipc-open-memory"},
-    {protocol::kOpShareableExport, shareable_export, "shareable-export"},
-    {protocol::kOpShareableImport, shareable_import, "shareable-import"},
+    {protocol::kOpIpcExportMemory, ipc_export_memory},
+    {protocol::kOpIpcOpenMemory, ipc_open_memory},
+    {protocol::kOpShareableExport, shareable_export},
+    {protocol::kOpShareableImport, shareable_import},
 };
 
 }  // namespace

@@ -79,9 +79,9 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) { return lane_copy(s, i
 CUresult device_to_host(Session& s, Reader& in, Writer&) { return lane_copy(s, in, false); }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLanes, open_lanes, "lanes"},
-    {protocol::kOpMemcpyHtoDLanes, host_to_device, "memcpy-htod-lanes"},
-    {protocol::kOpMemcpyDtoHLanes, device_to_host, "memcpy-dtoh-lanes"},
+    {protocol::kOpLanes, open_lanes},
+    {protocol::kOpMemcpyHtoDLanes, host_to_device},
+    {protocol::kOpMemcpyDtoHLanes, device_to_host},
 };
 
 }  // namespace

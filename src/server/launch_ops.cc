@@ -89,8 +89,8 @@ CUresult occupancy_clusters(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLaunch, launch, "launch"},
-    {protocol::kOpOccupancyClusters, occupancy_clusters, "occupancy-clusters"},
+    {protocol::kOpLaunch, launch},
+    {protocol::kOpOccupancyClusters, occupancy_clusters},
 };
 
 }  // namespace

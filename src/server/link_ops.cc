@@ -105,7 +105,7 @@ CUresult link(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLink, link, "link"},
+    {protocol::kOpLink, link},
 };
 
 }  // namespace

@@ -55,8 +55,8 @@ CUresult logs_register(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLogsDump, logs_dump, "logs-dump"},
-    {protocol::kOpLogsRegister, logs_register, "logs-register"},
+    {protocol::kOpLogsDump, logs_dump},
+    {protocol::kOpLogsRegister, logs_register},
 };
 
 }  // namespace

@@ -186,8 +186,7 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
   const uint64_t size = in.u64();
   const uint64_t stream_id = in.u64();
   const uint8_t mode = in.u8();
-  if (!in.done() || size > protocol::kChunkSize || (s.request().flags & protocol::kOneWay))
-    return kMalformed;
+  if (!in.done() || size > protocol::kChunkSize) return kMalformed;
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
@@ -216,8 +215,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemcpyHtoD, host_to_device, "memcpy-htod", kHtoDHead},
-    {protocol::kOpMemcpyDtoH, device_to_host, "memcpy-dtoh"},
+    {protocol::kOpMemcpyHtoD, host_to_device, kHtoDHead},
+    {protocol::kOpMemcpyDtoH, device_to_host},
 };
 
 }  // namespace

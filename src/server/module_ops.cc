@@ -277,13 +277,13 @@ CUresult function_info(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpModuleLoad, module_load, "module-load"},
-    {protocol::kOpLibraryLoad, library_load, "library-load"},
-    {protocol::kOpModuleGetFunction, module_get_function, "module-get-function"},
-    {protocol::kOpLibraryGetKernel, library_get_kernel, "library-get-kernel"},
-    {protocol::kOpKernelGetFunction, kernel_get_function, "kernel-get-function"},
-    {protocol::kOpFunctionInfo, function_info, "function-info"},
-    {protocol::kOpFunctionNames, function_names, "function-names"},
+    {protocol::kOpModuleLoad, module_load},
+    {protocol::kOpLibraryLoad, library_load},
+    {protocol::kOpModuleGetFunction, module_get_function},
+    {protocol::kOpLibraryGetKernel, library_get_kernel},
+    {protocol::kOpKernelGetFunction, kernel_get_function},
+    {protocol::kOpFunctionInfo, function_info},
+    {protocol::kOpFunctionNames, function_names},
 };
 
 }  // namespace

@@ -76,7 +76,7 @@ CUresult own_processes(Session& s, Reader& in, Writer& out) {
 }
 
 #define SCUDA_OWN_PROCESSES(name, info) \
-  { protocol::kOp_##name, own_processes<info, &NvmlTable::name>, #name }
+  { protocol::kOp_##name, own_processes<info, &NvmlTable::name> }
 
 const HandlerEntry kNvmlHandlers[] = {
     SCUDA_OWN_PROCESSES(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t),

@@ -57,9 +57,9 @@ CUresult page_pull_changed(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpPagePush, page_push, "page-push"},
-    {protocol::kOpPagePull, page_pull, "page-pull"},
-    {protocol::kOpPagePullChanged, page_pull_changed, "page-pull-changed"},
+    {protocol::kOpPagePush, page_push},
+    {protocol::kOpPagePull, page_pull},
+    {protocol::kOpPagePullChanged, page_pull_changed},
 };
 
 }  // namespace

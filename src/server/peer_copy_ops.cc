@@ -21,7 +21,7 @@ constexpr std::chrono::seconds kArrivalLimit(10);
 
 // -> string name, string secret: what the sending session's join carries.
 CUresult peer_inbox(Session& s, Reader& in, Writer& out) {
-  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  if (!in.done()) return kMalformed;
   std::string name, secret, error;
   if (!s.peers().open(&name, &secret, &error)) {
     spdlog::error("cannot open the inbox for copies from other servers: {}", error);
@@ -42,7 +42,7 @@ CUresult peer_send(Session& s, Reader& in, Writer&) {
   to.token = in.str();
   to.name = in.str();
   to.secret = in.str();
-  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  if (!in.done()) return kMalformed;
   if (src + size < src) return CUDA_ERROR_INVALID_VALUE;
   std::string why;
   const CUresult rc = send_to_peer(s.driver(), s.staging(), src, size, id, to, &why);
@@ -54,7 +54,7 @@ CUresult peer_send(Session& s, Reader& in, Writer&) {
 // writes its bytes to the device in the current context.
 CUresult peer_receive(Session& s, Reader& in, Writer&) {
   const uint64_t dst = in.u64(), size = in.u64(), id = in.u64();
-  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  if (!in.done()) return kMalformed;
   if (dst + size < dst) return CUDA_ERROR_INVALID_VALUE;
   Socket peer = s.peers().take_copy(id, size, kArrivalLimit);
   if (!peer.valid()) {
@@ -65,9 +65,9 @@ CUresult peer_receive(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpPeerInbox, peer_inbox, "peer-inbox"},
-    {protocol::kOpPeerSend, peer_send, "peer-send"},
-    {protocol::kOpPeerReceive, peer_receive, "peer-receive"},
+    {protocol::kOpPeerInbox, peer_inbox},
+    {protocol::kOpPeerSend, peer_send},
+    {protocol::kOpPeerReceive, peer_receive},
 };
 
 }  // namespace

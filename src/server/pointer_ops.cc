@@ -36,7 +36,7 @@ CUresult pointer_attributes(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpPointerAttributes, pointer_attributes, "pointer-attributes"},
+    {protocol::kOpPointerAttributes, pointer_attributes},
 };
 
 }  // namespace

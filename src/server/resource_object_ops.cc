@@ -87,9 +87,9 @@ CUresult resource_desc(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpTexObjectCreate, tex_object_create, "tex-object-create"},
-    {protocol::kOpSurfObjectCreate, surf_object_create, "surf-object-create"},
-    {protocol::kOpResourceDesc, resource_desc, "resource-desc"},
+    {protocol::kOpTexObjectCreate, tex_object_create},
+    {protocol::kOpSurfObjectCreate, surf_object_create},
+    {protocol::kOpResourceDesc, resource_desc},
 };
 
 }  // namespace

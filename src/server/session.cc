@@ -209,10 +209,28 @@ bool Session::apply_visible(const std::string& list, uint64_t request_id) {
   return true;
 }
 
+namespace {
+
+// Whether an op the client waits on (its row in op_list.h says answered)
+// came one-way, which would lose its reply. An op the client sends one-way
+// is answered when a request asks (tests do, to see its result); generated
+// ops have no row, and their handlers serve either way. Handshake frames and
+// the server's own have no handler at all.
+bool answered_op_sent_one_way(const FrameHeader& rh) {
+  return (rh.flags & protocol::kOneWay) && protocol::op_way(rh.op) == protocol::OpWay::kAnswered;
+}
+
+}  // namespace
+
 bool Session::serve_one(const FrameHeader& rh) {
   const HandlerEntry* entry = find_handler(rh.op);
   if (!entry) {
     refuse(rh.request_id, fmt::format("unknown op {}", rh.op));
+    return false;
+  }
+  if (answered_op_sent_one_way(rh)) {
+    refuse(rh.request_id, fmt::format("malformed {} request: sent one-way, but it is answered",
+                                      protocol::op_name(rh.op)));
     return false;
   }
   request_ = rh;
@@ -233,8 +251,8 @@ bool Session::serve_one(const FrameHeader& rh) {
   if (rc == kMalformed) {
     heartbeat_.leave();
     const std::string why = std::exchange(malformed_why_, {});
-    refuse(rh.request_id,
-           fmt::format("malformed {} request{}{}", entry->name, why.empty() ? "" : ": ", why));
+    refuse(rh.request_id, fmt::format("malformed {} request{}{}", protocol::op_name(rh.op),
+                                      why.empty() ? "" : ": ", why));
     return false;
   }
   const bool read_all = !lost_ && reader_.skip(unread_);
@@ -245,7 +263,7 @@ bool Session::serve_one(const FrameHeader& rh) {
   if (rh.flags & protocol::kOneWay) {
     if (rc != CUDA_SUCCESS)
       spdlog::debug("one-way {} request {} failed with {}; the next synchronizing call reports it",
-                    entry->name, rh.request_id, static_cast<int>(rc));
+                    protocol::op_name(rh.op), rh.request_id, static_cast<int>(rc));
     report_.result(rc);
     latch(rc);
     return true;

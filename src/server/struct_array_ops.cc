@@ -78,8 +78,8 @@ CUresult mem_batch_decompress(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemMapArray, mem_map_array, "mem-map-array"},
-    {protocol::kOpMemBatchDecompress, mem_batch_decompress, "mem-batch-decompress"},
+    {protocol::kOpMemMapArray, mem_map_array},
+    {protocol::kOpMemBatchDecompress, mem_batch_decompress},
 };
 
 }  // namespace

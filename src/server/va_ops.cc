@@ -110,7 +110,7 @@ void write_memory_info(const DriverTable& d, Writer& out) {
 // other servers' (the driver may place it elsewhere; the client checks).
 CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   const uint64_t hint = in.done() ? 0 : in.u64();
-  if (!in.done() || (s.request().flags & protocol::kOneWay)) return kMalformed;
+  if (!in.done()) return kMalformed;
   const DriverTable& d = s.driver();
   if (!has_vmm(d)) return CUDA_ERROR_NOT_SUPPORTED;
   if (s.va().full()) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -197,10 +197,10 @@ CUresult va_sync(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpVaReserve, va_reserve, "va-reserve"},
-    {protocol::kOpVaMap, va_map, "va-map"},
-    {protocol::kOpVaFree, va_free, "va-free"},
-    {protocol::kOpVaSync, va_sync, "va-sync"},
+    {protocol::kOpVaReserve, va_reserve},
+    {protocol::kOpVaMap, va_map},
+    {protocol::kOpVaFree, va_free},
+    {protocol::kOpVaSync, va_sync},
 };
 
 }  // namespace

@@ -191,6 +191,21 @@ TEST(Session, MalformedFramesEndOnlyThatSession) {
   EXPECT_NE(exchange(short_request, req, three_bytes).find("malformed memcpy-htod"),
             std::string::npos);
 
+  // An answered op sent one-way would lose its reply.
+  for (uint32_t op : {protocol::kOpMemcpyDtoH, protocol::kOpPointerAttributes}) {
+    Socket wrong_way = raw_connect(server);
+    hello(wrong_way, good_hello());
+    protocol::FrameHeader one_way;
+    one_way.op = op;
+    one_way.flags = protocol::kOneWay;
+    one_way.request_id = 8;
+    const std::string answer = exchange(wrong_way, one_way, protocol::Writer());
+    EXPECT_NE(answer.find(std::string("malformed ") + protocol::op_name(op) +
+                          " request: sent one-way, but it is answered"),
+              std::string::npos)
+        << answer;
+  }
+
   Socket unknown = raw_connect(server);
   hello(unknown, good_hello());
   req.op = 999;
