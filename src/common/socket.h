@@ -76,6 +76,9 @@ class Socket {
   // and *wait says the poll events to wait for).
   ssize_t read_now(void* data, size_t size, short* wait);
   ssize_t write_now(const void* data, size_t size, short* wait);
+  // After write_now() calls: moves what TLS still holds of their bytes to
+  // the socket. 0 once all has gone (at once on plain TCP), else -1 as above.
+  ssize_t flush_now(short* wait);
 
   // After a TLS handshake (common/tls.h): the connection's I/O is TLS's.
   void use_tls(TlsStreamPtr tls);
@@ -89,6 +92,10 @@ class Socket {
   // TLS's side of each I/O call (common/socket_tls.cc).
   bool tls_writev_all(iovec* iov, int count);
   bool tls_write_all(const void* data, size_t size);
+  // Hands every byte to TLS, which may hold the last of them until
+  // tls_flush() sends them.
+  bool tls_write_unflushed(const void* data, size_t size);
+  bool tls_flush();
   ssize_t tls_read_some(void* data, size_t size);
   ssize_t tls_read_spinning(void* data, size_t size, std::chrono::microseconds spin);
   // Waits for `events`; reads' waits keep to the idle limit.

@@ -27,6 +27,8 @@ ssize_t Socket::write_now(const void* data, size_t size, short* wait) {
   return ::send(fd_, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+ssize_t Socket::flush_now(short* wait) { return tls_ ? tls_->flush_now(wait) : 0; }
+
 void TlsStreamDeleter::operator()(TlsStream* tls) const { delete tls; }
 
 void Socket::use_tls(TlsStreamPtr tls) { tls_ = std::move(tls); }
@@ -58,6 +60,10 @@ ssize_t Socket::tls_read_spinning(void* data, size_t size, std::chrono::microsec
 }
 
 bool Socket::tls_write_all(const void* data, size_t size) {
+  return tls_write_unflushed(data, size) && tls_flush();
+}
+
+bool Socket::tls_write_unflushed(const void* data, size_t size) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (size > 0) {
     short wait = 0;
@@ -72,6 +78,14 @@ bool Socket::tls_write_all(const void* data, size_t size) {
   return true;
 }
 
+bool Socket::tls_flush() {
+  for (;;) {
+    short wait = 0;
+    if (tls_->flush_now(&wait) == 0) return true;
+    if (errno != EAGAIN || !tls_wait(wait)) return false;
+  }
+}
+
 namespace {
 
 // Pieces smaller than this are gathered into one write, so that a frame's
@@ -84,8 +98,8 @@ constexpr size_t kGather = 16u << 10;
 bool Socket::tls_writev_all(iovec* iov, int count) {
   thread_local std::vector<uint8_t> gathered;
   gathered.clear();
-  auto flush = [&] {
-    const bool ok = gathered.empty() || tls_write_all(gathered.data(), gathered.size());
+  auto hand_over = [&] {
+    const bool ok = gathered.empty() || tls_write_unflushed(gathered.data(), gathered.size());
     gathered.clear();
     return ok;
   };
@@ -93,12 +107,12 @@ bool Socket::tls_writev_all(iovec* iov, int count) {
     const auto* base = static_cast<const uint8_t*>(iov[i].iov_base);
     if (iov[i].iov_len < kGather) {
       gathered.insert(gathered.end(), base, base + iov[i].iov_len);
-      if (gathered.size() >= kGather && !flush()) return false;
-    } else if (!flush() || !tls_write_all(base, iov[i].iov_len)) {
+      if (gathered.size() >= kGather && !hand_over()) return false;
+    } else if (!hand_over() || !tls_write_unflushed(base, iov[i].iov_len)) {
       return false;
     }
   }
-  return flush();
+  return hand_over() && tls_flush();
 }
 
 }  // namespace scuda

@@ -2,7 +2,11 @@
 // (common/tls.h): Socket's reads and writes go through it. Its socket is
 // non-blocking and a mutex serializes OpenSSL's calls, so that one thread
 // may read while another writes, as threads do on a plain socket; the
-// waits happen outside the mutex, in Socket.
+// waits happen outside the mutex, in Socket. Where the kernel does not
+// encrypt, a write's records gather in a buffer and reach the socket in
+// large writes, as plain TCP's bytes do: one system call and one segment
+// per 16 KiB record would cap a lane well below plain TCP. Bytes may wait
+// there until flush_now() moves them.
 #pragma once
 
 #include <sys/types.h>
@@ -29,11 +33,17 @@ class TlsStream {
   // for, or another errno (EPROTO: a TLS failure, which error() words).
   ssize_t read_now(void* data, size_t size, short* wait);
   ssize_t write_now(const void* data, size_t size, short* wait);
+  // Moves what write_now() left in the buffer to the socket: 0 once none is
+  // left, else -1 as the calls above (EAGAIN with *wait, or another errno).
+  ssize_t flush_now(short* wait);
 
   // Why the last TLS failure happened, in OpenSSL's words; empty if none.
   std::string error() const;
 
  private:
+  // Puts a write buffer between the TLS session and its socket, unless the
+  // kernel encrypts the socket's writes.
+  void buffer_writes();
   // With mu_ held: maps SSL_get_error's answer for a call that moved nothing.
   ssize_t failed(int ret, bool reading, short* wait);
 

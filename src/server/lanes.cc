@@ -47,6 +47,9 @@ bool move_all(Socket& s, uint8_t* p, size_t n, bool sending, int main) {
       return false;
     }
   }
+  // What TLS gathered must reach the client before the copy counts as sent.
+  for (short wait = 0; sending && s.flush_now(&wait) != 0;)
+    if (errno != EAGAIN || !ready(s.fd(), wait, main)) return false;
   return true;
 }
 
