@@ -94,11 +94,11 @@ class TlsSession : public PrimaryContextTest {};
 // routed to the session in the clear and then run over TLS by it.
 TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
   ASSERT_EQ(scuda_set_compression("off"), 0);
-  const size_t size = 9 * protocol::kLaneStripe + 4321;
+  const size_t size = 17 * protocol::kLaneStripe + 4321;  // every lane, one twice
   CUdeviceptr dev = 0;
   ASSERT_EQ(cuMemAlloc(&dev, size), CUDA_SUCCESS);
   ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(dev, size));
-  ASSERT_EQ(scuda_lanes_open(), 4u);
+  ASSERT_EQ(scuda_lanes_open(), 8u);  // TLS's default: twice plain TCP's
   const std::vector<uint8_t> data = random_bytes(size);
   const uint64_t before = scuda_lane_bytes();
   ASSERT_EQ(cuMemcpyHtoD(dev, data.data(), size), CUDA_SUCCESS);

@@ -19,6 +19,7 @@
 #include "common/config.h"
 #include "common/fan_out.h"
 #include "common/lock_order.h"
+#include "common/tls_client.h"
 #include "protocol/ops.h"
 
 namespace scuda::client::lanes {
@@ -26,10 +27,21 @@ namespace scuda::client::lanes {
 namespace {
 
 constexpr uint32_t kDefaultLanes = 4;
+// A TLS stream moves about a third of what a plain one does, its records'
+// encryption and decryption on the lane's thread, so TLS takes more lanes.
+constexpr uint32_t kDefaultTlsLanes = 8;
 
-uint32_t wanted() {
-  static const uint32_t n = env_number("SCUDA_LANES", 1, protocol::kMaxLanes, kDefaultLanes);
-  return n;
+// SCUDA_LANES, else the default for the server's connection.
+uint32_t wanted(uint32_t server) {
+  const Connection* conn = server_connection(server);
+  const bool tls = conn && tls::target_of(conn->address()).tls;
+  return env_number("SCUDA_LANES", 1, protocol::kMaxLanes, tls ? kDefaultTlsLanes : kDefaultLanes);
+}
+
+// Whether lanes are off for every server (SCUDA_LANES=1).
+bool turned_off() {
+  static const bool off = env_number("SCUDA_LANES", 1, protocol::kMaxLanes, kDefaultLanes) < 2;
+  return off;
 }
 
 // The lanes' threads, each moving its stripes of the current copy.
@@ -131,7 +143,7 @@ void open_in_background(uint32_t server) {
       for (Lanes& l : g_lanes) l.open.store(0);
     });
   });
-  std::thread([server] { open_all(wanted(), server); }).detach();
+  std::thread([server] { open_all(wanted(server), server); }).detach();
 }
 
 bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
@@ -150,7 +162,7 @@ bool moved(uint8_t* data, size_t size, uint32_t count, bool sending) {
 }  // namespace
 
 uint32_t usable(size_t size) {
-  if (size < kSmallest || wanted() < 2) return 0;
+  if (size < kSmallest || turned_off()) return 0;
   const uint32_t server = routed_server();
   if (server >= kMaxServers) return 0;
   std::call_once(g_lanes[server].opening, open_in_background, server);
