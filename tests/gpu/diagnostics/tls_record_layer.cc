@@ -25,26 +25,48 @@ static SSL_CTX* ctx(bool server) {
   return c;
 }
 int main(int argc, char** argv) {
-  if (argc != 3) { fprintf(stderr, "usage: tls_record_layer MIB CERT_DIR\n"); return 2; }
+  if (argc != 3) {
+    fprintf(stderr, "usage: tls_record_layer MIB CERT_DIR\n");
+    return 2;
+  }
   size_t total = size_t(atoi(argv[1])) << 20;
   cert_dir = argv[2];
-  SSL* cl = SSL_new(ctx(false)); SSL* sv = SSL_new(ctx(true));
-  BIO *a, *b; BIO_new_bio_pair(&a, 4 << 20, &b, 4 << 20);
-  SSL_set_bio(cl, a, a); SSL_set_bio(sv, b, b);
-  SSL_set_connect_state(cl); SSL_set_accept_state(sv);
-  for (int i = 0; i < 100 && (!SSL_is_init_finished(cl) || !SSL_is_init_finished(sv)); ++i) { SSL_do_handshake(cl); SSL_do_handshake(sv); }
+  SSL* cl = SSL_new(ctx(false));
+  SSL* sv = SSL_new(ctx(true));
+  BIO *a, *b;
+  BIO_new_bio_pair(&a, 4 << 20, &b, 4 << 20);
+  SSL_set_bio(cl, a, a);
+  SSL_set_bio(sv, b, b);
+  SSL_set_connect_state(cl);
+  SSL_set_accept_state(sv);
+  for (int i = 0; i < 100 && (!SSL_is_init_finished(cl) || !SSL_is_init_finished(sv)); ++i) {
+    SSL_do_handshake(cl);
+    SSL_do_handshake(sv);
+  }
   printf("%s\n", SSL_get_cipher_name(cl));
   std::vector<char> src(1 << 20, 3), dst(1 << 20);
   double enc = 0, dec = 0;
   for (size_t done = 0; done < total;) {
     // Encrypt up to ~3.9 MiB into the pair, then decrypt it all.
-    auto t0 = C::now(); size_t put = 0;
-    while (put < (3u << 20)) { size_t n = 0; if (SSL_write_ex(cl, src.data() + put % src.size(), 16384, &n) != 1) break; put += n; }
-    auto t1 = C::now(); size_t got = 0;
-    while (got < put) { size_t n = 0; if (SSL_read_ex(sv, dst.data(), dst.size(), &n) != 1) break; got += n; }
+    auto t0 = C::now();
+    size_t put = 0;
+    while (put < (3u << 20)) {
+      size_t n = 0;
+      if (SSL_write_ex(cl, src.data() + put % src.size(), 16384, &n) != 1) break;
+      put += n;
+    }
+    auto t1 = C::now();
+    size_t got = 0;
+    while (got < put) {
+      size_t n = 0;
+      if (SSL_read_ex(sv, dst.data(), dst.size(), &n) != 1) break;
+      got += n;
+    }
     auto t2 = C::now();
-    enc += std::chrono::duration<double>(t1 - t0).count(); dec += std::chrono::duration<double>(t2 - t1).count();
+    enc += std::chrono::duration<double>(t1 - t0).count();
+    dec += std::chrono::duration<double>(t2 - t1).count();
     done += put;
   }
-  printf("SSL_write %.2f GB/s, SSL_read %.2f GB/s, both on one thread %.2f GB/s\n", total / enc / 1e9, total / dec / 1e9, total / (enc + dec) / 1e9);
+  printf("SSL_write %.2f GB/s, SSL_read %.2f GB/s, both on one thread %.2f GB/s\n",
+         total / enc / 1e9, total / dec / 1e9, total / (enc + dec) / 1e9);
 }
