@@ -25,6 +25,10 @@ class Note:
     # generated, each calling the hand-written custom::<name> with the
     # default stream it names (emit_client.py).
     twins: bool = False
+    # Custom and local only: false keeps the exported entry point itself
+    # hand-written; otherwise it is generated, passing through in pass-through
+    # mode and then calling the hand-written custom::<name>.
+    shell: bool = True
 
 
 def load(path: Path, functions: dict[str, Function], handlings=HANDLINGS,
@@ -53,7 +57,8 @@ def check(name: str, entry: dict, functions: dict[str, Function], handlings,
     fn = functions.get(name)
     if fn is None:
         raise SystemExit(f"annotations: `{name}` is not a function in {header}")
-    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic", "submit", "twins"}
+    unknown = set(entry) - {"handling", "reason", "params", "destroys", "generic", "submit", "twins",
+                         "shell"}
     if unknown:
         raise SystemExit(f"annotations: `{name}` has unknown keys {sorted(unknown)}")
     handling = entry.get("handling")
@@ -70,5 +75,8 @@ def check(name: str, entry: dict, functions: dict[str, Function], handlings,
     twins = bool(entry.get("twins", False))
     if twins and handling != "custom":
         raise SystemExit(f"annotations: `{name}` has twins but is not custom")
+    shell = bool(entry.get("shell", True))
+    if not shell and handling not in ("custom", "local"):
+        raise SystemExit(f"annotations: `{name}` keeps its entry point but is not custom or local")
     return Note(handling, entry.get("reason", ""), params, entry.get("destroys"),
-                bool(entry.get("generic", True)), submit, twins)
+                bool(entry.get("generic", True)), submit, twins, shell)

@@ -51,7 +51,8 @@ REPLY = {
 def client_stubs_cc(plans: list[Plan]) -> str:
     bodies = [forward_fn(p) for p in forwarded(plans)]
     stubs = [stub(p) for p in plans if p.handling in ("forward", "unsupported")]
-    shells = [twin_shell(p) for p in twin_plans(plans)]
+    shells = [twin_shell(p) for p in twin_plans(plans)] + \
+        [exported(p, f"scuda::client::custom::{p.name}({arg_list(p)})") for p in plans if p.shell]
     return "\n".join([PREAMBLE, "namespace scuda::client::forward {\n", *bodies,
                       "}  // namespace scuda::client::forward\n", *stubs, *shells])
 
@@ -79,13 +80,14 @@ def forward_h(plans: list[Plan]) -> str:
 
 def custom_h(plans: list[Plan]) -> str:
     decls = [f"CUresult {p.name}({param_list(p)}, DefaultStream default_stream);"
-             for p, _ in twin_bases(plans)]
+             for p, _ in twin_bases(plans)] + \
+        [f"CUresult {p.name}({param_list(p)});" for p in plans if p.shell]
     return "\n".join([
         HEADER + "#pragma once\n", "#include <cuda.h>\n", '#include "forward.h"\n',
-        "// The hand-written bodies of the functions annotated with twins: their",
-        "// exported entry point and its per-thread variants are generated",
-        "// (client_stubs.cc), and each calls its body here with the default",
-        "// stream its NULL stream means.",
+        "// The hand-written bodies of the custom and local functions. Their",
+        "// exported entry points are generated (client_stubs.cc): each passes",
+        "// through in pass-through mode, then calls its body here; those of a",
+        "// function with twins add the default stream their NULL stream means.",
         "namespace scuda::client::custom {\n", *decls,
         "\n}  // namespace scuda::client::custom",
     ]) + "\n"

@@ -26,6 +26,7 @@ class Plan:
     generic: bool = True
     submit: str = "call"
     twins: bool = False
+    shell: bool = False
 
     @property
     def name(self) -> str:
@@ -61,8 +62,12 @@ def plan_one(fn: Function, notes: dict[str, Note], classifier: Classifier) -> Pl
         raise SystemExit(f"annotations: `{fn.name}` destroys a non-handle")
     if note.handling in DEFAULT_REASONS:
         reason = note.reason or DEFAULT_REASONS[note.handling]
+        shell = note.handling in ("custom", "local") and not note.twins and note.shell
+        if shell and fn.per_thread:
+            raise SystemExit(f"annotations: `{fn.name}` is a per-thread variant of a custom or "
+                             "local function: annotate its base with twins, or shell = false")
         return Plan(fn, note.handling, reason, kinds, destroys, note.generic, note.submit,
-                    note.twins)
+                    note.twins, shell)
     refused = [k.reason for k in kinds if k.kind == "unsupported"]
     if refused and note.handling == "forward":
         raise SystemExit(f"annotations: `{fn.name}` is forward but {refused[0]}")

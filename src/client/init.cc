@@ -2,24 +2,19 @@
 // server's, since that is the driver doing the work.
 #include "client/runtime.h"
 #include "client/transport/session.h"
-
-extern "C" {
+#include "custom.h"
 
 // Lets the server (and anyone else) tell a scuda stand-in from NVIDIA's driver.
-__attribute__((visibility("default"))) extern const char scuda_stand_in_marker[] = "scuda";
+extern "C" __attribute__((visibility("default"))) const char scuda_stand_in_marker[] = "scuda";
 
-CUresult CUDAAPI cuInit(unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuInit, flags);
+CUresult scuda::client::custom::cuInit(unsigned int flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   return scuda::client::open_session();
 }
 
-CUresult CUDAAPI cuDriverGetVersion(int* version) {
-  SCUDA_PASSTHROUGH(cuDriverGetVersion, version);
+CUresult scuda::client::custom::cuDriverGetVersion(int* version) {
   if (!version) return CUDA_ERROR_INVALID_VALUE;
   // Before cuInit the driver still answers; so do we, with our headers'.
   *version = scuda::client::connection() ? scuda::client::snapshot().driver_version : CUDA_VERSION;
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -17,6 +17,7 @@
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -99,16 +100,13 @@ bool run_log_callback(uint64_t id, CUlogLevel level, std::string_view message) {
 
 }  // namespace scuda::client
 
-extern "C" {
-
-CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
-  SCUDA_PASSTHROUGH(cuLogsRegisterCallback, fn, data, out);
+CUresult scuda::client::custom::cuLogsRegisterCallback(CUlogsCallback fn, void* data,
+                                                       CUlogsCallbackHandle* out) {
   return register_log_callback(fn, data, out);
 }
 
-CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size,
-                                    unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuLogsDumpToMemory, iterator, buffer, size, flags);
+CUresult scuda::client::custom::cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer,
+                                                   size_t* size, unsigned int flags) {
   if (!buffer || !size) return CUDA_ERROR_INVALID_VALUE;
   std::string lines;
   const CUresult rc = dump(iterator, std::min(*size, kLogBytes), flags, &lines);
@@ -122,12 +120,10 @@ CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator* iterator, const char* path, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuLogsDumpToFile, iterator, path, flags);
+CUresult scuda::client::custom::cuLogsDumpToFile(CUlogIterator* iterator, const char* path,
+                                                 unsigned int flags) {
   if (!path) return CUDA_ERROR_INVALID_VALUE;
   std::string lines;
   if (CUresult rc = dump(iterator, kLogBytes, flags, &lines); rc != CUDA_SUCCESS) return rc;
   return scuda::client::write_program_file(path, lines, "cuLogsDumpToFile");
 }
-
-}  // extern "C"

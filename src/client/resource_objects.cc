@@ -3,6 +3,7 @@
 // travel as they are and the server maps the ids. The objects themselves
 // are plain values that kernels use on the GPU: the server's own.
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -59,28 +60,24 @@ CUresult resource_desc(protocol::ResourceOwner owner, CUDA_RESOURCE_DESC* res,
 
 using namespace scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuTexObjectCreate(CUtexObject* object, const CUDA_RESOURCE_DESC* res,
-                                   const CUDA_TEXTURE_DESC* tex,
-                                   const CUDA_RESOURCE_VIEW_DESC* view) {
-  SCUDA_PASSTHROUGH(cuTexObjectCreate, object, res, tex, view);
+CUresult scuda::client::custom::cuTexObjectCreate(CUtexObject* object,
+                                                  const CUDA_RESOURCE_DESC* res,
+                                                  const CUDA_TEXTURE_DESC* tex,
+                                                  const CUDA_RESOURCE_VIEW_DESC* view) {
   return tex_object_create(object, res, tex, view);
 }
 
-CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject* object, const CUDA_RESOURCE_DESC* res) {
-  SCUDA_PASSTHROUGH(cuSurfObjectCreate, object, res);
+CUresult scuda::client::custom::cuSurfObjectCreate(CUsurfObject* object,
+                                                   const CUDA_RESOURCE_DESC* res) {
   return surf_object_create(object, res);
 }
 
-CUresult CUDAAPI cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* res, CUtexObject object) {
-  SCUDA_PASSTHROUGH(cuTexObjectGetResourceDesc, res, object);
+CUresult scuda::client::custom::cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* res,
+                                                           CUtexObject object) {
   return resource_desc(scuda::protocol::kTextureObject, res, object, "cuTexObjectGetResourceDesc");
 }
 
-CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* res, CUsurfObject object) {
-  SCUDA_PASSTHROUGH(cuSurfObjectGetResourceDesc, res, object);
+CUresult scuda::client::custom::cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* res,
+                                                            CUsurfObject object) {
   return resource_desc(scuda::protocol::kSurfaceObject, res, object, "cuSurfObjectGetResourceDesc");
 }
-
-}  // extern "C"

@@ -8,6 +8,7 @@
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -74,22 +75,17 @@ bool run_async_notification(uint64_t id, const CUasyncNotificationInfo& info) {
 
 }  // namespace scuda::client
 
-extern "C" {
-
-CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
-                                                   void* userData,
-                                                   CUasyncCallbackHandle* callback) {
-  SCUDA_PASSTHROUGH(cuDeviceRegisterAsyncNotification, device, callbackFunc, userData, callback);
+CUresult scuda::client::custom::cuDeviceRegisterAsyncNotification(CUdevice device,
+                                                                  CUasyncCallback callbackFunc,
+                                                                  void* userData,
+                                                                  CUasyncCallbackHandle* callback) {
   return register_callback(device, callbackFunc, userData, callback);
 }
 
 // Once the driver has dropped the stand-in, no notification names the id.
-CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice device,
-                                                     CUasyncCallbackHandle callback) {
-  SCUDA_PASSTHROUGH(cuDeviceUnregisterAsyncNotification, device, callback);
+CUresult scuda::client::custom::cuDeviceUnregisterAsyncNotification(
+    CUdevice device, CUasyncCallbackHandle callback) {
   const CUresult rc = scuda::client::forward::cuDeviceUnregisterAsyncNotification(device, callback);
   if (rc == CUDA_SUCCESS) forget(scuda::client::handle_id(callback));
   return rc;
 }
-
-}  // extern "C"

@@ -15,6 +15,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -170,18 +171,14 @@ using scuda::client::handle_from_id;
 using scuda::client::handle_id;
 using scuda::client::put_create_params;
 
-extern "C" {
-
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
-  SCUDA_PASSTHROUGH(cuCtxGetCurrent, pctx);
+CUresult scuda::client::custom::cuCtxGetCurrent(CUcontext* pctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   *pctx = handle_from_id<CUcontext>(scuda::client::current_context_id());
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuCtxSetCurrent, ctx);
+CUresult scuda::client::custom::cuCtxSetCurrent(CUcontext ctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   const uint64_t id = handle_id(ctx);
   if (id && !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -196,8 +193,7 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuCtxPushCurrent_v2, ctx);
+CUresult scuda::client::custom::cuCtxPushCurrent_v2(CUcontext ctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   const uint64_t id = handle_id(ctx);
   if (!id || !scuda::client::known_context(id, nullptr)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -205,8 +201,7 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
-  SCUDA_PASSTHROUGH(cuCtxPopCurrent_v2, pctx);
+CUresult scuda::client::custom::cuCtxPopCurrent_v2(CUcontext* pctx) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   std::vector<uint64_t>& stack = context_stack();
   if (stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
@@ -215,19 +210,16 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
-  SCUDA_PASSTHROUGH(cuCtxGetDevice, device);
+CUresult scuda::client::custom::cuCtxGetDevice(CUdevice* device) {
   return scuda::client::context_device(device, nullptr);
 }
 
-CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuCtxGetDevice_v2, device, ctx);
+CUresult scuda::client::custom::cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   return scuda::client::context_device(device, ctx);
 }
 
-CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
-                                CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuCtxCreate_v4, pctx, params, flags, dev);
+CUresult scuda::client::custom::cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params,
+                                               unsigned int flags, CUdevice dev) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -250,8 +242,7 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsi
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuCtxDestroy_v2, ctx);
+CUresult scuda::client::custom::cuCtxDestroy_v2(CUcontext ctx) {
   CUresult rc = scuda::client::forward::cuCtxDestroy_v2(ctx);
   if (rc != CUDA_SUCCESS) return rc;
   std::erase(context_stack(), handle_id(ctx));
@@ -266,8 +257,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 // the first retain and the last release are sent: a training program
 // retains a primary context several times before its first step, and each
 // retain sent would be a round trip it waits for.
-CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRetain, pctx, dev);
+CUresult scuda::client::custom::cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -291,8 +281,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxRelease_v2, dev);
+CUresult scuda::client::custom::cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   {
     std::lock_guard lock(contexts().mu);
     scuda::client::Primary& p = contexts().primaries[dev];
@@ -314,8 +303,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxReset_v2, dev);
+CUresult scuda::client::custom::cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   CUresult rc = scuda::client::forward::cuDevicePrimaryCtxReset_v2(dev);
   if (rc != CUDA_SUCCESS) return rc;
   uint64_t id = 0;
@@ -331,8 +319,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxSetFlags_v2, dev, flags);
+CUresult scuda::client::custom::cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
   CUresult rc = scuda::client::forward::cuDevicePrimaryCtxSetFlags_v2(dev, flags);
   if (rc != CUDA_SUCCESS) return rc;
   std::lock_guard lock(contexts().mu);
@@ -340,8 +327,8 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
-  SCUDA_PASSTHROUGH(cuDevicePrimaryCtxGetState, dev, flags, active);
+CUresult scuda::client::custom::cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags,
+                                                           int* active) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -364,5 +351,3 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
   p.active = *active;
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -13,6 +13,7 @@
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace {
@@ -67,10 +68,7 @@ void scuda::client::forget_limits(uint64_t ctx_id) {
   std::erase_if(kept().set, [&](const Key& k) { return k.first == ctx_id; });
 }
 
-extern "C" {
-
-CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit) {
-  SCUDA_PASSTHROUGH(cuCtxGetLimit, value, limit);
+CUresult scuda::client::custom::cuCtxGetLimit(size_t* value, CUlimit limit) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   const Key key{scuda::client::current_context_id(), limit};
   if (find_kept(key, value)) return CUDA_SUCCESS;
@@ -86,8 +84,7 @@ CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit) {
 }
 
 // The driver may round what it is given, so the value is asked again.
-CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
-  SCUDA_PASSTHROUGH(cuCtxSetLimit, limit, value);
+CUresult scuda::client::custom::cuCtxSetLimit(CUlimit limit, size_t value) {
   {
     std::lock_guard lock(kept().mu);
     const Key key{scuda::client::current_context_id(), limit};
@@ -96,5 +93,3 @@ CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
   }
   return scuda::client::forward::cuCtxSetLimit(limit, value);
 }
-
-}  // extern "C"

@@ -8,6 +8,7 @@
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace {
@@ -30,10 +31,9 @@ std::string lasting_key(CUdevice dev) {
 
 }  // namespace
 
-extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
-  SCUDA_PASSTHROUGH(cuCtxGetApiVersion, ctx, version);
+CUresult scuda::client::custom::cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   if (!version) return CUDA_ERROR_INVALID_VALUE;
-  if (!ctx && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!ctx && ::cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   {
     std::lock_guard lock(versions().mu);
     if (auto it = versions().by_context.find(ctx); it != versions().by_context.end()) {
@@ -42,7 +42,7 @@ extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* vers
     }
   }
   CUdevice dev = 0;
-  const bool has_device = ctx && cuCtxGetDevice_v2(&dev, ctx) == CUDA_SUCCESS;
+  const bool has_device = ctx && ::cuCtxGetDevice_v2(&dev, ctx) == CUDA_SUCCESS;
   if (!has_device || !scuda::client::answers::find_value(lasting_key(dev), version)) {
     if (CUresult rc = scuda::client::forward::cuCtxGetApiVersion(ctx, version); rc != CUDA_SUCCESS)
       return rc;

@@ -6,6 +6,7 @@
 #include "client/contexts/context.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "custom.h"
 
 namespace {
 
@@ -30,53 +31,46 @@ CUresult copy_text(const std::string& text, char* out, int len) {
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuDeviceGetCount(int* count) {
-  SCUDA_PASSTHROUGH(cuDeviceGetCount, count);
+CUresult scuda::client::custom::cuDeviceGetCount(int* count) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!count) return CUDA_ERROR_INVALID_VALUE;
   *count = static_cast<int>(snapshot().devices.size());
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
-  SCUDA_PASSTHROUGH(cuDeviceGet, device, ordinal);
+CUresult scuda::client::custom::cuDeviceGet(CUdevice* device, int ordinal) {
   if (!device) return CUDA_ERROR_INVALID_VALUE;
   SCUDA_REQUIRE_DEVICE(ordinal);
   *device = ordinal;
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceGetName, name, len, dev);
+CUresult scuda::client::custom::cuDeviceGetName(char* name, int len, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   return copy_text(info(dev).name, name, len);
 }
 
-CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceGetUuid_v2, uuid, dev);
+CUresult scuda::client::custom::cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   if (!uuid) return CUDA_ERROR_INVALID_VALUE;
   *uuid = info(dev).uuid;
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice dev) {
+extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   return CUDA_ERROR_NOT_SUPPORTED;  // LUIDs exist only on Windows
 }
 
-CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceTotalMem_v2, bytes, dev);
+CUresult scuda::client::custom::cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
   *bytes = info(dev).total_mem;
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceGetAttribute, value, attr, dev);
+CUresult scuda::client::custom::cuDeviceGetAttribute(int* value, CUdevice_attribute attr,
+                                                     CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   const auto& d = info(dev);
   const auto i = static_cast<size_t>(attr);
@@ -88,14 +82,12 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdev
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetPCIBusId(char* id, int len, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceGetPCIBusId, id, len, dev);
+CUresult scuda::client::custom::cuDeviceGetPCIBusId(char* id, int len, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   return copy_text(info(dev).pci_bus_id, id, len);
 }
 
-CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* id) {
-  SCUDA_PASSTHROUGH(cuDeviceGetByPCIBusId, dev, id);
+CUresult scuda::client::custom::cuDeviceGetByPCIBusId(CUdevice* dev, const char* id) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!dev || !id) return CUDA_ERROR_INVALID_VALUE;
   const auto& devices = snapshot().devices;
@@ -108,8 +100,7 @@ CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* id) {
   return CUDA_ERROR_INVALID_DEVICE;
 }
 
-CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceComputeCapability, major, minor, dev);
+CUresult scuda::client::custom::cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
   *major = info(dev).attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
@@ -117,8 +108,7 @@ CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor, CUdevice dev)
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuDeviceGetProperties, prop, dev);
+CUresult scuda::client::custom::cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   if (!prop) return CUDA_ERROR_INVALID_VALUE;
   const auto& a = info(dev).attrs;
@@ -138,5 +128,3 @@ CUresult CUDAAPI cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
   prop->textureAlign = a[CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT];
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -5,10 +5,10 @@
 
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
-extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
-  SCUDA_PASSTHROUGH(cuModuleGetLoadingMode, mode);
+CUresult scuda::client::custom::cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   if (!mode) return CUDA_ERROR_INVALID_VALUE;
   static scuda::RankedMutex mu{scuda::LockRank::kRoundTrip, "loading mode"};
   static bool known = false;

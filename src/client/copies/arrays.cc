@@ -8,6 +8,7 @@
 #include "client/runtime.h"
 #include "common/array_formats.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -70,27 +71,22 @@ size_t array_element_bytes(CUarray a) {
 
 using namespace scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
-  SCUDA_PASSTHROUGH(cuArrayCreate_v2, handle, desc);
+CUresult scuda::client::custom::cuArrayCreate_v2(CUarray* handle,
+                                                 const CUDA_ARRAY_DESCRIPTOR* desc) {
   CUresult rc = forward::cuArrayCreate_v2(handle, desc);
   if (rc == CUDA_SUCCESS && handle && desc)
     note_array(*handle, {desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 0});
   return rc;
 }
 
-CUresult CUDAAPI cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
-  SCUDA_PASSTHROUGH(cuArray3DCreate_v2, handle, desc);
+CUresult scuda::client::custom::cuArray3DCreate_v2(CUarray* handle,
+                                                   const CUDA_ARRAY3D_DESCRIPTOR* desc) {
   CUresult rc = forward::cuArray3DCreate_v2(handle, desc);
   if (rc == CUDA_SUCCESS && handle && desc) note_array(*handle, *desc);
   return rc;
 }
 
-CUresult CUDAAPI cuArrayDestroy(CUarray handle) {
-  SCUDA_PASSTHROUGH(cuArrayDestroy, handle);
+CUresult scuda::client::custom::cuArrayDestroy(CUarray handle) {
   forget_array(handle);
   return forward::cuArrayDestroy(handle);
 }
-
-}  // extern "C"

@@ -4,12 +4,11 @@
 
 #include "client/program_files.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
-extern "C" {
-
-CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuGraphDebugDotPrint, graph, path, flags);
+CUresult scuda::client::custom::cuGraphDebugDotPrint(CUgraph graph, const char* path,
+                                                     unsigned int flags) {
   if (!graph || !path) return CUDA_ERROR_INVALID_VALUE;
   scuda::protocol::Writer w;
   w.u64(scuda::client::handle_id(graph));
@@ -23,5 +22,3 @@ CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned 
   if (!r.done()) return scuda::client::bad_reply("cuGraphDebugDotPrint");
   return scuda::client::write_program_file(path, text, "cuGraphDebugDotPrint");
 }
-
-}  // extern "C"

@@ -58,15 +58,10 @@ CUresult exec_update(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInf
 
 }  // namespace scuda::client
 
-extern "C" {
-
-CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
-                                      CUgraphExecUpdateResultInfo* info) {
-  SCUDA_PASSTHROUGH(cuGraphExecUpdate_v2, exec, graph, info);
+CUresult scuda::client::custom::cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
+                                                     CUgraphExecUpdateResultInfo* info) {
   return scuda::client::exec_update(exec, graph, info);
 }
-
-}  // extern "C"
 
 // The entry points and their per-thread twins are generated (codegen,
 // `twins`); these are their bodies.

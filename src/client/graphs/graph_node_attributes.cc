@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -23,11 +24,9 @@ Writer request(CUgraphNode node, CUkernelNodeAttrID attr, bool set) {
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID attr,
-                                               const CUkernelNodeAttrValue* value) {
-  SCUDA_PASSTHROUGH(cuGraphKernelNodeSetAttribute, node, attr, value);
+CUresult scuda::client::custom::cuGraphKernelNodeSetAttribute(CUgraphNode node,
+                                                              CUkernelNodeAttrID attr,
+                                                              const CUkernelNodeAttrValue* value) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Writer w = request(node, attr, true);
   w.put(*value);
@@ -35,9 +34,9 @@ CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAtt
   return scuda::client::call(scuda::protocol::kOpGraphKernelNodeAttribute, w, &reply);
 }
 
-CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode node, CUkernelNodeAttrID attr,
-                                               CUkernelNodeAttrValue* value) {
-  SCUDA_PASSTHROUGH(cuGraphKernelNodeGetAttribute, node, attr, value);
+CUresult scuda::client::custom::cuGraphKernelNodeGetAttribute(CUgraphNode node,
+                                                              CUkernelNodeAttrID attr,
+                                                              CUkernelNodeAttrValue* value) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::vector<uint8_t> reply;
   const CUresult rc = scuda::client::call(scuda::protocol::kOpGraphKernelNodeAttribute,
@@ -49,5 +48,3 @@ CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode node, CUkernelNodeAtt
   *value = got;
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -17,6 +17,7 @@
 #include "client/streams/host_callbacks.h"
 #include "client_gen.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -240,87 +241,81 @@ CUresult add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, si
 
 using namespace scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                   const CUgraphEdgeData* edges, size_t count,
-                                   CUgraphNodeParams* params) {
-  SCUDA_PASSTHROUGH(cuGraphAddNode_v2, node, graph, deps, edges, count, params);
+CUresult scuda::client::custom::cuGraphAddNode_v2(CUgraphNode* node, CUgraph graph,
+                                                  const CUgraphNode* deps,
+                                                  const CUgraphEdgeData* edges, size_t count,
+                                                  CUgraphNodeParams* params) {
   return add_node(node, graph, deps, edges, count, params);
 }
 
-CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* params) {
-  SCUDA_PASSTHROUGH(cuGraphNodeSetParams, node, params);
+CUresult scuda::client::custom::cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* params) {
   return set_params(nullptr, node, params);
 }
 
-CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node,
-                                          CUgraphNodeParams* params) {
-  SCUDA_PASSTHROUGH(cuGraphExecNodeSetParams, exec, node, params);
+CUresult scuda::client::custom::cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                         CUgraphNodeParams* params) {
   if (!exec) return CUDA_ERROR_INVALID_VALUE;
   return set_params(exec, node, params);
 }
 
-CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                         size_t count, const CUDA_KERNEL_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphAddKernelNode_v2, node, graph, deps, count, params);
+CUresult scuda::client::custom::cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph,
+                                                        const CUgraphNode* deps, size_t count,
+                                                        const CUDA_KERNEL_NODE_PARAMS* params) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   return add_typed(node, graph, deps, count, kernel_node(*params));
 }
 
-CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode node,
-                                               const CUDA_KERNEL_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphKernelNodeSetParams_v2, node, params);
+CUresult scuda::client::custom::cuGraphKernelNodeSetParams_v2(
+    CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params) {
   return set_typed(nullptr, false, node, params, kernel_node);
 }
 
-CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node,
-                                                   const CUDA_KERNEL_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphExecKernelNodeSetParams_v2, exec, node, params);
+CUresult scuda::client::custom::cuGraphExecKernelNodeSetParams_v2(
+    CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params) {
   return set_typed(exec, true, node, params, kernel_node);
 }
 
-CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphKernelNodeGetParams_v2, node, params);
+CUresult scuda::client::custom::cuGraphKernelNodeGetParams_v2(CUgraphNode node,
+                                                              CUDA_KERNEL_NODE_PARAMS* params) {
   return kernel_get_params(node, params);
 }
 
-CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                      size_t count, const CUDA_MEMCPY3D* copy, CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuGraphAddMemcpyNode, node, graph, deps, count, copy, ctx);
+CUresult scuda::client::custom::cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph,
+                                                     const CUgraphNode* deps, size_t count,
+                                                     const CUDA_MEMCPY3D* copy, CUcontext ctx) {
   if (!copy) return CUDA_ERROR_INVALID_VALUE;
   return add_typed(node, graph, deps, count, memcpy_node(*copy, ctx));
 }
 
-CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode node, const CUDA_MEMCPY3D* copy) {
-  SCUDA_PASSTHROUGH(cuGraphMemcpyNodeSetParams, node, copy);
+CUresult scuda::client::custom::cuGraphMemcpyNodeSetParams(CUgraphNode node,
+                                                           const CUDA_MEMCPY3D* copy) {
   return set_typed(nullptr, false, node, copy,
                    [](const CUDA_MEMCPY3D& c) { return memcpy_node(c, nullptr); });
 }
 
-CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
-                                                const CUDA_MEMCPY3D* copy, CUcontext ctx) {
-  SCUDA_PASSTHROUGH(cuGraphExecMemcpyNodeSetParams, exec, node, copy, ctx);
+CUresult scuda::client::custom::cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                               const CUDA_MEMCPY3D* copy,
+                                                               CUcontext ctx) {
   return set_typed(exec, true, node, copy,
                    [ctx](const CUDA_MEMCPY3D& c) { return memcpy_node(c, ctx); });
 }
 
-CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                    size_t count, const CUDA_HOST_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphAddHostNode, node, graph, deps, count, params);
+CUresult scuda::client::custom::cuGraphAddHostNode(CUgraphNode* node, CUgraph graph,
+                                                   const CUgraphNode* deps, size_t count,
+                                                   const CUDA_HOST_NODE_PARAMS* params) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   return add_typed(node, graph, deps, count, host_node(*params));
 }
 
-CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphHostNodeSetParams, node, params);
+CUresult scuda::client::custom::cuGraphHostNodeSetParams(CUgraphNode node,
+                                                         const CUDA_HOST_NODE_PARAMS* params) {
   return set_typed(nullptr, false, node, params, host_node);
 }
 
 // The server's node runs a stand-in with the callback's id as its data; the
 // program gets back the function and data it gave.
-CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphHostNodeGetParams, node, params);
+CUresult scuda::client::custom::cuGraphHostNodeGetParams(CUgraphNode node,
+                                                         CUDA_HOST_NODE_PARAMS* params) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   CUDA_HOST_NODE_PARAMS remote{};
   if (CUresult rc = forward::cuGraphHostNodeGetParams(node, &remote); rc != CUDA_SUCCESS) return rc;
@@ -333,48 +328,40 @@ CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAM
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
-                                              const CUDA_HOST_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphExecHostNodeSetParams, exec, node, params);
+CUresult scuda::client::custom::cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                             const CUDA_HOST_NODE_PARAMS* params) {
   return set_typed(exec, true, node, params, host_node);
 }
 
-CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode node,
-                                              CUDA_MEM_ALLOC_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphMemAllocNodeGetParams, node, params);
+CUresult scuda::client::custom::cuGraphMemAllocNodeGetParams(CUgraphNode node,
+                                                             CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   return mem_alloc_get_params(node, params);
 }
 
-CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                        size_t count, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphAddMemAllocNode, node, graph, deps, count, params);
+CUresult scuda::client::custom::cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph,
+                                                       const CUgraphNode* deps, size_t count,
+                                                       CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   return add_alloc(node, graph, deps, count, params);
 }
 
-CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                          size_t count,
-                                          const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphAddBatchMemOpNode, node, graph, deps, count, params);
+CUresult scuda::client::custom::cuGraphAddBatchMemOpNode(
+    CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t count,
+    const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
   return add_typed(node, graph, deps, count, batch_mem_op_node(*params));
 }
 
-CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode node,
-                                                const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeSetParams, node, params);
+CUresult scuda::client::custom::cuGraphBatchMemOpNodeSetParams(
+    CUgraphNode node, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
   return set_typed(nullptr, false, node, params, batch_mem_op_node);
 }
 
-CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec exec, CUgraphNode node,
-                                                    const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphExecBatchMemOpNodeSetParams, exec, node, params);
+CUresult scuda::client::custom::cuGraphExecBatchMemOpNodeSetParams(
+    CUgraphExec exec, CUgraphNode node, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
   return set_typed(exec, true, node, params, batch_mem_op_node);
 }
 
-CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode node,
-                                                CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
-  SCUDA_PASSTHROUGH(cuGraphBatchMemOpNodeGetParams, node, params);
+CUresult scuda::client::custom::cuGraphBatchMemOpNodeGetParams(
+    CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
   return batch_mem_op_get_params(node, params);
 }
-
-}  // extern "C"

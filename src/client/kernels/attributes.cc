@@ -27,6 +27,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -287,64 +288,56 @@ using scuda::client::handle_id;
 using scuda::client::note_set;
 namespace forward = scuda::client::forward;
 
-extern "C" {
-
-CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction fn) {
-  SCUDA_PASSTHROUGH(cuFuncGetAttribute, value, attr, fn);
+CUresult scuda::client::custom::cuFuncGetAttribute(int* value, CUfunction_attribute attr,
+                                                   CUfunction fn) {
   return attribute(handle_id(fn), attr, -1, value,
                    [&] { return forward::cuFuncGetAttribute(value, attr, fn); });
 }
 
-CUresult CUDAAPI cuKernelGetAttribute(int* value, CUfunction_attribute attr, CUkernel kernel,
-                                      CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuKernelGetAttribute, value, attr, kernel, dev);
+CUresult scuda::client::custom::cuKernelGetAttribute(int* value, CUfunction_attribute attr,
+                                                     CUkernel kernel, CUdevice dev) {
   return attribute(handle_id(kernel), attr, dev, value,
                    [&] { return forward::cuKernelGetAttribute(value, attr, kernel, dev); });
 }
 
-CUresult CUDAAPI cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) {
-  SCUDA_PASSTHROUGH(cuFuncSetAttribute, fn, attr, value);
+CUresult scuda::client::custom::cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr,
+                                                   int value) {
   note_set(handle_id(fn), attr, -1, value);
   return forward::cuFuncSetAttribute(fn, attr, value);
 }
 
-CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attr, int value, CUkernel kernel,
-                                      CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuKernelSetAttribute, attr, value, kernel, dev);
+CUresult scuda::client::custom::cuKernelSetAttribute(CUfunction_attribute attr, int value,
+                                                     CUkernel kernel, CUdevice dev) {
   note_set(handle_id(kernel), attr, dev, value);
   return forward::cuKernelSetAttribute(attr, value, kernel, dev);
 }
 
-CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache config) {
-  SCUDA_PASSTHROUGH(cuFuncSetCacheConfig, fn, config);
+CUresult scuda::client::custom::cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache config) {
   note_set(handle_id(fn), scuda::client::kCacheConfig, -1, config);
   return forward::cuFuncSetCacheConfig(fn, config);
 }
 
-CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
-  SCUDA_PASSTHROUGH(cuKernelSetCacheConfig, kernel, config, dev);
+CUresult scuda::client::custom::cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+                                                       CUdevice dev) {
   note_set(handle_id(kernel), scuda::client::kCacheConfig, dev, config);
   return forward::cuKernelSetCacheConfig(kernel, config, dev);
 }
 
-CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config) {
-  SCUDA_PASSTHROUGH(cuCtxSetCacheConfig, config);
+CUresult scuda::client::custom::cuCtxSetCacheConfig(CUfunc_cache config) {
   scuda::client::forget_occupancy();
   return forward::cuCtxSetCacheConfig(config);
 }
 
-CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction fn,
-                                                             int block_size, size_t smem) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessor, blocks, fn, block_size, smem);
-  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size, smem,
-                                                              CU_OCCUPANCY_DEFAULT);
+CUresult scuda::client::custom::cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks,
+                                                                            CUfunction fn,
+                                                                            int block_size,
+                                                                            size_t smem) {
+  return ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, fn, block_size, smem,
+                                                                CU_OCCUPANCY_DEFAULT);
 }
 
-CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, CUfunction fn,
-                                                                      int block_size, size_t smem,
-                                                                      unsigned flags) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, blocks, fn, block_size,
-                    smem, flags);
+CUresult scuda::client::custom::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* blocks, CUfunction fn, int block_size, size_t smem, unsigned flags) {
   const Args args = scuda::client::args_of(block_size, smem, flags);
   return cached(
       handle_id(fn), scuda::client::kMaxActiveBlocks, -1, args, blocks,
@@ -355,9 +348,9 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* block
       args);
 }
 
-CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn, int blocks,
-                                                         int block_size) {
-  SCUDA_PASSTHROUGH(cuOccupancyAvailableDynamicSMemPerBlock, smem, fn, blocks, block_size);
+CUresult scuda::client::custom::cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn,
+                                                                        int blocks,
+                                                                        int block_size) {
   const Args args = scuda::client::args_of(blocks, block_size);
   return cached(
       handle_id(fn), scuda::client::kAvailableDynamicSMem, -1, args, smem,
@@ -366,5 +359,3 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunctio
       },
       args);
 }
-
-}  // extern "C"

@@ -220,18 +220,12 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
 
 }  // namespace scuda::client::custom
 
-extern "C" {
-
-CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction f,
-                                              const CUlaunchConfig* config) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxActiveClusters, clusters, f, config);
+CUresult scuda::client::custom::cuOccupancyMaxActiveClusters(int* clusters, CUfunction f,
+                                                             const CUlaunchConfig* config) {
   return scuda::client::occupancy_clusters(0, clusters, f, config);
 }
 
-CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* size, CUfunction f,
-                                                    const CUlaunchConfig* config) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxPotentialClusterSize, size, f, config);
+CUresult scuda::client::custom::cuOccupancyMaxPotentialClusterSize(int* size, CUfunction f,
+                                                                   const CUlaunchConfig* config) {
   return scuda::client::occupancy_clusters(1, size, f, config);
 }
-
-}  // extern "C"

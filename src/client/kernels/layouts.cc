@@ -6,6 +6,7 @@
 #include "client/kernels/descriptions.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 
 namespace scuda::client {
 
@@ -65,16 +66,12 @@ bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
 
 }  // namespace scuda::client
 
-extern "C" {
-
-CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset, size_t* size) {
-  SCUDA_PASSTHROUGH(cuFuncGetParamInfo, func, index, offset, size);
+CUresult scuda::client::custom::cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset,
+                                                   size_t* size) {
   return scuda::client::param_info(func, index, offset, size);
 }
 
-CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
-  SCUDA_PASSTHROUGH(cuKernelGetParamInfo, kernel, index, offset, size);
+CUresult scuda::client::custom::cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset,
+                                                     size_t* size) {
   return scuda::client::param_info(kernel, index, offset, size);
 }
-
-}  // extern "C"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client/runtime.h"
+#include "custom.h"
 
 namespace {
 
@@ -74,12 +75,8 @@ CUresult launch_multi_device(CUDA_LAUNCH_PARAMS* list, unsigned n, unsigned flag
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int n,
-                                                      unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuLaunchCooperativeKernelMultiDevice, list, n, flags);
+CUresult scuda::client::custom::cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list,
+                                                                     unsigned int n,
+                                                                     unsigned int flags) {
   return launch_multi_device(list, n, flags);
 }
-
-}  // extern "C"

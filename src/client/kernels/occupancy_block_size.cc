@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "client/runtime.h"
+#include "custom.h"
 
 namespace {
 
@@ -51,23 +52,15 @@ CUresult potential_block_size(int* min_grid, int* block_size, CUfunction fn,
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block_size, CUfunction fn,
-                                                  CUoccupancyB2DSize smem_of, size_t smem,
-                                                  int limit) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxPotentialBlockSize, min_grid, block_size, fn, smem_of, smem,
-                    limit);
+CUresult scuda::client::custom::cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block_size,
+                                                                 CUfunction fn,
+                                                                 CUoccupancyB2DSize smem_of,
+                                                                 size_t smem, int limit) {
   return potential_block_size(min_grid, block_size, fn, smem_of, smem, limit, CU_OCCUPANCY_DEFAULT);
 }
 
-CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* min_grid, int* block_size,
-                                                           CUfunction fn,
-                                                           CUoccupancyB2DSize smem_of, size_t smem,
-                                                           int limit, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuOccupancyMaxPotentialBlockSizeWithFlags, min_grid, block_size, fn, smem_of,
-                    smem, limit, flags);
+CUresult scuda::client::custom::cuOccupancyMaxPotentialBlockSizeWithFlags(
+    int* min_grid, int* block_size, CUfunction fn, CUoccupancyB2DSize smem_of, size_t smem,
+    int limit, unsigned int flags) {
   return potential_block_size(min_grid, block_size, fn, smem_of, smem, limit, flags);
 }
-
-}  // extern "C"

@@ -121,10 +121,8 @@ void advise(CUdeviceptr ptr, size_t count, CUmem_advise advice, CUmemLocation wh
 
 using namespace scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuMemAllocManaged, dptr, size, flags);
+CUresult scuda::client::custom::cuMemAllocManaged(CUdeviceptr* dptr, size_t size,
+                                                  unsigned int flags) {
   const CUresult rc = allocate_managed(dptr, size, flags);
   if (rc == CUDA_ERROR_OUT_OF_MEMORY)
     spdlog::error(
@@ -134,9 +132,8 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned int 
   return rc;
 }
 
-CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr ptr, size_t count, CUmem_advise advice,
-                                CUmemLocation where) {
-  SCUDA_PASSTHROUGH(cuMemAdvise_v2, ptr, count, advice, where);
+CUresult scuda::client::custom::cuMemAdvise_v2(CUdeviceptr ptr, size_t count, CUmem_advise advice,
+                                               CUmemLocation where) {
   const CUresult rc = forward::cuMemAdvise_v2(ptr, count, advice, where);
   if (rc == CUDA_SUCCESS) advise(ptr, count, advice, where);
   return rc;
@@ -144,10 +141,9 @@ CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr ptr, size_t count, CUmem_advise advi
 
 // One attribute at a time, each into its own buffer, as the singular call
 // answers them.
-CUresult CUDAAPI cuMemRangeGetAttributes(void** data, size_t* sizes,
-                                         CUmem_range_attribute* attributes, size_t n,
-                                         CUdeviceptr ptr, size_t count) {
-  SCUDA_PASSTHROUGH(cuMemRangeGetAttributes, data, sizes, attributes, n, ptr, count);
+CUresult scuda::client::custom::cuMemRangeGetAttributes(void** data, size_t* sizes,
+                                                        CUmem_range_attribute* attributes, size_t n,
+                                                        CUdeviceptr ptr, size_t count) {
   if (n == 0 || !data || !sizes || !attributes) return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; i < n; ++i) {
     if (CUresult rc = forward::cuMemRangeGetAttribute(data[i], sizes[i], attributes[i], ptr, count);
@@ -156,8 +152,6 @@ CUresult CUDAAPI cuMemRangeGetAttributes(void** data, size_t* sizes,
   }
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"
 
 // The entry point and its per-thread twin are generated (codegen, `twins`);
 // this is their body.

@@ -9,6 +9,7 @@
 #include "client/modules/library_loads.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -92,10 +93,7 @@ bool is_device_address(const void* p) {
 
 using scuda::client::note_allocation;
 
-extern "C" {
-
-CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemAlloc_v2, dptr, size);
+CUresult scuda::client::custom::cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   CUresult rc = CUDA_SUCCESS;
   if (!scuda::client::allocate_mapped(dptr, size, &rc))
     rc = scuda::client::forward::cuMemAlloc_v2(dptr, size);
@@ -103,17 +101,15 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   return rc;
 }
 
-CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
-                                    unsigned int element_size) {
-  SCUDA_PASSTHROUGH(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
+CUresult scuda::client::custom::cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width,
+                                                   size_t height, unsigned int element_size) {
   CUresult rc =
       scuda::client::forward::cuMemAllocPitch_v2(dptr, pitch, width, height, element_size);
   if (rc == CUDA_SUCCESS) note_allocation(*dptr, *pitch * height);
   return rc;
 }
 
-CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
-  SCUDA_PASSTHROUGH(cuMemFree_v2, dptr);
+CUresult scuda::client::custom::cuMemFree_v2(CUdeviceptr dptr) {
   // cudart's cudaFree(nullptr) comes here: the driver does nothing and
   // answers CUDA_SUCCESS (tests/gpu/diagnostics/free_null.c asks NVIDIA's).
   if (dptr == 0 && scuda::client::current_context_id() != 0) return CUDA_SUCCESS;
@@ -125,8 +121,8 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   return rc;
 }
 
-CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
-  SCUDA_PASSTHROUGH(cuMemGetAddressRange_v2, pbase, psize, dptr);
+CUresult scuda::client::custom::cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
+                                                        CUdeviceptr dptr) {
   CUdeviceptr base = 0;
   size_t size = 0;
   if (!scuda::client::mapped_range(dptr, &base, &size))
@@ -136,21 +132,17 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUde
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule mod,
-                                      const char* name) {
-  SCUDA_PASSTHROUGH(cuModuleGetGlobal_v2, dptr, bytes, mod, name);
+CUresult scuda::client::custom::cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule mod,
+                                                     const char* name) {
   return scuda::client::get_global(scuda::client::forward::cuModuleGetGlobal_v2, dptr, bytes, mod,
                                    name);
 }
 
-CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
-                                    const char* name) {
-  SCUDA_PASSTHROUGH(cuLibraryGetGlobal, dptr, bytes, library, name);
+CUresult scuda::client::custom::cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
+                                                   CUlibrary library, const char* name) {
   if (CUresult rc = scuda::client::library_ready(scuda::client::handle_id(library));
       rc != CUDA_SUCCESS)
     return rc;
   return scuda::client::get_global(scuda::client::forward::cuLibraryGetGlobal, dptr, bytes, library,
                                    name);
 }
-
-}  // extern "C"

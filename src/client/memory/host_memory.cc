@@ -29,6 +29,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "custom.h"
 
 namespace scuda::client {
 
@@ -151,20 +152,15 @@ bool is_host_block(const void* p, unsigned* flags) {
 
 using scuda::client::host_memory;
 
-extern "C" {
-
-CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemAllocHost_v2, pp, size);
+CUresult scuda::client::custom::cuMemAllocHost_v2(void** pp, size_t size) {
   return scuda::client::host_alloc(pp, size, 0);
 }
 
-CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t size, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuMemHostAlloc, pp, size, flags);
+CUresult scuda::client::custom::cuMemHostAlloc(void** pp, size_t size, unsigned int flags) {
   return scuda::client::host_alloc(pp, size, flags);
 }
 
-CUresult CUDAAPI cuMemFreeHost(void* p) {
-  SCUDA_PASSTHROUGH(cuMemFreeHost, p);
+CUresult scuda::client::custom::cuMemFreeHost(void* p) {
   std::unique_lock lock(host_memory().mu);
   auto it = host_memory().blocks.find(p);
   if (it == host_memory().blocks.end()) return CUDA_ERROR_INVALID_VALUE;
@@ -179,8 +175,7 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
-  SCUDA_PASSTHROUGH(cuMemHostGetFlags, flags, p);
+CUresult scuda::client::custom::cuMemHostGetFlags(unsigned int* flags, void* p) {
   if (!flags) return CUDA_ERROR_INVALID_VALUE;
   CUdeviceptr device = 0;
   if (scuda::client::registered::find(p, flags, &device)) return CUDA_SUCCESS;
@@ -194,8 +189,8 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int* flags, void* p) {
 // Mapped blocks are device memory at their host address; other page-locked
 // blocks and registered memory are mirrored in the session, usually at their
 // own address.
-CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuMemHostGetDevicePointer_v2, pdptr, p, flags);
+CUresult scuda::client::custom::cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p,
+                                                             unsigned int flags) {
   if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   unsigned registered_flags = 0;
   if (scuda::client::registered::find(p, &registered_flags, pdptr)) {
@@ -217,5 +212,3 @@ CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsig
   *pdptr = device;
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

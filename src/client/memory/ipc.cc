@@ -18,6 +18,7 @@
 #include "client/memory/memory.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ipc_handle.h"
 #include "protocol/ops.h"
@@ -160,10 +161,7 @@ CUresult import_from_fd(IpcKind kind, void* os_handle, uint64_t proposed, uint64
 
 using scuda::client::IpcKind;
 
-extern "C" {
-
-CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
-  SCUDA_PASSTHROUGH(cuIpcGetMemHandle, handle, dptr);
+CUresult scuda::client::custom::cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
   if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
   scuda::protocol::Writer w;
   w.u64(dptr);
@@ -178,8 +176,8 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned flags) {
-  SCUDA_PASSTHROUGH(cuIpcOpenMemHandle_v2, dptr, handle, flags);
+CUresult scuda::client::custom::cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle,
+                                                      unsigned flags) {
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
   uint8_t bytes[sizeof handle];
   std::memcpy(bytes, &handle, sizeof bytes);
@@ -191,8 +189,7 @@ CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle,
   return rc;
 }
 
-CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {
-  SCUDA_PASSTHROUGH(cuIpcCloseMemHandle, dptr);
+CUresult scuda::client::custom::cuIpcCloseMemHandle(CUdeviceptr dptr) {
   auto& o = scuda::client::opened();
   CUdeviceptr base = 0;
   {
@@ -206,17 +203,17 @@ CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {
   return scuda::client::unmap_imported(base);
 }
 
-CUresult CUDAAPI cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
-                                              CUmemAllocationHandleType type,
-                                              unsigned long long flags) {
-  SCUDA_PASSTHROUGH(cuMemExportToShareableHandle, shareable, handle, type, flags);
+CUresult scuda::client::custom::cuMemExportToShareableHandle(void* shareable,
+                                                             CUmemGenericAllocationHandle handle,
+                                                             CUmemAllocationHandleType type,
+                                                             unsigned long long flags) {
   return scuda::client::export_to_fd(IpcKind::kAllocation, handle, shareable, type, flags,
                                      "cuMemExportToShareableHandle");
 }
 
-CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
-                                                void* os_handle, CUmemAllocationHandleType type) {
-  SCUDA_PASSTHROUGH(cuMemImportFromShareableHandle, handle, os_handle, type);
+CUresult scuda::client::custom::cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
+                                                               void* os_handle,
+                                                               CUmemAllocationHandleType type) {
   constexpr const char* kName = "cuMemImportFromShareableHandle";
   if (handle == nullptr || !scuda::client::posix_fd(type, kName)) return CUDA_ERROR_INVALID_VALUE;
   uint64_t result = 0;
@@ -226,18 +223,17 @@ CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* ha
   return rc;
 }
 
-CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* shareable, CUmemoryPool pool,
-                                                  CUmemAllocationHandleType type,
-                                                  unsigned long long flags) {
-  SCUDA_PASSTHROUGH(cuMemPoolExportToShareableHandle, shareable, pool, type, flags);
+CUresult scuda::client::custom::cuMemPoolExportToShareableHandle(void* shareable, CUmemoryPool pool,
+                                                                 CUmemAllocationHandleType type,
+                                                                 unsigned long long flags) {
   return scuda::client::export_to_fd(IpcKind::kPool, scuda::client::handle_id(pool), shareable,
                                      type, flags, "cuMemPoolExportToShareableHandle");
 }
 
-CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* pool, void* os_handle,
-                                                    CUmemAllocationHandleType type,
-                                                    unsigned long long flags) {
-  SCUDA_PASSTHROUGH(cuMemPoolImportFromShareableHandle, pool, os_handle, type, flags);
+CUresult scuda::client::custom::cuMemPoolImportFromShareableHandle(CUmemoryPool* pool,
+                                                                   void* os_handle,
+                                                                   CUmemAllocationHandleType type,
+                                                                   unsigned long long flags) {
   constexpr const char* kName = "cuMemPoolImportFromShareableHandle";
   if (pool == nullptr || flags != 0 || !scuda::client::posix_fd(type, kName))
     return CUDA_ERROR_INVALID_VALUE;
@@ -247,5 +243,3 @@ CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* pool, void* os
   if (rc == CUDA_SUCCESS) *pool = scuda::client::handle_from_id<CUmemoryPool>(id);
   return rc;
 }
-
-}  // extern "C"

@@ -16,6 +16,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -249,18 +250,13 @@ void forget_attributes(CUdeviceptr base) {
 
 }  // namespace scuda::client
 
-extern "C" {
-
-CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data,
-                                        CUdeviceptr ptr) {
-  SCUDA_PASSTHROUGH(cuPointerGetAttributes, n, attrs, data, ptr);
+CUresult scuda::client::custom::cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs,
+                                                       void** data, CUdeviceptr ptr) {
   return scuda::client::get_attributes(n, attrs, data, ptr);
 }
 
-CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
-  SCUDA_PASSTHROUGH(cuPointerGetAttribute, data, attr, ptr);
+CUresult scuda::client::custom::cuPointerGetAttribute(void* data, CUpointer_attribute attr,
+                                                      CUdeviceptr ptr) {
   if (!data) return CUDA_ERROR_INVALID_VALUE;
   return scuda::client::get_attributes(1, &attr, &data, ptr);
 }
-
-}  // extern "C"

@@ -30,6 +30,7 @@
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -392,16 +393,10 @@ void after_sync(Connection& conn, bool whole_context) {
 
 }  // namespace scuda::client::registered
 
-extern "C" {
-
-CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t size, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuMemHostRegister_v2, p, size, flags);
+CUresult scuda::client::custom::cuMemHostRegister_v2(void* p, size_t size, unsigned int flags) {
   return scuda::client::registered::register_range(p, size, flags);
 }
 
-CUresult CUDAAPI cuMemHostUnregister(void* p) {
-  SCUDA_PASSTHROUGH(cuMemHostUnregister, p);
+CUresult scuda::client::custom::cuMemHostUnregister(void* p) {
   return scuda::client::registered::unregister_range(p);
 }
-
-}  // extern "C"

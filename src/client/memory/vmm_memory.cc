@@ -21,6 +21,7 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace {
@@ -53,27 +54,23 @@ CUresult refuse_host(const char* name) {
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
-                                     CUdeviceptr addr, unsigned long long flags) {
-  SCUDA_PASSTHROUGH(cuMemAddressReserve, ptr, size, alignment, addr, flags);
+CUresult scuda::client::custom::cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
+                                                    CUdeviceptr addr, unsigned long long flags) {
   const CUresult rc =
       scuda::client::forward::cuMemAddressReserve(ptr, size, alignment, addr, flags);
   if (rc == CUDA_SUCCESS && ptr) scuda::client::note_allocation(*ptr, size);
   return rc;
 }
 
-CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  SCUDA_PASSTHROUGH(cuMemAddressFree, ptr, size);
+CUresult scuda::client::custom::cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   const CUresult rc = scuda::client::forward::cuMemAddressFree(ptr, size);
   if (rc == CUDA_SUCCESS) scuda::client::forget_allocation(ptr);
   return rc;
 }
 
-CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
-                             const CUmemAllocationProp* prop, unsigned long long flags) {
-  SCUDA_PASSTHROUGH(cuMemCreate, handle, size, prop, flags);
+CUresult scuda::client::custom::cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                            const CUmemAllocationProp* prop,
+                                            unsigned long long flags) {
   if (on_host(prop)) return refuse_host("cuMemCreate");
   if (!prop || !scuda::client::several_servers())
     return scuda::client::forward::cuMemCreate(handle, size, prop, flags);
@@ -83,9 +80,8 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   return scuda::client::forward::cuMemCreate(handle, size, &local, flags);
 }
 
-CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
-                                               CUmemAllocationGranularity_flags option) {
-  SCUDA_PASSTHROUGH(cuMemGetAllocationGranularity, granularity, prop, option);
+CUresult scuda::client::custom::cuMemGetAllocationGranularity(
+    size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
   if (!prop || !scuda::client::several_servers())
     return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
   scuda::client::Route route;
@@ -94,9 +90,8 @@ CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemA
   return scuda::client::forward::cuMemGetAllocationGranularity(granularity, &local, option);
 }
 
-CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
-                                size_t count) {
-  SCUDA_PASSTHROUGH(cuMemSetAccess, ptr, size, desc, count);
+CUresult scuda::client::custom::cuMemSetAccess(CUdeviceptr ptr, size_t size,
+                                               const CUmemAccessDesc* desc, size_t count) {
   if (!desc || !scuda::client::several_servers())
     return scuda::client::forward::cuMemSetAccess(ptr, size, desc, count);
   scuda::client::Route route;
@@ -105,5 +100,3 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
   if (!route.ok()) return route.refuse("cuMemSetAccess");
   return scuda::client::forward::cuMemSetAccess(ptr, size, local.data(), count);
 }
-
-}  // extern "C"

@@ -25,6 +25,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -155,18 +156,14 @@ CUresult library_ready(uint64_t id) {
 
 namespace client = scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuLibraryGetModule(CUmodule* module, CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryGetModule, module, library);
+CUresult scuda::client::custom::cuLibraryGetModule(CUmodule* module, CUlibrary library) {
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
   return client::forward::cuLibraryGetModule(module, library);
 }
 
-CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
-                                     const char* name) {
-  SCUDA_PASSTHROUGH(cuLibraryGetManaged, dptr, bytes, library, name);
+CUresult scuda::client::custom::cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes,
+                                                    CUlibrary library, const char* name) {
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
   return client::forward::cuLibraryGetManaged(dptr, bytes, library, name);
@@ -175,18 +172,15 @@ CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary
 // The pointer is the server's unified address: device work can use it, but
 // a host call through it cannot work, as the code lives in the server's
 // process.
-CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {
-  SCUDA_PASSTHROUGH(cuLibraryGetUnifiedFunction, fptr, library, symbol);
+CUresult scuda::client::custom::cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library,
+                                                            const char* symbol) {
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
   return client::forward::cuLibraryGetUnifiedFunction(fptr, library, symbol);
 }
 
-CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryGetKernelCount, count, library);
+CUresult scuda::client::custom::cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
   return client::forward::cuLibraryGetKernelCount(count, library);
 }
-
-}  // extern "C"

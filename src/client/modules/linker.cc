@@ -13,6 +13,7 @@
 
 #include "client/runtime.h"
 #include "client/transport/session.h"
+#include "custom.h"
 #include "protocol/jit_options.h"
 #include "protocol/ops.h"
 
@@ -139,11 +140,8 @@ CUresult complete(LinkState* st, void** image, size_t* size) {
 
 using scuda::client::state_of;
 
-extern "C" {
-
-CUresult CUDAAPI cuLinkCreate_v2(unsigned int n, CUjit_option* options, void** values,
-                                 CUlinkState* out) {
-  SCUDA_PASSTHROUGH(cuLinkCreate_v2, n, options, values, out);
+CUresult scuda::client::custom::cuLinkCreate_v2(unsigned int n, CUjit_option* options,
+                                                void** values, CUlinkState* out) {
   if (!scuda::client::connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   auto* st = new scuda::client::LinkState;
@@ -156,17 +154,16 @@ CUresult CUDAAPI cuLinkCreate_v2(unsigned int n, CUjit_option* options, void** v
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size,
-                                  const char* name, unsigned int n, CUjit_option* options,
-                                  void** values) {
-  SCUDA_PASSTHROUGH(cuLinkAddData_v2, state, type, data, size, name, n, options, values);
+CUresult scuda::client::custom::cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data,
+                                                 size_t size, const char* name, unsigned int n,
+                                                 CUjit_option* options, void** values) {
   return scuda::client::add_input(state_of(state), type, data, size, name, n, options, values);
 }
 
 // The file is the client's: it is read here, and crosses as data.
-CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path,
-                                  unsigned int n, CUjit_option* options, void** values) {
-  SCUDA_PASSTHROUGH(cuLinkAddFile_v2, state, type, path, n, options, values);
+CUresult scuda::client::custom::cuLinkAddFile_v2(CUlinkState state, CUjitInputType type,
+                                                 const char* path, unsigned int n,
+                                                 CUjit_option* options, void** values) {
   if (!path) return CUDA_ERROR_INVALID_VALUE;
   std::ifstream in(path, std::ios::binary);
   if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
@@ -176,16 +173,12 @@ CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const 
                                   options, values);
 }
 
-CUresult CUDAAPI cuLinkComplete(CUlinkState state, void** image, size_t* size) {
-  SCUDA_PASSTHROUGH(cuLinkComplete, state, image, size);
+CUresult scuda::client::custom::cuLinkComplete(CUlinkState state, void** image, size_t* size) {
   return scuda::client::complete(state_of(state), image, size);
 }
 
-CUresult CUDAAPI cuLinkDestroy(CUlinkState state) {
-  SCUDA_PASSTHROUGH(cuLinkDestroy, state);
+CUresult scuda::client::custom::cuLinkDestroy(CUlinkState state) {
   if (!state) return CUDA_ERROR_INVALID_HANDLE;
   delete state_of(state);
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -27,6 +27,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -211,41 +212,34 @@ void note_function_name(uint64_t id, std::string_view name) {
 
 namespace client = scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
-  SCUDA_PASSTHROUGH(cuModuleGetFunction, fn, module, name);
+CUresult scuda::client::custom::cuModuleGetFunction(CUfunction* fn, CUmodule module,
+                                                    const char* name) {
   return client::get_function(fn, module, name);
 }
 
-CUresult CUDAAPI cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
-  SCUDA_PASSTHROUGH(cuLibraryGetKernel, kernel, library, name);
+CUresult scuda::client::custom::cuLibraryGetKernel(CUkernel* kernel, CUlibrary library,
+                                                   const char* name) {
   return client::get_kernel(kernel, library, name);
 }
 
-CUresult CUDAAPI cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
-  SCUDA_PASSTHROUGH(cuKernelGetFunction, fn, kernel);
+CUresult scuda::client::custom::cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
   return client::get_kernel_function(fn, kernel);
 }
 
-CUresult CUDAAPI cuFuncGetName(const char** name, CUfunction fn) {
-  SCUDA_PASSTHROUGH(cuFuncGetName, name, fn);
+CUresult scuda::client::custom::cuFuncGetName(const char** name, CUfunction fn) {
   return client::name_of(client::handle_id(fn), name);
 }
 
-CUresult CUDAAPI cuKernelGetName(const char** name, CUkernel kernel) {
-  SCUDA_PASSTHROUGH(cuKernelGetName, name, kernel);
+CUresult scuda::client::custom::cuKernelGetName(const char** name, CUkernel kernel) {
   return client::name_of(client::handle_id(kernel), name);
 }
 
-CUresult CUDAAPI cuModuleUnload(CUmodule module) {
-  SCUDA_PASSTHROUGH(cuModuleUnload, module);
+CUresult scuda::client::custom::cuModuleUnload(CUmodule module) {
   client::forget(client::handle_id(module));
   return client::forward::cuModuleUnload(module);
 }
 
-CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryUnload, library);
+CUresult scuda::client::custom::cuLibraryUnload(CUlibrary library) {
   client::forget(client::handle_id(library));
   if (CUresult rc = client::library_ready(client::handle_id(library)); rc != CUDA_SUCCESS)
     return rc;
@@ -259,5 +253,3 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
   if (client::several_servers()) first.to(0);
   return client::forward::cuLibraryUnload(library);
 }
-
-}  // extern "C"

@@ -5,6 +5,7 @@
 
 #include "client/modules/library_loads.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -69,16 +70,12 @@ CUresult enumerate(Item* out, unsigned n, Owner owner,
 
 }  // namespace
 
-extern "C" {
-
-CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n, CUmodule mod) {
-  SCUDA_PASSTHROUGH(cuModuleEnumerateFunctions, functions, n, mod);
+CUresult scuda::client::custom::cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n,
+                                                           CUmodule mod) {
   return enumerate(functions, n, mod, &scuda::client::module_functions);
 }
 
-CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n, CUlibrary library) {
-  SCUDA_PASSTHROUGH(cuLibraryEnumerateKernels, kernels, n, library);
+CUresult scuda::client::custom::cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int n,
+                                                          CUlibrary library) {
   return enumerate(kernels, n, library, &scuda::client::library_kernels);
 }
-
-}  // extern "C"

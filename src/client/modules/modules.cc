@@ -13,6 +13,7 @@
 #include "client/modules/module_image.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "custom.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -111,47 +112,38 @@ using namespace scuda::client;
 using scuda::protocol::kOpLibraryLoad;
 using scuda::protocol::kOpModuleLoad;
 
-extern "C" {
-
-CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
-  SCUDA_PASSTHROUGH(cuModuleLoadData, module, image);
+CUresult scuda::client::custom::cuModuleLoadData(CUmodule* module, const void* image) {
   return load(kOpModuleLoad, module, image);
 }
 
-CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int n,
-                                    CUjit_option* options, void** values) {
-  SCUDA_PASSTHROUGH(cuModuleLoadDataEx, module, image, n, options, values);
+CUresult scuda::client::custom::cuModuleLoadDataEx(CUmodule* module, const void* image,
+                                                   unsigned int n, CUjit_option* options,
+                                                   void** values) {
   clear_log_buffers(n, options, values);
   return load(kOpModuleLoad, module, image);
 }
 
-CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* fatbin) {
-  SCUDA_PASSTHROUGH(cuModuleLoadFatBinary, module, fatbin);
+CUresult scuda::client::custom::cuModuleLoadFatBinary(CUmodule* module, const void* fatbin) {
   return load(kOpModuleLoad, module, fatbin);
 }
 
-CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* path) {
-  SCUDA_PASSTHROUGH(cuModuleLoad, module, path);
+CUresult scuda::client::custom::cuModuleLoad(CUmodule* module, const char* path) {
   return load_file(kOpModuleLoad, module, path);
 }
 
-CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jit_options,
-                                   void** jit_values, unsigned int jit_count,
-                                   CUlibraryOption* options, void** values, unsigned int count) {
-  SCUDA_PASSTHROUGH(cuLibraryLoadData, library, code, jit_options, jit_values, jit_count, options,
-                    values, count);
+CUresult scuda::client::custom::cuLibraryLoadData(CUlibrary* library, const void* code,
+                                                  CUjit_option* jit_options, void** jit_values,
+                                                  unsigned int jit_count, CUlibraryOption* options,
+                                                  void** values, unsigned int count) {
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load(kOpLibraryLoad, library, code);
 }
 
-CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* path,
-                                       CUjit_option* jit_options, void** jit_values,
-                                       unsigned int jit_count, CUlibraryOption* options,
-                                       void** values, unsigned int count) {
-  SCUDA_PASSTHROUGH(cuLibraryLoadFromFile, library, path, jit_options, jit_values, jit_count,
-                    options, values, count);
+CUresult scuda::client::custom::cuLibraryLoadFromFile(CUlibrary* library, const char* path,
+                                                      CUjit_option* jit_options, void** jit_values,
+                                                      unsigned int jit_count,
+                                                      CUlibraryOption* options, void** values,
+                                                      unsigned int count) {
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load_file(kOpLibraryLoad, library, path);
 }
-
-}  // extern "C"

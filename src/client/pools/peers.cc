@@ -261,10 +261,7 @@ CUresult device_to_device(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstrea
 namespace client = scuda::client;
 namespace forward = scuda::client::forward;
 
-extern "C" {
-
-CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
-  SCUDA_PASSTHROUGH(cuDeviceCanAccessPeer, can, dev, peer);
+CUresult scuda::client::custom::cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
   if (client::on_two_servers(dev, peer)) {
     if (!can) return CUDA_ERROR_INVALID_VALUE;
     *can = 0;
@@ -273,9 +270,8 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
   return forward::cuDeviceCanAccessPeer(can, dev, peer);
 }
 
-CUresult CUDAAPI cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice src,
-                                         CUdevice dst) {
-  SCUDA_PASSTHROUGH(cuDeviceGetP2PAttribute, value, attrib, src, dst);
+CUresult scuda::client::custom::cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib,
+                                                        CUdevice src, CUdevice dst) {
   if (client::on_two_servers(src, dst)) {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     *value = 0;  // no access, no atomics, no rank, no array access
@@ -284,15 +280,13 @@ CUresult CUDAAPI cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attri
   return forward::cuDeviceGetP2PAttribute(value, attrib, src, dst);
 }
 
-CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuCtxEnablePeerAccess, peer, flags);
+CUresult scuda::client::custom::cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   CUcontext current = nullptr;
-  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current && client::on_two_servers(current, peer))
+  if (::cuCtxGetCurrent(&current) == CUDA_SUCCESS && current &&
+      client::on_two_servers(current, peer))
     return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
   return forward::cuCtxEnablePeerAccess(peer, flags);
 }
-
-}  // extern "C"
 
 // The entry points and their per-thread twins are generated (codegen,
 // `twins`); these are their bodies.

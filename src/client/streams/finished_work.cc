@@ -190,36 +190,27 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream, DefaultStream d) {
 
 }  // namespace scuda::client::custom
 
-extern "C" {
-
-CUresult CUDAAPI cuEventQuery(CUevent event) {
-  SCUDA_PASSTHROUGH(cuEventQuery, event);
+CUresult scuda::client::custom::cuEventQuery(CUevent event) {
   return client::event_done(event, [&] { return forward::cuEventQuery(event); });
 }
 
-CUresult CUDAAPI cuEventSynchronize(CUevent event) {
-  SCUDA_PASSTHROUGH(cuEventSynchronize, event);
+CUresult scuda::client::custom::cuEventSynchronize(CUevent event) {
   return client::event_done(event, [&] { return forward::cuEventSynchronize(event); });
 }
 
-CUresult CUDAAPI cuEventDestroy_v2(CUevent event) {
-  SCUDA_PASSTHROUGH(cuEventDestroy_v2, event);
+CUresult scuda::client::custom::cuEventDestroy_v2(CUevent event) {
   client::forget_event(event);
   return forward::cuEventDestroy_v2(event);
 }
 
-CUresult CUDAAPI cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {
-  SCUDA_PASSTHROUGH(cuIpcOpenEventHandle, event, handle);
+CUresult scuda::client::custom::cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {
   const CUresult rc = forward::cuIpcOpenEventHandle(event, handle);
   if (rc == CUDA_SUCCESS) client::shared_with_others(*event);
   return rc;
 }
 
-CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
-  SCUDA_PASSTHROUGH(cuIpcGetEventHandle, handle, event);
+CUresult scuda::client::custom::cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
   const CUresult rc = forward::cuIpcGetEventHandle(handle, event);
   if (rc == CUDA_SUCCESS) client::shared_with_others(event);
   return rc;
 }
-
-}  // extern "C"

@@ -186,13 +186,11 @@ void wait_for_queued_callbacks() {
 using scuda::client::add_callback;
 using scuda::client::launch_host_func;
 
-extern "C" {
-
 // The destructor runs once, on the client, when the server's driver lets
 // the last reference go (the server's object runs a stand-in).
-CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn destroy,
-                                    unsigned int refs, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuUserObjectCreate, object, ptr, destroy, refs, flags);
+CUresult scuda::client::custom::cuUserObjectCreate(CUuserObject* object, void* ptr,
+                                                   CUhostFn destroy, unsigned int refs,
+                                                   unsigned int flags) {
   if (!object || !destroy) return CUDA_ERROR_INVALID_VALUE;
   uint64_t id = 0;
   if (CUresult rc = scuda::client::queue_graph_callback(destroy, ptr, &id, true);
@@ -215,8 +213,6 @@ CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn de
   *object = scuda::client::handle_from_id<CUuserObject>(made);
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"
 
 // The entry points and their per-thread twins are generated (codegen,
 // `twins`); these are their bodies.

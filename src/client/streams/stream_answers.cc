@@ -82,12 +82,9 @@ CUresult cuStreamGetPriority(CUstream stream, int* priority, DefaultStream d) {
 
 }  // namespace scuda::client::custom
 
-extern "C" {
-
 // The range belongs to the current context's device; without a current
 // context the driver's own error comes back.
-CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* least, int* greatest) {
-  SCUDA_PASSTHROUGH(cuCtxGetStreamPriorityRange, least, greatest);
+CUresult scuda::client::custom::cuCtxGetStreamPriorityRange(int* least, int* greatest) {
   CUdevice dev = 0;
   if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
     return forward::cuCtxGetStreamPriorityRange(least, greatest);
@@ -100,5 +97,3 @@ CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* least, int* greatest) {
   if (greatest) *greatest = range.second;
   return CUDA_SUCCESS;
 }
-
-}  // extern "C"

@@ -5,6 +5,7 @@
 
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
@@ -44,17 +45,12 @@ bool stream_device(uint64_t id, CUdevice* dev) {
 
 namespace client = scuda::client;
 
-extern "C" {
-
-CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int flags) {
-  SCUDA_PASSTHROUGH(cuStreamCreate, stream, flags);
+CUresult scuda::client::custom::cuStreamCreate(CUstream* stream, unsigned int flags) {
   return client::note_stream(client::forward::cuStreamCreate(stream, flags), stream);
 }
 
-CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
-  SCUDA_PASSTHROUGH(cuStreamCreateWithPriority, stream, flags, priority);
+CUresult scuda::client::custom::cuStreamCreateWithPriority(CUstream* stream, unsigned int flags,
+                                                           int priority) {
   return client::note_stream(client::forward::cuStreamCreateWithPriority(stream, flags, priority),
                              stream);
 }
-
-}  // extern "C"

@@ -55,16 +55,38 @@ def test_mem_alloc_forwards_its_output_as_inout_without_annotation(tmp_path):
     assert "kOp_cuMemAlloc_v2 =" in (tmp_path / "api_ops.h").read_text()
 
 
-def test_custom_mem_alloc_gets_forward_marshalling_but_no_export(gen):
+def test_custom_mem_alloc_gets_forward_marshalling_and_a_shell(gen):
     assert "| custom |" in coverage_row(gen, "cuMemAlloc_v2")
     assert "kOp_cuMemAlloc_v2 =" in (gen / "api_ops.h").read_text()
     assert "CUresult cuMemAlloc_v2(" in (gen / "forward.h").read_text()
-    assert "CUDAAPI cuMemAlloc_v2(" not in (gen / "client_stubs.cc").read_text()
+    shell = stub((gen / "client_stubs.cc").read_text(), "CUDAAPI cuMemAlloc_v2")
+    assert "SCUDA_PASSTHROUGH(cuMemAlloc_v2, dptr, bytesize);" in shell
+    assert "return scuda::client::custom::cuMemAlloc_v2(dptr, bytesize);" in shell
+    assert "CUresult cuMemAlloc_v2(CUdeviceptr * dptr, size_t bytesize);" in \
+        (gen / "custom.h").read_text()
 
 
-def test_local_functions_get_no_op(gen):
+def test_local_functions_get_no_op_but_a_shell(gen):
     assert "kOp_cuInit " not in (gen / "api_ops.h").read_text()
-    assert "cuInit(" not in (gen / "client_stubs.cc").read_text()
+    shell = stub((gen / "client_stubs.cc").read_text(), "CUDAAPI cuInit")
+    assert "SCUDA_PASSTHROUGH(cuInit, Flags);" in shell
+    assert "return scuda::client::custom::cuInit(Flags);" in shell
+
+
+def test_shell_false_keeps_the_entry_point_hand_written(gen):
+    client = (gen / "client_stubs.cc").read_text()
+    assert "cuGetProcAddress_v2(" not in client
+    assert "cuGetProcAddress_v2(" not in (gen / "custom.h").read_text()
+
+
+def test_a_custom_function_with_a_per_thread_variant_needs_twins(tmp_path):
+    assert "annotate its base with twins" in refusal(
+        tmp_path, '[functions.cuStreamQuery]\nhandling = "custom"\n')
+
+
+def test_shell_false_only_for_custom_or_local(tmp_path):
+    assert "is not custom or local" in refusal(
+        tmp_path, '[functions.cuStreamQuery]\nhandling = "forward"\nshell = false\n')
 
 
 def test_stream_create_binds_an_out_handle(gen):
