@@ -90,6 +90,7 @@ bool write_exactly(int fd, const void* from, size_t size) {
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;  // a write that moves nothing sets no errno
     if (n <= 0) return false;
     p += n;
     size -= static_cast<size_t>(n);
@@ -130,7 +131,7 @@ int publish_file(const std::string& dir, const std::string& name,
   bool ok = true;
   for (std::string_view piece : pieces) ok = ok && write_exactly(fd, piece.data(), piece.size());
   if (ok && ::rename(temporary.c_str(), (dir + "/" + name).c_str()) == 0) return fd;
-  const int error = ok ? errno : (errno ? errno : EIO);
+  const int error = errno;
   ::unlink(temporary.c_str());
   ::close(fd);
   errno = error;

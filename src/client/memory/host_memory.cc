@@ -169,7 +169,7 @@ CUresult scuda::client::custom::cuMemFreeHost(void* p) {
   if (!(block.flags & CU_MEMHOSTALLOC_DEVICEMAP)) scuda::client::publish_plain_spans();
   lock.unlock();
   if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP)
-    return cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
+    return ::cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
   scuda::client::registered::drop_mirrors(p, block.size);
   munmap(p, block.size);
   return CUDA_SUCCESS;

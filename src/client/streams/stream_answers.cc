@@ -86,7 +86,7 @@ CUresult cuStreamGetPriority(CUstream stream, int* priority, DefaultStream d) {
 // context the driver's own error comes back.
 CUresult scuda::client::custom::cuCtxGetStreamPriorityRange(int* least, int* greatest) {
   CUdevice dev = 0;
-  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+  if (::cuCtxGetDevice(&dev) != CUDA_SUCCESS)
     return forward::cuCtxGetStreamPriorityRange(least, greatest);
   std::pair<int, int> range;
   const CUresult rc = ranges.get(static_cast<uint64_t>(dev), &range, [](std::pair<int, int>* out) {
