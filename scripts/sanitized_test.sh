@@ -32,13 +32,6 @@ left_out=(
   packages_build wheel_test deb_test systemd_unit_test docker_files_test slurm_test
   # Preloads the client into /usr/bin/env, which lacks the sanitizers' runtime.
   KubeletStandInTest.AnUnmodifiedProgramRunsThroughScudaWithTheAllocatedEnvironment
-  # Register std::vector memory, which the session mirrors at the same
-  # address; under ASan both processes' heaps lie at the same fixed
-  # addresses, so the mirror must go elsewhere and the kernels given the
-  # host address miss it.
-  ManagedTest.RegisteredHostMemoryIsSeenByKernelsBothWays
-  ManagedTest.MemsetsReachRegisteredMemory
-  ManagedTest.UnregisteringKeepsTheDevicesLastWrites
 )
 # `scuda bench` preloads the client into its micro benchmark, and the
 # sanitizers' symbolizer, started from there, inherits the preload and
