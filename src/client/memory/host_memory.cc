@@ -212,3 +212,11 @@ CUresult scuda::client::custom::cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr,
   *pdptr = device;
   return CUDA_SUCCESS;
 }
+
+CUresult scuda::client::custom::cuMemHostRegister_v2(void* p, size_t size, unsigned int flags) {
+  return scuda::client::registered::register_range(p, size, flags);
+}
+
+CUresult scuda::client::custom::cuMemHostUnregister(void* p) {
+  return scuda::client::registered::unregister_range(p);
+}

@@ -30,7 +30,6 @@
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
 #include "common/lock_order.h"
-#include "custom.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -196,9 +195,11 @@ void warn_other_address() {
 constexpr unsigned kKnownFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                  CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
 
+}  // namespace
+
 // `implicit`: mirrored for a graph node or a captured copy, not by the
 // program, so a page-locked block of the client's may be mirrored too.
-CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = false) {
+CUresult register_range(void* p, size_t size, unsigned flags, bool implicit) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!p || size == 0 || (flags & ~kKnownFlags)) return CUDA_ERROR_INVALID_VALUE;
   if (flags & CU_MEMHOSTREGISTER_IOMEMORY) {
@@ -259,8 +260,6 @@ CUresult unregister_range(void* p) {
   std::vector<uint8_t> reply;
   return call(protocol::kOpHostUnregister, w, &reply);
 }
-
-}  // namespace
 
 bool find(const void* p, unsigned* flags, CUdeviceptr* device) {
   if (!g_any.load(std::memory_order_acquire)) return false;
@@ -392,11 +391,3 @@ void after_sync(Connection& conn, bool whole_context) {
 }
 
 }  // namespace scuda::client::registered
-
-CUresult scuda::client::custom::cuMemHostRegister_v2(void* p, size_t size, unsigned int flags) {
-  return scuda::client::registered::register_range(p, size, flags);
-}
-
-CUresult scuda::client::custom::cuMemHostUnregister(void* p) {
-  return scuda::client::registered::unregister_range(p);
-}

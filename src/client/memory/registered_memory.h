@@ -39,6 +39,13 @@ bool in_step_covers(const void* p, size_t size, CUdeviceptr* device);
 // the range runs across the end of a range mirrored before.
 CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device);
 
+// cuMemHostRegister: mirrors [p, p + size) in the session. `implicit`: for
+// device work that names client memory, not the program's own call.
+CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = false);
+// cuMemHostUnregister: the bytes the device wrote since the last
+// synchronization are pulled first.
+CUresult unregister_range(void* p);
+
 // Stops mirroring the implicit ranges overlapping [p, p + size), which the
 // program is about to free (their pages may come back as other memory).
 void drop_mirrors(const void* p, size_t size);
