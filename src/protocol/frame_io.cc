@@ -30,6 +30,26 @@ bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size, c
   return s.writev_all(iov + first, (tail_size ? 4 : 3) - first);
 }
 
+bool write_frame_in_slices(Socket& s, FrameHeader h, const void* head, size_t head_size,
+                           const void* tail, size_t tail_size, std::span<const uint8_t> queued,
+                           size_t slice, const std::function<void(size_t)>& sent) {
+  if (head_size + tail_size > kMaxPayload || slice == 0) return false;
+  h.length = static_cast<uint32_t>(head_size + tail_size);
+  uint8_t header[kHeaderSize];
+  encode_header(h, header);
+  iovec iov[2] = {{const_cast<uint8_t*>(queued.data()), queued.size()}, {header, kHeaderSize}};
+  if (!s.writev_all(iov + (queued.empty() ? 1 : 0), queued.empty() ? 1 : 2)) return false;
+  for (auto [data, size] : {std::pair{head, head_size}, std::pair{tail, tail_size}}) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t at = 0; at < size; at += slice) {
+      const size_t n = std::min(slice, size - at);
+      if (!s.write_all(p + at, n)) return false;
+      sent(n);
+    }
+  }
+  return true;
+}
+
 bool write_error(Socket& s, uint64_t request_id, const std::string& message, ErrorKind kind) {
   FrameHeader h;
   h.flags = kReply | kError;

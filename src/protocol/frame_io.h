@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,6 +21,13 @@ namespace scuda::protocol {
 bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size,
                  const void* tail = nullptr, size_t tail_size = 0,
                  std::span<const uint8_t> queued = {});
+
+// As write_frame, but hands the payload to the socket `slice` bytes at a
+// time and calls sent(n) after each slice of n bytes, so that the caller can
+// tell how a long write on a slow link is going.
+bool write_frame_in_slices(Socket& s, FrameHeader h, const void* head, size_t head_size,
+                           const void* tail, size_t tail_size, std::span<const uint8_t> queued,
+                           size_t slice, const std::function<void(size_t)>& sent);
 
 // A join's route: the one frame a server reads in the clear to hand the
 // connection to the session whose join point `route` names (docs/protocol.md,

@@ -28,6 +28,9 @@
 //   client_tool upload MIB    an async copy of MIB MiB to the device (one-way
 //                             requests on the main connection), then a
 //                             synchronize
+//   client_tool load-module MIB  loads a module image of MIB MiB (kernel
+//                             "fill", padded with comment lines of random
+//                             text), then looks the kernel up
 #include <cuda.h>
 #include <unistd.h>
 
@@ -37,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -156,6 +160,21 @@ int upload(size_t mib) {
   if (CUresult rc = cuMemcpyHtoDAsync(d, data.data(), data.size(), nullptr))
     return report("cuMemcpyHtoDAsync", rc);
   return report("cuCtxSynchronize", cuCtxSynchronize());
+}
+
+int load_module(size_t mib) {
+  std::string image = "scuda-double-module\nkernel fill 8 4 4\n";
+  std::mt19937 rng(3);
+  while (image.size() < (mib << 20)) {
+    image += '#';
+    for (int i = 0; i < 1023; ++i) image += static_cast<char>('0' + rng() % 64);
+    image += '\n';
+  }
+  CUmodule mod = nullptr;
+  CUfunction fn = nullptr;
+  if (CUresult rc = primary_current()) return report("cuCtxSetCurrent", rc);
+  if (CUresult rc = cuModuleLoadData(&mod, image.c_str())) return report("cuModuleLoadData", rc);
+  return report("cuModuleGetFunction", cuModuleGetFunction(&fn, mod, "fill"));
 }
 
 int quota(size_t a, size_t b) {
@@ -411,6 +430,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "cudart-primary") == 0) return cudart_primary();
   if (std::strcmp(argv[1], "nap") == 0 && argc > 2) return nap(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "upload") == 0 && argc > 2) return upload(std::atoi(argv[2]));
+  if (std::strcmp(argv[1], "load-module") == 0 && argc > 2) return load_module(std::atoi(argv[2]));
   if (std::strcmp(argv[1], "quota") == 0 && argc > 3)
     return quota(std::atoi(argv[2]), std::atoi(argv[3]));
   if (std::strcmp(argv[1], "graph-quota") == 0 && argc > 3)

@@ -33,6 +33,28 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
+SlowLink::SlowLink(const std::string& link_bin, const ServerProcess& server,
+                   const std::vector<std::string>& args)
+    : address_("127.0.0.1:" + std::to_string(free_port())) {
+  std::vector<std::string> words = {link_bin, "--listen", address_, "--to", server.address()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  usleep(300000);  // the relay listens
+}
+
+SlowLink::~SlowLink() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  waitpid(pid_, nullptr, 0);
+}
+
 namespace {
 
 std::string tmp_dir() {

@@ -51,6 +51,25 @@ bool all_ended(pid_t parent);
 // A free TCP port on 127.0.0.1, as the kernel hands it out right now.
 int free_port();
 
+// The link emulator (scuda-link at `link_bin`) between a client and
+// `server`, with its options `args` (e.g. {"--gbit", "0.04"}); stopped when
+// destroyed.
+class SlowLink {
+ public:
+  SlowLink(const std::string& link_bin, const ServerProcess& server,
+           const std::vector<std::string>& args);
+  ~SlowLink();
+  SlowLink(const SlowLink&) = delete;
+  SlowLink& operator=(const SlowLink&) = delete;
+
+  // The address a client dials to go through the link.
+  const std::string& address() const { return address_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string address_;
+};
+
 struct Output {
   int exit_code = -1;
   std::string out;

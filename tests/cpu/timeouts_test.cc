@@ -76,19 +76,13 @@ TEST(Timeouts, ABusyServerIsNotTakenForAFrozenOne) {
 // still hears the session, which is busy reading them.
 TEST(Timeouts, ASessionReadingASlowUploadIsNotTakenForAFrozenOne) {
   ServerProcess server;
-  const std::string link = "127.0.0.1:" + std::to_string(test::free_port());
-  pid_t relay = fork();
-  if (relay == 0) {
-    execl(LINK_BIN, LINK_BIN, "--listen", link.c_str(), "--to", server.address().c_str(), "--gbit",
-          "0.04", nullptr);
-    _exit(127);
+  Output o;
+  {
+    test::SlowLink link(LINK_BIN, server, {"--gbit", "0.04"});
+    o = test::run_program({CLIENT_TOOL, "upload", "12"},
+                          {"SCUDA_SERVER=" + link.address(), "SCUDA_SERVER_TIMEOUT=1",
+                           "SCUDA_COMPRESS=off", "SCUDA_CONNECT_RETRY=5"});
   }
-  usleep(300000);  // the relay listens
-  Output o = test::run_program({CLIENT_TOOL, "upload", "12"},
-                               {"SCUDA_SERVER=" + link, "SCUDA_SERVER_TIMEOUT=1",
-                                "SCUDA_COMPRESS=off", "SCUDA_CONNECT_RETRY=5"});
-  kill(relay, SIGTERM);
-  waitpid(relay, nullptr, 0);
   EXPECT_EQ(o.out, "cuCtxSynchronize: CUDA_SUCCESS\n") << o.err;
 }
 

@@ -59,6 +59,7 @@ bool parse_line(const std::string& line, ImageDesc* out) {
   std::istringstream words(line);
   std::string keyword;
   if (!(words >> keyword)) return true;  // blank line
+  if (keyword[0] == '#') return true;    // a comment: tests pad images with them
   if (keyword == "kernel") return parse_kernel(words, out);
   if (keyword == "global") return parse_global(words, out);
   return false;

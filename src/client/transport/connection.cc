@@ -16,6 +16,7 @@
 
 #include "client/stats.h"
 #include "client/transport/dial.h"
+#include "client/transport/upload_progress.h"
 #include "common/config.h"
 #include "common/tls_client.h"
 #include "protocol/frame_io.h"
@@ -102,10 +103,21 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
     return !outbox_.full() || flush_held();
   std::lock_guard write(outbox_.write_lock());
   const bool sent =
-      protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
+      shows_upload_progress(op, head_size + tail_size)
+          ? write_with_progress(h, head, head_size, tail, tail_size)
+          : protocol::write_frame(socket_, h, head, head_size, tail, tail_size, outbox_.held());
   outbox_.sent();
   if (!sent) lost("the connection broke while sending");
   return sent;
+}
+
+// Slices of a megabyte: a progress line is at most that late.
+bool Connection::write_with_progress(const protocol::FrameHeader& h, const void* head,
+                                     size_t head_size, const void* tail, size_t tail_size) {
+  UploadProgress progress(h.op, address_, head_size + tail_size);
+  return protocol::write_frame_in_slices(socket_, h, head, head_size, tail, tail_size,
+                                         outbox_.held(), 1u << 20,
+                                         [&](size_t n) { progress.sent(n); });
 }
 
 bool Connection::flush_held() {

@@ -169,6 +169,9 @@ class Connection {
   CUresult read_reply(uint64_t id, std::vector<uint8_t>* reply);
   // Sends what the outbox holds.
   bool flush_held();
+  // Writes one frame in slices, with progress lines (upload_progress.h).
+  bool write_with_progress(const protocol::FrameHeader& h, const void* head, size_t head_size,
+                           const void* tail, size_t tail_size);
   // With the outbox's write lock: writes bytes the outbox held.
   bool write_held(std::span<const uint8_t> bytes);
 
