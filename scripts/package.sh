@@ -59,7 +59,9 @@ fix_installed_size() {
 
 # The .deb packages, from the binaries that build left, and the device
 # plugin, which is no part of the wheel (built only where gRPC is found).
-if cmake --build "$build_dir" --target help | grep -q '^scuda-device-plugin:'; then
+# The target list is read whole first: grep -q would close the pipe early.
+targets=$(cmake --build "$build_dir" --target help)
+if grep -q '^scuda-device-plugin:' <<<"$targets"; then
   cmake --build "$build_dir" --target scuda-device-plugin
 fi
 (cd "$build_dir" && cpack -G DEB -B "$build_dir/cpack")

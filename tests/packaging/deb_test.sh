@@ -67,7 +67,20 @@ grep -q "^cuda: [1-9][0-9]* devices, .* from $lib/libcuda.so.1$" <<<"$output"
 grep -q "^nvml: [1-9][0-9]* devices, from $lib/libnvidia-ml.so.1$" <<<"$output"
 echo "deb_test: the installed scuda served and ran a client"
 if [ -n "$plugin" ]; then
-  "$root/usr/bin/scuda-device-plugin" --help | grep -q -- "--pool" ||
+  help=$("$root/usr/bin/scuda-device-plugin" --help)
+  grep -q -- "--pool" <<<"$help" ||
     { echo "the installed scuda-device-plugin does not answer --help" >&2; exit 1; }
   echo "deb_test: the installed scuda-device-plugin answers --help"
 fi
+# Every binary the packages ship is stripped of its debug info, which stays
+# in the build tree's .debug file that .gnu_debuglink names.
+shipped=("$scuda" "$root/usr/lib/scuda/lib/libcuda.so.1" "$root/usr/lib/scuda/lib/libnvidia-ml.so.1")
+[ -z "$plugin" ] || shipped+=("$root/usr/bin/scuda-device-plugin")
+for binary in "${shipped[@]}"; do
+  sections=$(readelf -S --wide "$(realpath "$binary")")
+  if grep -q '\.debug_info' <<<"$sections" || ! grep -q '\.gnu_debuglink' <<<"$sections"; then
+    echo "$binary is not stripped with its debug info split off" >&2
+    exit 1
+  fi
+done
+echo "deb_test: ${#shipped[@]} shipped binaries stripped, each naming its .debug file"
