@@ -98,6 +98,16 @@ TEST(Prometheus, ScrapesTheServersSeries) {
       << prometheus.log();
   EXPECT_EQ(prometheus.query("scuda_sessions_started_total", std::chrono::seconds(2)), 1);
   EXPECT_GT(prometheus.query("scuda_sent_bytes_total", std::chrono::seconds(2)), 0);
+  EXPECT_GT(prometheus.query("scuda_received_bytes_total", std::chrono::seconds(2)), 0);
+  EXPECT_EQ(prometheus.query("scuda_sessions", std::chrono::seconds(2)), 0);
+  EXPECT_EQ(prometheus.query("scuda_queue_length", std::chrono::seconds(2)), 0);
+  EXPECT_EQ(prometheus.query("scuda_errors_total", std::chrono::seconds(2)), 0);
+  EXPECT_EQ(
+      prometheus.query("scuda_gpu_memory_used_bytes%7Bgpu%3D%220%22%7D", std::chrono::seconds(2)),
+      static_cast<double>(nvml_double::kMemoryUsed));
+  EXPECT_EQ(
+      prometheus.query("scuda_gpu_utilization_ratio%7Bgpu%3D%220%22%7D", std::chrono::seconds(2)),
+      nvml_double::kGpuUtilization / 100.0);
   EXPECT_EQ(
       prometheus.query("scuda_gpu_memory_total_bytes%7Bgpu%3D%220%22%7D", std::chrono::seconds(2)),
       static_cast<double>(nvml_double::kMemoryTotal));

@@ -1,14 +1,17 @@
 // `scuda status` and `scuda server --metrics` against a real server on the
 // driver and NVML doubles, with a client program of its own process.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "../double/nvml/nvml_double.h"
+#include "common/socket.h"
 #include "http_get.h"
 #include "server_process.h"
 
@@ -35,6 +38,46 @@ double gpu_metric(const std::string& metrics, const std::string& name) {
   return value;
 }
 
+// `scuda status --json` once `ready` holds of it (the GPU monitor reports
+// once a second); the last answer if it never does.
+nlohmann::json status_when(const std::string& address,
+                           const std::function<bool(const nlohmann::json&)>& ready) {
+  nlohmann::json j;
+  for (int i = 0; i < 60; ++i) {
+    const Output o = status(address, {"--json"});
+    if (o.exit_code != 0) return j;
+    j = nlohmann::json::parse(o.out);
+    if (ready(j)) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return j;
+}
+
+// Sends bytes that are no frame: the session refuses them, an error.
+void send_garbage(const std::string& address) {
+  HostPort hp;
+  std::string error;
+  ASSERT_TRUE(parse_host_port(address, &hp, &error)) << error;
+  Socket s = connect_tcp(hp, &error);
+  ASSERT_TRUE(s.valid()) << error;
+  const std::string junk(64, 'x');
+  ASSERT_TRUE(s.write_all(junk.data(), junk.size()));
+  char byte;
+  while (read(s.fd(), &byte, 1) > 0) {
+  }
+}
+
+// A figure from the server's metrics once it equals `wanted`; the last one
+// read if it does not within three seconds.
+double metric_once(const std::string& metrics, const std::string& name, double wanted) {
+  double value = -1;
+  for (int i = 0; i < 60 && value != wanted; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    value = test::metric_value(test::http_get(metrics, "/metrics"), name);
+  }
+  return value;
+}
+
 class Status : public ::testing::Test {
  protected:
   ServerProcess server_{{"--metrics", "127.0.0.1:0", "--nvml", NVML_DOUBLE_LIB}};
@@ -53,6 +96,19 @@ TEST_F(Status, ListsARunningSessionAndTheGpus) {
   EXPECT_GT(s["requests"].get<uint64_t>(), 0u);
   EXPECT_GT(s["bytes_received"].get<uint64_t>(), 0u);
   EXPECT_GT(s["bytes_sent"].get<uint64_t>(), 0u);
+  // NVML lists the session's process with the memory it holds.
+  const nlohmann::json later = status_when(server_.address(), [](const nlohmann::json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["device_memory_bytes"] != 0 &&
+           j["gpus"].size() == 1 && !j["gpus"][0]["utilization_percent"].is_null();
+  });
+  ASSERT_EQ(later["sessions"].size(), 1u) << later;
+  EXPECT_EQ(later["sessions"][0]["device_memory_bytes"], nvml_double::kProcessMemory) << later;
+  const nlohmann::json& gpus = later["gpus"];
+  ASSERT_EQ(gpus.size(), 1u) << gpus;
+  EXPECT_EQ(gpus[0]["name"], nvml_double::kName);
+  EXPECT_EQ(gpus[0]["memory_total_bytes"], nvml_double::kMemoryTotal);
+  EXPECT_EQ(gpus[0]["memory_used_bytes"], nvml_double::kMemoryUsed);
+  EXPECT_EQ(gpus[0]["utilization_percent"], nvml_double::kGpuUtilization);
   Output text = status(server_.address());
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Sessions: 1"), std::string::npos) << text.out;
@@ -68,6 +124,8 @@ TEST_F(Status, MetricsCountersMoveWithAClientsWork) {
   ASSERT_FALSE(before.empty());
   EXPECT_EQ(test::metric_value(before, "scuda_sessions"), 0);
   EXPECT_EQ(test::metric_value(before, "scuda_requests_total"), 0);
+  EXPECT_EQ(test::metric_value(before, "scuda_errors_total"), 0);
+  EXPECT_EQ(test::metric_value(before, "scuda_queue_length"), 0);
   Output o = test::run_program({CLIENT_TOOL, "submit"}, {"SCUDA_SERVER=" + server_.address()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::string after = test::http_get(metrics, "/metrics");
@@ -75,12 +133,19 @@ TEST_F(Status, MetricsCountersMoveWithAClientsWork) {
   EXPECT_GT(test::metric_value(after, "scuda_received_bytes_total"), 0) << after;
   EXPECT_GT(test::metric_value(after, "scuda_sent_bytes_total"), 0) << after;
   EXPECT_EQ(test::metric_value(after, "scuda_sessions_started_total"), 1) << after;
+  EXPECT_EQ(test::metric_value(after, "scuda_errors_total"), 0) << after;
+  send_garbage(server_.address());
+  // Counted once the listener has reaped the refused session.
+  EXPECT_EQ(metric_once(metrics, "scuda_errors_total", 1), 1);
   const std::string gpu = "{gpu=\"0\",name=\"" + std::string(nvml_double::kName) + "\"}";
   EXPECT_EQ(gpu_metric(metrics, "scuda_gpu_memory_total_bytes" + gpu),
             static_cast<double>(nvml_double::kMemoryTotal))
       << after;
   EXPECT_EQ(gpu_metric(metrics, "scuda_gpu_memory_used_bytes" + gpu),
             static_cast<double>(nvml_double::kMemoryUsed))
+      << after;
+  EXPECT_EQ(gpu_metric(metrics, "scuda_gpu_utilization_ratio" + gpu),
+            nvml_double::kGpuUtilization / 100.0)
       << after;
   EXPECT_EQ(test::http_get(metrics, "/other"), "");
 }

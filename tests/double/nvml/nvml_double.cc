@@ -1,11 +1,18 @@
 // One fake GPU with fixed facts (nvml_double.h), and a process list holding
-// the calling process (the scuda session) and one other tenant.
+// the calling process (the scuda session), its children and its parent's
+// (a server's sessions, whether the listener or its GPU monitor asks, as a
+// real GPU lists each process with a context) and one other tenant.
 #include "nvml_double.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
 
 struct nvmlDevice_st {
   int index;
@@ -17,6 +24,16 @@ nvmlDevice_st g_device{0};
 int g_init_count = 0;
 
 bool ours(nvmlDevice_t device) { return device == &g_device; }
+
+// Adds the children of process `pid` to `out`, from every thread's list in
+// /proc.
+void add_children(const std::string& pid, std::set<unsigned int>* out) {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    for (unsigned int child; in >> child;) out->insert(child);
+  }
+}
 
 nvmlReturn_t copy_string(const char* text, char* out, unsigned int length) {
   if (!out) return NVML_ERROR_INVALID_ARGUMENT;
@@ -137,13 +154,17 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {
   if (nvmlReturn_t rc = check(device, count); rc != NVML_SUCCESS) return rc;
-  const nvmlProcessInfo_t all[2] = {
-      {static_cast<unsigned int>(getpid()), nvml_double::kProcessMemory, 0, 0},
-      {nvml_double::kOtherTenantPid, nvml_double::kProcessMemory, 0, 0}};
+  std::set<unsigned int> others;
+  add_children(std::to_string(getpid()), &others);
+  add_children(std::to_string(getppid()), &others);
+  others.erase(static_cast<unsigned int>(getpid()));
+  std::vector<unsigned int> pids = {static_cast<unsigned int>(getpid())};
+  pids.insert(pids.end(), others.begin(), others.end());
+  pids.push_back(nvml_double::kOtherTenantPid);
   const unsigned int room = *count;
-  *count = 2;
-  if (room < 2 || !infos) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(infos, all, sizeof all);
+  *count = static_cast<unsigned int>(pids.size());
+  if (room < pids.size() || !infos) return NVML_ERROR_INSUFFICIENT_SIZE;
+  for (size_t i = 0; i < pids.size(); ++i) infos[i] = {pids[i], nvml_double::kProcessMemory, 0, 0};
   return NVML_SUCCESS;
 }
 
