@@ -60,16 +60,30 @@ constexpr uint32_t kMaxCtxAffinityParams = 16;
 constexpr uint32_t kMaxModuleFunctions = 1u << 16;
 
 // Lanes (docs/protocol.md, "Lanes"): at most this many, and a copy's bytes
-// cross them in stripes of this size, stripe i on lane i % lanes.
+// cross them in stripes, stripe i on lane i % lanes. A stripe is at most
+// kLaneStripe; a copy too small to give every lane one of that size takes
+// smaller ones (in kLaneStripeUnit, at least kLaneStripeLeast), so that it
+// still crosses every lane.
 constexpr uint32_t kMaxLanes = 16;
 constexpr size_t kLaneStripe = 4u << 20;
+constexpr size_t kLaneStripeLeast = 1u << 20;
+constexpr size_t kLaneStripeUnit = 64u << 10;
+
+// The stripe size of a copy of `size` bytes over `lanes` lanes, which both
+// ends compute from the request.
+constexpr uint64_t lane_stripe(uint64_t size, uint32_t lanes) {
+  const uint64_t share = lanes ? (size + lanes - 1) / lanes : size;
+  const uint64_t units = (share + kLaneStripeUnit - 1) / kLaneStripeUnit;
+  return std::clamp<uint64_t>(units * kLaneStripeUnit, kLaneStripeLeast, kLaneStripe);
+}
 
 // Calls move(offset, length) for each stripe of a copy of `size` bytes that
 // crosses lane `index` of `lanes`, in order, while it returns true.
 template <class Move>
 bool each_stripe(size_t index, uint32_t lanes, uint64_t size, Move&& move) {
-  for (uint64_t at = index * kLaneStripe; at < size; at += uint64_t{lanes} * kLaneStripe)
-    if (!move(at, static_cast<size_t>(std::min<uint64_t>(kLaneStripe, size - at)))) return false;
+  const uint64_t stripe = lane_stripe(size, lanes);
+  for (uint64_t at = index * stripe; at < size; at += uint64_t{lanes} * stripe)
+    if (!move(at, static_cast<size_t>(std::min<uint64_t>(stripe, size - at)))) return false;
   return true;
 }
 

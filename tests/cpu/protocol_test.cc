@@ -1,10 +1,15 @@
 // Frame and payload encoding, in isolation from any socket.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "protocol/codec.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
 #include "protocol/ipc_handle.h"
+#include "protocol/ops.h"
 
 namespace scuda::protocol {
 namespace {
@@ -75,6 +80,42 @@ TEST(Frame, HeaderRoundTrips) {
   EXPECT_EQ(back.flags, kOneWay);
   EXPECT_EQ(back.length, 99u);
   EXPECT_EQ(back.request_id, 42u);
+}
+
+// Every byte of a copy crosses one lane, once, in order per lane; a copy too
+// small for a 4 MiB stripe a lane takes smaller ones, down to 1 MiB.
+TEST(LaneStripes, EveryByteOnceAndSmallCopiesReachEveryLane) {
+  constexpr uint64_t kMiB = 1u << 20;
+  EXPECT_EQ(lane_stripe(256 * kMiB, 8), 4 * kMiB);
+  EXPECT_EQ(lane_stripe(16 * kMiB, 8), 2 * kMiB);
+  EXPECT_EQ(lane_stripe(16 * kMiB, 4), 4 * kMiB);
+  EXPECT_EQ(lane_stripe(16 * kMiB + 1, 8), 2 * kMiB + (64 << 10));
+  EXPECT_EQ(lane_stripe(5 * kMiB, 16), kMiB);
+  EXPECT_EQ(lane_stripe(5 * kMiB, 0), 4 * kMiB);
+  for (const uint64_t size : {16 * kMiB, 16 * kMiB + 12345, 37 * kMiB + 1, 256 * kMiB}) {
+    for (const uint32_t lanes : {1u, 4u, 8u, 16u}) {
+      uint64_t next = 0, lanes_used = 0;
+      std::vector<std::pair<uint64_t, uint64_t>> stripes;
+      for (uint32_t i = 0; i < lanes; ++i) {
+        uint64_t before = stripes.size(), last = 0;
+        EXPECT_TRUE(each_stripe(i, lanes, size, [&](uint64_t at, size_t n) {
+          EXPECT_TRUE(stripes.size() == before || at > last);
+          last = at;
+          stripes.emplace_back(at, n);
+          return true;
+        }));
+        lanes_used += stripes.size() > before;
+      }
+      std::sort(stripes.begin(), stripes.end());
+      for (auto [at, n] : stripes) {
+        EXPECT_EQ(at, next) << size << " over " << lanes;
+        next = at + n;
+      }
+      EXPECT_EQ(next, size) << size << " over " << lanes;
+      EXPECT_EQ(lanes_used, std::min<uint64_t>(lanes, stripes.size())) << size << " over " << lanes;
+      if (size >= 16 * kMiB) EXPECT_EQ(lanes_used, lanes) << size << " over " << lanes;
+    }
+  }
 }
 
 TEST(Frame, BadMagicVersionAndSizeAreRefusedWithReasons) {

@@ -99,13 +99,16 @@ TEST_F(TlsSession, LargeCopiesCrossTheLanesAndHostCallbacksRun) {
   ASSERT_EQ(cuMemAlloc(&dev, size), CUDA_SUCCESS);
   ASSERT_NO_FATAL_FAILURE(scuda::test::open_lanes(dev, size));
   ASSERT_EQ(scuda_lanes_open(), 8u);  // TLS's default: twice plain TCP's
-  const std::vector<uint8_t> data = random_bytes(size);
-  const uint64_t before = scuda_lane_bytes();
-  ASSERT_EQ(cuMemcpyHtoD(dev, data.data(), size), CUDA_SUCCESS);
-  std::vector<uint8_t> back(size);
-  ASSERT_EQ(cuMemcpyDtoH(back.data(), dev, size), CUDA_SUCCESS);
-  EXPECT_TRUE(back == data);
-  EXPECT_EQ(scuda_lane_bytes() - before, 2 * size);
+  // The smallest lane copies cross in stripes under 4 MiB, one or two a lane.
+  for (const size_t n : {size_t{16} << 20, (size_t{16} << 20) + 4321, size}) {
+    const std::vector<uint8_t> data = random_bytes(n);
+    const uint64_t before = scuda_lane_bytes();
+    ASSERT_EQ(cuMemcpyHtoD(dev, data.data(), n), CUDA_SUCCESS);
+    std::vector<uint8_t> back(n);
+    ASSERT_EQ(cuMemcpyDtoH(back.data(), dev, n), CUDA_SUCCESS);
+    EXPECT_TRUE(back == data) << n;
+    EXPECT_EQ(scuda_lane_bytes() - before, 2 * n);
+  }
 
   static std::atomic<int> ran{0};
   static int five = 5;
