@@ -6,19 +6,20 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-CUresult set_current(Session& s, Reader& in, Writer&) {
-  const uint64_t id = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult set_current(Session& s, const op::CtxSetCurrent::Request& q, protocol::Empty*) {
   void* ctx = nullptr;
-  if (!s.handles().resolve(id, HandleKind::CUcontext, &ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!s.handles().resolve(q.context, HandleKind::CUcontext, &ctx))
+    return CUDA_ERROR_INVALID_CONTEXT;
   return s.driver().cuCtxSetCurrent(static_cast<CUcontext>(ctx));
 }
 
@@ -42,18 +43,17 @@ CUcontext inactive_primary(const DriverTable& d, CUdevice dev) {
 // cudart's way where the driver has it, else retain then release, which
 // restores the reference count but makes the context on the GPU and
 // destroys it again.
-CUresult primary_context(Session& s, Reader& in, Writer& out) {
-  const CUdevice dev = in.get<CUdevice>();
-  const uint64_t proposed = in.u64();
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+CUresult primary_context(Session& s, const op::PrimaryContext::Request& q,
+                         op::PrimaryContext::Reply* a) {
+  const CUdevice dev = q.device;
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   CUcontext ctx = inactive_primary(d, dev);
   if (!ctx) {
     if (CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) return rc;
     d.cuDevicePrimaryCtxRelease_v2(dev);
   }
-  out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
+  a->context = s.handles().bind(q.proposed, HandleKind::CUcontext, ctx);
   return CUDA_SUCCESS;
 }
 
@@ -95,8 +95,8 @@ CUresult create(Session& s, Reader& in, Writer& out) {
 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpCtxCreate, create},
-    {protocol::kOpCtxSetCurrent, set_current},
-    {protocol::kOpPrimaryContext, primary_context},
+    typed_entry<op::CtxSetCurrent, set_current>(),
+    typed_entry<op::PrimaryContext, primary_context>(),
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "server/callback_channel.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
@@ -30,16 +31,14 @@ CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
 
 // No inputs; replies string name, string secret: what the client's join
 // of the callback channel must carry.
-CUresult open_channel(Session& s, protocol::Reader& in, protocol::Writer& out) {
-  if (!in.done()) return kMalformed;
+CUresult open_channel(Session& s, const protocol::Empty&, protocol::op::JoinPoint* a) {
   callback_channel().set_mirrors(&s.mirrors());
   std::string name, secret, error;
   if (!callback_channel().open(&name, &secret, &error)) {
     spdlog::error("cannot open a callback channel: {}", error);
     return CUDA_ERROR_OPERATING_SYSTEM;
   }
-  out.str(name);
-  out.str(secret);
+  *a = {name, secret};
   return CUDA_SUCCESS;
 }
 
@@ -65,7 +64,7 @@ CUresult user_object_create(Session& s, protocol::Reader& in, protocol::Writer& 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpHostCallback, host_callback},
     {protocol::kOpUserObjectCreate, user_object_create},
-    {protocol::kOpCallbackChannel, open_channel},
+    typed_entry<protocol::op::CallbackChannel, open_channel>(),
 };
 
 }  // namespace

@@ -7,27 +7,26 @@
 #include "server/dispatch.h"
 #include "server/piece_events.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-// u32 lanes wanted; replies string name, string secret: what each lane's
-// join must carry.
-CUresult open_lanes(Session& s, Reader& in, Writer& out) {
-  const uint32_t wanted = in.u32();
-  if (!in.done()) return kMalformed;
+// The join point each lane's join must name.
+CUresult open_lanes(Session& s, const op::Lanes::Request& q, op::JoinPoint* a) {
+  const uint32_t wanted = q.wanted;
   if (wanted < 1 || wanted > protocol::kMaxLanes) return CUDA_ERROR_INVALID_VALUE;
   std::string name, secret, error;
   if (!s.lanes().open(wanted, &name, &secret, &error)) {
     spdlog::error("cannot open lanes: {}", error);
     return CUDA_ERROR_OPERATING_SYSTEM;
   }
-  out.str(name);
-  out.str(secret);
+  *a = {name, secret};
   return CUDA_SUCCESS;
 }
 
@@ -79,7 +78,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) { return lane_copy(s, i
 CUresult device_to_host(Session& s, Reader& in, Writer&) { return lane_copy(s, in, false); }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLanes, open_lanes},
+    typed_entry<op::Lanes, open_lanes>(),
     {protocol::kOpMemcpyHtoDLanes, host_to_device},
     {protocol::kOpMemcpyDtoHLanes, device_to_host},
 };

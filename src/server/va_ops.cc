@@ -9,12 +9,14 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 #include "server/va_map.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
@@ -101,16 +103,13 @@ CUresult sync_primary(const DriverTable& d, CUdevice dev) {
 void write_memory_info(const DriverTable& d, Writer& out) {
   size_t free = 0, total = 0;
   if (!d.cuMemGetInfo_v2 || d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return;
-  out.u64(free);
-  out.u64(total);
+  protocol::write(out, op::MemoryInfo{free, total});
 }
 
-// [u64 hint] -> u64 base, u64 size, u64 granularity, u64 free, u64 total.
-// The hint is where a client of several servers wants the range, above its
+// The hint (0: none) is where a client of several servers wants the range, above its
 // other servers' (the driver may place it elsewhere; the client checks).
-CUresult va_reserve(Session& s, Reader& in, Writer& out) {
-  const uint64_t hint = in.done() ? 0 : in.u64();
-  if (!in.done()) return kMalformed;
+CUresult va_reserve(Session& s, const op::VaReserve::Request& q, op::VaReserve::Reply* a) {
+  const uint64_t hint = q.hint;
   const DriverTable& d = s.driver();
   if (!has_vmm(d)) return CUDA_ERROR_NOT_SUPPORTED;
   if (s.va().full()) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -128,11 +127,7 @@ CUresult va_reserve(Session& s, Reader& in, Writer& out) {
   const CUdeviceptr at = hint % granularity == 0 ? hint : 0;
   if ((rc = d.cuMemAddressReserve(&base, size, 0, at, 0)) != CUDA_SUCCESS) return rc;
   s.va().add_reservation(base, size, granularity, dev);
-  out.u64(base);
-  out.u64(size);
-  out.u64(granularity);
-  out.u64(free);
-  out.u64(total);
+  *a = {base, size, granularity, {free, total}};
   return CUDA_SUCCESS;
 }
 
@@ -154,10 +149,9 @@ CUresult map(Session& s, uint64_t address, uint64_t size) {
 // u64 address, u64 size; one-way, or -> u64 free, u64 total (also when the
 // map failed, so that the client's estimate is fresh).
 CUresult va_map(Session& s, Reader& in, Writer& out) {
-  const uint64_t address = in.u64();
-  const uint64_t size = in.u64();
-  if (!in.done()) return kMalformed;
-  const CUresult rc = map(s, address, size);
+  op::VaMap::Request q;
+  if (!protocol::read(in, &q)) return kMalformed;
+  const CUresult rc = map(s, q.address, q.size);
   if (!(s.request().flags & protocol::kOneWay)) write_memory_info(s.driver(), out);
   return rc;
 }
@@ -168,9 +162,8 @@ CUresult va_map(Session& s, Reader& in, Writer& out) {
 // already. An address with nothing mapped is left alone, without an error:
 // the client frees one only when its one-way map failed, and that failure
 // was reported on its own.
-CUresult va_free(Session& s, Reader& in, Writer&) {
-  const uint64_t address = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult va_free(Session& s, const op::VaFree::Request& q, protocol::Empty*) {
+  const uint64_t address = q.address;
   const uint64_t size = s.va().mapping_size(address);
   if (size == 0) return CUDA_SUCCESS;
   const DriverTable& d = s.driver();
@@ -190,17 +183,16 @@ CUresult va_free(Session& s, Reader& in, Writer&) {
 
 // Nothing; one-way. Waits for the context's work: the client freed a small
 // allocation, whose slot it may hand out again without asking.
-CUresult va_sync(Session& s, Reader& in, Writer&) {
-  if (!in.done()) return kMalformed;
+CUresult va_sync(Session& s, const protocol::Empty&, protocol::Empty*) {
   const DriverTable& d = s.driver();
   return has_vmm(d) ? d.cuCtxSynchronize() : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpVaReserve, va_reserve},
+    typed_entry<op::VaReserve, va_reserve>(),
     {protocol::kOpVaMap, va_map},
-    {protocol::kOpVaFree, va_free},
-    {protocol::kOpVaSync, va_sync},
+    typed_entry<op::VaFree, va_free>(),
+    typed_entry<op::VaSync, va_sync>(),
 };
 
 }  // namespace

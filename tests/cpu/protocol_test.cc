@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -9,6 +11,8 @@
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
 #include "protocol/ipc_handle.h"
+#include "protocol/layout.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::protocol {
@@ -82,6 +86,69 @@ TEST(Frame, HeaderRoundTrips) {
   EXPECT_EQ(back.request_id, 42u);
 }
 
+struct Sample {
+  uint32_t number = 0;
+  std::string text;
+  std::vector<uint64_t> words;
+  auto fields() { return std::tie(number, text, words); }
+};
+
+// A layout's fields cross in order, as the codec writes them one by one.
+TEST(Layout, RoundTripsInWireOrder) {
+  const Sample sent{7, "lane", {1, 2, 3}};
+  const Writer w = encode(sent);
+  Writer by_hand;
+  by_hand.u32(7);
+  by_hand.str("lane");
+  by_hand.u64(3);
+  for (uint64_t word : {1, 2, 3}) by_hand.u64(word);
+  EXPECT_EQ(w.data(), by_hand.data());
+  Reader r(w.data());
+  Sample got;
+  ASSERT_TRUE(read(r, &got));
+  EXPECT_EQ(got.number, 7u);
+  EXPECT_EQ(got.text, "lane");
+  EXPECT_EQ(got.words, sent.words);
+}
+
+// Too few bytes, too many, or a count the bytes left cannot hold: read()
+// fails, allocating nothing for the count.
+TEST(Layout, RefusesShortLongAndOverlongInput) {
+  const Writer w = encode(Sample{7, "lane", {1, 2, 3}});
+  for (size_t cut : {size_t{0}, size_t{3}, w.size() - 1}) {
+    Reader r(w.data().data(), cut);
+    Sample got;
+    EXPECT_FALSE(read(r, &got)) << cut;
+  }
+  std::vector<uint8_t> longer = w.data();
+  longer.push_back(0);
+  Reader extra(longer);
+  Sample got;
+  EXPECT_FALSE(read(extra, &got));
+  Writer huge;
+  huge.u32(1);
+  huge.str("");
+  huge.u64(uint64_t{1} << 60);
+  Reader r(huge.data());
+  EXPECT_FALSE(read(r, &got));
+  EXPECT_TRUE(got.words.empty());
+}
+
+// An op's request as both ends see it: the primary context's device and id.
+TEST(Layout, OpRequestsDecodeAsEncoded) {
+  const Writer w = encode(op::PrimaryContext::Request{3, 0x5000});
+  Reader r(w.data());
+  op::PrimaryContext::Request got;
+  ASSERT_TRUE(read(r, &got));
+  EXPECT_EQ(got.device, 3);
+  EXPECT_EQ(got.proposed, 0x5000u);
+  EXPECT_EQ(op::PrimaryContext::kOp, kOpPrimaryContext);
+  const Writer nothing;
+  Reader none(nothing.data());
+  Empty empty;
+  EXPECT_TRUE(read(none, &empty));
+}
+
 // Every byte of a copy crosses one lane, once, in order per lane; a copy too
 // small for a 4 MiB stripe a lane takes smaller ones, down to 1 MiB.
 TEST(LaneStripes, EveryByteOnceAndSmallCopiesReachEveryLane) {
@@ -113,7 +180,9 @@ TEST(LaneStripes, EveryByteOnceAndSmallCopiesReachEveryLane) {
       }
       EXPECT_EQ(next, size) << size << " over " << lanes;
       EXPECT_EQ(lanes_used, std::min<uint64_t>(lanes, stripes.size())) << size << " over " << lanes;
-      if (size >= 16 * kMiB) EXPECT_EQ(lanes_used, lanes) << size << " over " << lanes;
+      if (size >= 16 * kMiB) {
+        EXPECT_EQ(lanes_used, lanes) << size << " over " << lanes;
+      }
     }
   }
 }

@@ -22,6 +22,7 @@
 #include "protocol/copy_desc.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 #include "server_process.h"
 
@@ -236,15 +237,14 @@ TEST(Session, VaMapsOutsideTheSessionsReservationsAreRefused) {
     return rc;
   };
   for (uint64_t address : {uint64_t{0}, uint64_t{0x200000}, ~uint64_t{0} - 0x1fffff}) {
-    protocol::Writer w;
-    w.u64(address);
-    w.u64(0x200000);
+    const protocol::Writer w = protocol::encode(protocol::op::VaMap::Request{address, 0x200000});
     EXPECT_EQ(result(exchange(sock, req, w)), uint32_t{CUDA_ERROR_INVALID_VALUE}) << address;
   }
   protocol::FrameHeader reserve;
   reserve.op = protocol::kOpVaReserve;
   reserve.request_id = 3;
-  EXPECT_NE(result(exchange(sock, reserve, protocol::Writer())), uint32_t{CUDA_SUCCESS})
+  EXPECT_NE(result(exchange(sock, reserve, protocol::encode(protocol::op::VaReserve::Request{}))),
+            uint32_t{CUDA_SUCCESS})
       << "no context is current";
   protocol::Writer short_map;
   short_map.u64(0x200000);
@@ -563,7 +563,8 @@ Channel ask_to_join(Socket& sock, uint32_t op, uint64_t request_id, const protoc
 }
 
 Channel ask_for_channel(Socket& sock, uint64_t request_id) {
-  return ask_to_join(sock, protocol::kOpCallbackChannel, request_id, protocol::Writer());
+  return ask_to_join(sock, protocol::kOpCallbackChannel, request_id,
+                     protocol::encode(protocol::op::CallbackChannel::Request{}));
 }
 
 // The server's answer to a callback channel's join, which sends its route
@@ -632,8 +633,8 @@ TEST(Session, CallbackChannelCarriesReachedAndDone) {
   req.op = protocol::kOpCtxCreate;
   req.request_id = 2;
   ASSERT_EQ(result_of(exchange(main, req, ctx)), uint32_t{CUDA_SUCCESS});
-  protocol::Writer current, callback;
-  current.u64(0x5000);
+  protocol::Writer current = protocol::encode(protocol::op::CtxSetCurrent::Request{0x5000});
+  protocol::Writer callback;
   callback.u64(0);  // the NULL stream
   callback.u8(0);
   callback.u64(0x77);
@@ -678,9 +679,8 @@ TEST(Session, ExitWithACallbackRunningEndsTheSessionCleanly) {
 // A server at its limit of sessions still lets a session's callback channel
 // join: it belongs to a session already counted.
 Channel ask_for_lanes(Socket& sock, uint64_t request_id, uint32_t lanes) {
-  protocol::Writer w;
-  w.u32(lanes);
-  return ask_to_join(sock, protocol::kOpLanes, request_id, w);
+  return ask_to_join(sock, protocol::kOpLanes, request_id,
+                     protocol::encode(protocol::op::Lanes::Request{lanes}));
 }
 
 // A synchronous host-to-device copy of `size` bytes over `lanes` lanes, to

@@ -15,21 +15,22 @@ using test::ServerProcess;
 
 constexpr char kLoaded[] = "cuModuleGetFunction: CUDA_SUCCESS\n";
 
-// 12 MiB at 5 MB/s, with a link that holds only a megabyte, so that the
-// client's writes follow the link's pace: about 2.5 s.
+// 48 MiB at 20 MB/s, with a link that holds only a megabyte: the sockets'
+// buffers on the way hold a few megabytes more, and the client's writes
+// follow the link's pace for the rest, about 2 s.
 TEST(UploadProgress, ALargeImageBehindASlowLinkSaysHowItsUploadGoes) {
   ServerProcess server;
   Output o;
   {
-    test::SlowLink link(LINK_BIN, server, {"--gbit", "0.04", "--queue-mib", "1"});
-    o = test::run_program({CLIENT_TOOL, "load-module", "12"},
+    test::SlowLink link(LINK_BIN, server, {"--gbit", "0.16", "--queue-mib", "1"});
+    o = test::run_program({CLIENT_TOOL, "load-module", "48"},
                           {"SCUDA_SERVER=" + link.address(), "SCUDA_CONNECT_RETRY=5"});
   }
   EXPECT_EQ(o.out, kLoaded) << o.err;
-  EXPECT_NE(o.err.find("uploading a module image (12 MiB) to 127.0.0.1:"), std::string::npos)
+  EXPECT_NE(o.err.find("uploading a module image (48 MiB) to 127.0.0.1:"), std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find(" of 12 MiB ("), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("uploaded a module image (12 MiB) to 127.0.0.1:"), std::string::npos)
+  EXPECT_NE(o.err.find(" of 48 MiB ("), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("uploaded a module image (48 MiB) to 127.0.0.1:"), std::string::npos)
       << o.err;
 }
 

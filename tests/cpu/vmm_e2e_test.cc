@@ -20,6 +20,7 @@
 #include "device_checks.h"
 #include "primary_context_test.h"
 #include "protocol/codec.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 #include "server_process.h"
 
@@ -343,9 +344,10 @@ TEST_F(VmmTest, AFailedOneWayMapIsReportedAtTheNextSynchronization) {
 
 // A request through the client's session, as a hostile client could send
 // it: the result the server replied with.
-uint32_t request(uint32_t op, std::vector<uint64_t> words) {
-  scuda::protocol::Writer w;
-  for (uint64_t word : words) w.u64(word);
+template <class Op>
+uint32_t request(const typename Op::Request& r) {
+  const scuda::protocol::Writer w = scuda::protocol::encode(r);
+  const uint32_t op = Op::kOp;
   void* reply = nullptr;
   size_t reply_size = 0;
   const uint32_t rc = scuda_remote_call(op, w.data().data(), w.size(), &reply, &reply_size);
@@ -358,15 +360,15 @@ TEST_F(VmmTest, MapsOverOrOutsideTheSessionsMemoryAreRefused) {
   ASSERT_EQ(cuMemAlloc(&p, 4 * kMiB), CUDA_SUCCESS);
   ASSERT_EQ(cuMemsetD8(p, 0x5c, 4 * kMiB), CUDA_SUCCESS);
   const uint32_t invalid = CUDA_ERROR_INVALID_VALUE;
-  using scuda::protocol::kOpVaMap;
-  EXPECT_EQ(request(kOpVaMap, {p, 2 * kMiB}), invalid) << "the same start";
-  EXPECT_EQ(request(kOpVaMap, {p + 2 * kMiB, 4 * kMiB}), invalid) << "overlapping its end";
-  EXPECT_EQ(request(kOpVaMap, {p + 4 * kMiB + 4096, 2 * kMiB}), invalid) << "unaligned";
-  EXPECT_EQ(request(kOpVaMap, {p + 4 * kMiB, 3 * kMiB}), invalid) << "an unaligned size";
-  EXPECT_EQ(request(kOpVaMap, {p + 4 * kMiB, 0}), invalid) << "nothing";
-  EXPECT_EQ(request(kOpVaMap, {0x200000, 2 * kMiB}), invalid) << "outside every reservation";
-  EXPECT_EQ(request(kOpVaMap, {p, ~uint64_t{0} - 2 * kMiB + 1}), invalid) << "wrapping around";
-  EXPECT_EQ(request(scuda::protocol::kOpVaFree, {p + 2 * kMiB}), uint32_t{CUDA_SUCCESS})
+  using VaMap = scuda::protocol::op::VaMap;
+  EXPECT_EQ(request<VaMap>({p, 2 * kMiB}), invalid) << "the same start";
+  EXPECT_EQ(request<VaMap>({p + 2 * kMiB, 4 * kMiB}), invalid) << "overlapping its end";
+  EXPECT_EQ(request<VaMap>({p + 4 * kMiB + 4096, 2 * kMiB}), invalid) << "unaligned";
+  EXPECT_EQ(request<VaMap>({p + 4 * kMiB, 3 * kMiB}), invalid) << "an unaligned size";
+  EXPECT_EQ(request<VaMap>({p + 4 * kMiB, 0}), invalid) << "nothing";
+  EXPECT_EQ(request<VaMap>({0x200000, 2 * kMiB}), invalid) << "outside every reservation";
+  EXPECT_EQ(request<VaMap>({p, ~uint64_t{0} - 2 * kMiB + 1}), invalid) << "wrapping around";
+  EXPECT_EQ(request<scuda::protocol::op::VaFree>({p + 2 * kMiB}), uint32_t{CUDA_SUCCESS})
       << "nothing mapped there: left alone";
   std::vector<uint8_t> back(4 * kMiB);
   ASSERT_EQ(cuMemcpyDtoH(back.data(), p, back.size()), CUDA_SUCCESS);

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/dark_api/context_storage.h"
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
@@ -85,15 +86,11 @@ bool known_context(uint64_t id, CUdevice* dev) {
 CUresult ask_primary(CUdevice dev, uint64_t* id) {
   Route route;
   route.device(dev);
-  protocol::Writer w;
-  w.put<CUdevice>(local_device(dev));
-  w.u64(new_handle_id());
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpPrimaryContext, w, &reply);
-  if (rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  *id = r.u64();
-  return r.done() ? CUDA_SUCCESS : bad_reply("primary-context");
+  protocol::op::PrimaryContext::Reply reply;
+  const CUresult rc =
+      ask<protocol::op::PrimaryContext>({local_device(dev), new_handle_id()}, &reply);
+  if (rc == CUDA_SUCCESS) *id = reply.context;
+  return rc;
 }
 
 // Creation parameters cross as a flag and a list of execution-affinity

@@ -23,6 +23,7 @@
 #include "client/memory/device_addresses.h"
 #include "client/memory/memory.h"
 #include "client/memory/small_allocations.h"
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
@@ -34,6 +35,7 @@ namespace scuda::client {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
@@ -122,21 +124,18 @@ bool meets_other_server(const Placements& p, CUdevice dev, uint64_t base, uint64
 // One reservation, at `hint` (0: where the driver likes); false, having
 // said why, when it failed.
 bool reserve_at(uint64_t hint, uint64_t* base, uint64_t* size, MappedMemory& m) {
-  Writer w;
-  if (hint) w.u64(hint);
-  std::vector<uint8_t> reply;
-  const CUresult rc = call(protocol::kOpVaReserve, w, &reply);
-  Reader r(reply);
-  *base = r.u64(), *size = r.u64();
-  const uint64_t granularity = r.u64(), free = r.u64(), total = r.u64();
-  if (rc != CUDA_SUCCESS || !r.done() || granularity == 0 || *size < granularity) {
+  op::VaReserve::Reply reply;
+  const CUresult rc = ask<op::VaReserve>({hint}, &reply);
+  *base = reply.base, *size = reply.size;
+  const uint64_t granularity = reply.granularity;
+  if (rc != CUDA_SUCCESS || granularity == 0 || *size < granularity) {
     spdlog::info("device addresses could not be reserved ({}): cuMemAlloc waits for the server",
                  static_cast<int>(rc));
     return false;
   }
   m.granularity = granularity;
-  m.total = total;
-  m.free_estimate = free;
+  m.total = reply.memory.total;
+  m.free_estimate = reply.memory.free;
   return true;
 }
 
@@ -184,23 +183,21 @@ uint64_t place(MappedMemory& m, uint64_t size) {
 // Takes the free memory a reply tells (u64 free, u64 total), if it does.
 void refresh(MappedMemory& m, const std::vector<uint8_t>& reply) {
   Reader r(reply);
-  const uint64_t free = r.u64();
-  r.u64();
-  if (r.done()) m.free_estimate = free;
+  op::MemoryInfo info;
+  if (protocol::read(r, &info)) m.free_estimate = info.free;
 }
 
 CUresult map(MappedMemory& m, uint64_t at, uint64_t size) {
-  Writer w;
-  w.u64(at);
-  w.u64(size);
+  const op::VaMap::Request request{at, size};
   const uint64_t margin = std::max(kMinMargin, m.total / 10);
   if (m.free_estimate >= size && m.free_estimate - size >= margin) {
-    const CUresult rc = post(protocol::kOpVaMap, w);
+    const CUresult rc = tell<op::VaMap>(request);
     if (rc == CUDA_SUCCESS) m.free_estimate -= size;
     return rc;
   }
+  // Answered even when the map failed, so that the estimate is fresh.
   std::vector<uint8_t> reply;
-  const CUresult rc = call(protocol::kOpVaMap, w, &reply);
+  const CUresult rc = call(op::VaMap::kOp, protocol::encode(request), &reply);
   refresh(m, reply);
   return rc;
 }
@@ -250,9 +247,7 @@ bool large_at(const MappedMemory& m, uint64_t base) {
 // Memory another session exported frees nothing of the device's when
 // unmapped here (`frees` false).
 CUresult unmap(MappedMemory& m, uint64_t at, bool frees = true) {
-  Writer w;
-  w.u64(at);
-  if (const CUresult rc = post(protocol::kOpVaFree, w); rc != CUDA_SUCCESS) return rc;
+  if (const CUresult rc = tell<op::VaFree>({at}); rc != CUDA_SUCCESS) return rc;
   if (frees) m.free_estimate += m.addresses.size_at(at);
   m.addresses.give_back(at);
   return CUDA_SUCCESS;
@@ -267,7 +262,7 @@ CUresult unmap(MappedMemory& m, uint64_t at, bool frees = true) {
 // never does (stream capture forbids it).
 CUresult free_small(MappedMemory& m, uint64_t at) {
   if (const uint64_t idle = m.small.give_back(at)) return unmap(m, idle);
-  return post(protocol::kOpVaSync, Writer());
+  return tell<op::VaSync>({});
 }
 
 // The device's placements that hold an allocation of allocate_mapped's

@@ -12,6 +12,7 @@
 #include "client/contexts/async_notifications.h"
 #include "client/logs.h"
 #include "client/memory/registered_memory.h"
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
@@ -92,19 +93,16 @@ void serve(Socket s, uint32_t server) {
 CUresult open_once(uint32_t server) {
   Route route;
   route.to(server);
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpCallbackChannel, protocol::Writer(), &reply);
-      rc != CUDA_SUCCESS) {
+  protocol::op::JoinPoint join;
+  if (CUresult rc = ask<protocol::op::CallbackChannel>({}, &join); rc != CUDA_SUCCESS) {
     spdlog::error(
         "host callbacks cannot run: the server could not open a callback channel "
         "(CUresult {}; its log says why)",
         static_cast<int>(rc));
     return rc;
   }
-  protocol::Reader r(reply);
-  const std::string name = r.str();
-  const std::string secret = r.str();
-  if (!r.done()) return bad_reply("callback-channel");
+  const std::string& name = join.name;
+  const std::string& secret = join.secret;
   std::string error;
   Socket s = server_connection(server)->join(name, secret, &error);
   if (!s.valid()) {

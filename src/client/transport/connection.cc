@@ -20,6 +20,7 @@
 #include "common/config.h"
 #include "common/tls_client.h"
 #include "protocol/frame_io.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -277,9 +278,9 @@ CUresult Connection::read_into(uint64_t id, void* dst, size_t size, const HostLa
 
 bool Connection::sync_context(uint64_t ctx_id) {
   if (ctx_id == server_context_) return true;
-  protocol::Writer w;
-  w.u64(ctx_id);
-  if (!send(protocol::kOpCtxSetCurrent, protocol::kOneWay, w.data().data(), w.size())) return false;
+  const protocol::Writer w = protocol::encode(protocol::op::CtxSetCurrent::Request{ctx_id});
+  if (!send(protocol::op::CtxSetCurrent::kOp, protocol::kOneWay, w.data().data(), w.size()))
+    return false;
   server_context_ = ctx_id;
   return true;
 }

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
@@ -106,20 +107,13 @@ void give_up(const std::string& why) {
 bool open_all(uint32_t n, uint32_t server) {
   Route route;
   route.to(server);
-  protocol::Writer w;
-  w.u32(n);
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpLanes, w, &reply); rc != CUDA_SUCCESS) {
+  protocol::op::JoinPoint join;
+  if (CUresult rc = ask<protocol::op::Lanes>({n}, &join); rc != CUDA_SUCCESS) {
     give_up(fmt::format("the server answered CUresult {}", static_cast<int>(rc)));
     return false;
   }
-  protocol::Reader r(reply);
-  const std::string name = r.str();
-  const std::string secret = r.str();
-  if (!r.done()) {
-    bad_reply("lanes");
-    return false;
-  }
+  const std::string& name = join.name;
+  const std::string& secret = join.secret;
   std::vector<Socket> sockets;
   for (uint32_t i = 0; i < n; ++i) {
     std::string error;

@@ -1,0 +1,33 @@
+// Requests of ops whose bytes are described once (protocol/op_layouts.h):
+// the caller hands the op's Request and gets its Reply, and no call site
+// spells out a layout.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "client/runtime.h"
+#include "protocol/op_layouts.h"
+
+namespace scuda::client {
+
+// Sends Op's request and waits for its reply; a reply that does not decode
+// is a bad reply.
+template <class Op>
+CUresult ask(const typename Op::Request& request, typename Op::Reply* reply) {
+  std::vector<uint8_t> bytes;
+  const CUresult rc = call(Op::kOp, protocol::encode(request), &bytes);
+  if (rc != CUDA_SUCCESS) return rc;
+  protocol::Reader r(bytes);
+  return protocol::read(r, reply) ? CUDA_SUCCESS : bad_reply(protocol::op_name(Op::kOp));
+}
+
+// Sends Op's request one-way: a failure comes at the next synchronizing call.
+template <class Op>
+CUresult tell(const typename Op::Request& request) {
+  return post(Op::kOp, protocol::encode(request));
+}
+
+}  // namespace scuda::client

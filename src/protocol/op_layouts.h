@@ -1,0 +1,118 @@
+// The bytes of hand-written ops, each described once (layout.h): the
+// client writes a Request and reads a Reply with them, the server reads the
+// Request and writes the Reply with them, and the tests build their frames
+// from them. The op's code, name and way stay in op_list.h. Ops not yet
+// here still spell their bytes out at both ends (docs/protocol.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#include "protocol/layout.h"
+#include "protocol/ops.h"
+
+namespace scuda::protocol::op {
+
+// Device memory of the current context's device, as cuMemGetInfo says.
+struct MemoryInfo {
+  uint64_t free = 0;
+  uint64_t total = 0;
+  auto fields() { return std::tie(free, total); }
+};
+
+// Where a join must go and what it must carry (callback channel, lanes).
+struct JoinPoint {
+  std::string name;
+  std::string secret;
+  auto fields() { return std::tie(name, secret); }
+};
+
+// One-way: the context the next requests run in.
+struct CtxSetCurrent {
+  static constexpr Op kOp = kOpCtxSetCurrent;
+  struct Request {
+    uint64_t context = 0;
+    auto fields() { return std::tie(context); }
+  };
+  using Reply = Empty;
+};
+
+// A device's primary context, bound to the client's id, without retaining it.
+struct PrimaryContext {
+  static constexpr Op kOp = kOpPrimaryContext;
+  struct Request {
+    int32_t device = 0;
+    uint64_t proposed = 0;
+    auto fields() { return std::tie(device, proposed); }
+  };
+  struct Reply {
+    uint64_t context = 0;
+    auto fields() { return std::tie(context); }
+  };
+};
+
+// Addresses of the current device the client places allocations in, at
+// `hint` (0: where the driver likes).
+struct VaReserve {
+  static constexpr Op kOp = kOpVaReserve;
+  struct Request {
+    uint64_t hint = 0;
+    auto fields() { return std::tie(hint); }
+  };
+  struct Reply {
+    uint64_t base = 0;
+    uint64_t size = 0;
+    uint64_t granularity = 0;
+    MemoryInfo memory;
+    auto fields() { return std::tie(base, size, granularity, memory.free, memory.total); }
+  };
+};
+
+// Memory at [address, address + size) of a reservation; answered (with the
+// device's memory, even when the map failed) only when the client asks.
+struct VaMap {
+  static constexpr Op kOp = kOpVaMap;
+  struct Request {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    auto fields() { return std::tie(address, size); }
+  };
+  using Reply = MemoryInfo;
+};
+
+// One-way: unmaps what a va-map mapped at `address`, after the context's work.
+struct VaFree {
+  static constexpr Op kOp = kOpVaFree;
+  struct Request {
+    uint64_t address = 0;
+    auto fields() { return std::tie(address); }
+  };
+  using Reply = Empty;
+};
+
+// One-way: waits for the context's work.
+struct VaSync {
+  static constexpr Op kOp = kOpVaSync;
+  using Request = Empty;
+  using Reply = Empty;
+};
+
+// `wanted` lanes, each joining at the answer's join point.
+struct Lanes {
+  static constexpr Op kOp = kOpLanes;
+  struct Request {
+    uint32_t wanted = 0;
+    auto fields() { return std::tie(wanted); }
+  };
+  using Reply = JoinPoint;
+};
+
+// The callback channel's join point.
+struct CallbackChannel {
+  static constexpr Op kOp = kOpCallbackChannel;
+  using Request = Empty;
+  using Reply = JoinPoint;
+};
+
+}  // namespace scuda::protocol::op
