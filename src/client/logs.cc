@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/op_calls.h"
 #include "client/program_files.h"
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
@@ -28,21 +29,15 @@ constexpr size_t kLogBytes = 25601;
 // The session's log lines from *iterator (all without one), in at most
 // `capacity` bytes with a NUL; advances *iterator past them.
 CUresult dump(CUlogIterator* iterator, size_t capacity, unsigned flags, std::string* lines) {
-  scuda::protocol::Writer w;
-  w.u8(iterator != nullptr);
-  w.u32(iterator ? *iterator : 0);
-  w.u64(capacity);
-  w.u32(flags);
-  std::vector<uint8_t> reply;
-  if (CUresult rc = scuda::client::call(scuda::protocol::kOpLogsDump, w, &reply);
+  using LogsDump = scuda::protocol::op::LogsDump;
+  LogsDump::Reply reply;
+  if (CUresult rc = scuda::client::ask<LogsDump>(
+          {iterator != nullptr, iterator ? *iterator : 0, capacity, flags}, &reply);
       rc != CUDA_SUCCESS)
     return rc;
-  scuda::protocol::Reader r(reply);
-  const CUlogIterator next = r.u32();
-  *lines = std::string(r.blob());
-  if (!r.done() || (capacity && lines->size() >= capacity))
-    return scuda::client::bad_reply("cuLogsDumpToMemory");
-  if (iterator) *iterator = next;
+  *lines = std::move(reply.lines);
+  if (capacity && lines->size() >= capacity) return scuda::client::bad_reply("cuLogsDumpToMemory");
+  if (iterator) *iterator = reply.iterator;
   return CUDA_SUCCESS;
 }
 
@@ -64,13 +59,9 @@ CUresult register_log_callback(CUlogsCallback fn, void* data, CUlogsCallbackHand
     std::lock_guard lock(log_callbacks().mu);
     log_callbacks().by_id[id] = {fn, data};
   }
-  scuda::protocol::Writer w;
-  w.u64(id);
-  std::vector<uint8_t> reply;
-  CUresult rc = scuda::client::call(scuda::protocol::kOpLogsRegister, w, &reply);
-  scuda::protocol::Reader r(reply);
-  const uint64_t handle = rc == CUDA_SUCCESS ? r.u64() : 0;
-  if (rc == CUDA_SUCCESS && (!r.done() || handle != id))
+  scuda::protocol::op::LogsRegister::Reply reply;
+  CUresult rc = scuda::client::ask<scuda::protocol::op::LogsRegister>({id}, &reply);
+  if (rc == CUDA_SUCCESS && reply.handle != id)
     rc = scuda::client::bad_reply("cuLogsRegisterCallback");
   if (rc != CUDA_SUCCESS) {
     std::lock_guard lock(log_callbacks().mu);

@@ -115,4 +115,79 @@ struct CallbackChannel {
   using Reply = JoinPoint;
 };
 
+// A user object whose destructor the client runs (over the callback
+// channel, as callback `callback`), bound to the client's id.
+struct UserObjectCreate {
+  static constexpr Op kOp = kOpUserObjectCreate;
+  struct Request {
+    uint64_t proposed = 0;
+    uint64_t callback = 0;
+    uint32_t references = 0;
+    uint32_t flags = 0;
+    auto fields() { return std::tie(proposed, callback, references, flags); }
+  };
+  struct Reply {
+    uint64_t object = 0;
+    auto fields() { return std::tie(object); }
+  };
+};
+
+// The session's driver log lines from `iterator` (all of them without one),
+// in at most `capacity` bytes.
+struct LogsDump {
+  static constexpr Op kOp = kOpLogsDump;
+  struct Request {
+    uint8_t has_iterator = 0;
+    uint32_t iterator = 0;
+    uint64_t capacity = 0;
+    uint32_t flags = 0;
+    auto fields() { return std::tie(has_iterator, iterator, capacity, flags); }
+  };
+  struct Reply {
+    uint32_t iterator = 0;
+    std::string lines;
+    auto fields() { return std::tie(iterator, lines); }
+  };
+};
+
+// Driver log messages to the client's callback `proposed`, over the
+// callback channel.
+struct LogsRegister {
+  static constexpr Op kOp = kOpLogsRegister;
+  struct Request {
+    uint64_t proposed = 0;
+    auto fields() { return std::tie(proposed); }
+  };
+  struct Reply {
+    uint64_t handle = 0;
+    auto fields() { return std::tie(handle); }
+  };
+};
+
+// A mirror of the client's [address, address + size), registered with the
+// driver; the device address it got (the client's own where it could).
+struct HostRegister {
+  static constexpr Op kOp = kOpHostRegister;
+  struct Request {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint32_t flags = 0;
+    auto fields() { return std::tie(address, size, flags); }
+  };
+  struct Reply {
+    uint64_t device = 0;
+    auto fields() { return std::tie(device); }
+  };
+};
+
+// The mirror registered at `address`, unregistered and freed.
+struct HostUnregister {
+  static constexpr Op kOp = kOpHostUnregister;
+  struct Request {
+    uint64_t address = 0;
+    auto fields() { return std::tie(address); }
+  };
+  using Reply = Empty;
+};
+
 }  // namespace scuda::protocol::op

@@ -42,28 +42,24 @@ CUresult open_channel(Session& s, const protocol::Empty&, protocol::op::JoinPoin
   return CUDA_SUCCESS;
 }
 
-// u64 proposed id, u64 callback id, u32 initial references, u32 flags ->
-// u64 the user object's id. Its destructor is the stand-in, which has the
-// client run the program's destructor over the callback channel.
-CUresult user_object_create(Session& s, protocol::Reader& in, protocol::Writer& out) {
-  const uint64_t proposed = in.u64();
-  const uint64_t id = in.u64();
-  const uint32_t refs = in.u32();
-  const uint32_t flags = in.u32();
-  if (!in.done()) return kMalformed;
+// Its destructor is the stand-in, which has the client run the program's
+// destructor over the callback channel.
+CUresult user_object_create(Session& s, const protocol::op::UserObjectCreate::Request& q,
+                            protocol::op::UserObjectCreate::Reply* a) {
+  const uint64_t proposed = q.proposed;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (!d.cuUserObjectCreate) return CUDA_ERROR_NOT_SUPPORTED;
   CUuserObject object = nullptr;
-  const CUresult rc = d.cuUserObjectCreate(&object, reinterpret_cast<void*>(uintptr_t{id}),
-                                           host_function_reached, refs, flags);
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUuserObject, object));
+  const CUresult rc = d.cuUserObjectCreate(&object, reinterpret_cast<void*>(uintptr_t{q.callback}),
+                                           host_function_reached, q.references, q.flags);
+  if (rc == CUDA_SUCCESS) a->object = s.handles().bind(proposed, HandleKind::CUuserObject, object);
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
     {protocol::kOpHostCallback, host_callback},
-    {protocol::kOpUserObjectCreate, user_object_create},
+    typed_entry<protocol::op::UserObjectCreate, user_object_create>(),
     typed_entry<protocol::op::CallbackChannel, open_channel>(),
 };
 

@@ -5,31 +5,25 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-// u64 address, u64 size, u32 flags -> u64 device address.
-CUresult host_register(Session& s, Reader& in, Writer& out) {
-  const uint64_t address = in.u64();
-  const uint64_t size = in.u64();
-  const uint32_t flags = in.u32();
-  if (!in.done()) return kMalformed;
+CUresult host_register(Session& s, const op::HostRegister::Request& q, op::HostRegister::Reply* a) {
   CUdeviceptr device = 0;
-  const CUresult rc = s.mirrors().add(s.driver(), address, size, flags, &device);
-  if (rc == CUDA_SUCCESS) out.u64(device);
+  const CUresult rc = s.mirrors().add(s.driver(), q.address, q.size, q.flags, &device);
+  a->device = device;
   return rc;
 }
 
-// u64 address.
-CUresult host_unregister(Session& s, Reader& in, Writer&) {
-  const uint64_t address = in.u64();
-  if (!in.done()) return kMalformed;
-  return s.mirrors().remove(s.driver(), address);
+CUresult host_unregister(Session& s, const op::HostUnregister::Request& q, protocol::Empty*) {
+  return s.mirrors().remove(s.driver(), q.address);
 }
 
 // u64 address, blob; one-way.
@@ -50,8 +44,8 @@ CUresult mirror_pull(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpHostRegister, host_register},
-    {protocol::kOpHostUnregister, host_unregister},
+    typed_entry<op::HostRegister, host_register>(),
+    typed_entry<op::HostUnregister, host_unregister>(),
     {protocol::kOpMirrorPush, mirror_push},
     {protocol::kOpMirrorPull, mirror_pull},
 };

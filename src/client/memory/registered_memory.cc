@@ -26,6 +26,7 @@
 #include "client/managed/coherent_pages.h"
 #include "client/memory/host_memory.h"
 #include "client/memory/published_spans.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
@@ -216,15 +217,9 @@ CUresult register_range(void* p, size_t size, unsigned flags, bool implicit) {
   }
   void* twin = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (twin == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-  protocol::Writer w;
-  w.u64(address);
-  w.u64(size);
-  w.u32(flags);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpHostRegister, w, &reply);
-  protocol::Reader r(reply);
-  const CUdeviceptr device = r.u64();
-  if (rc == CUDA_SUCCESS && !r.done()) rc = bad_reply("cuMemHostRegister");
+  protocol::op::HostRegister::Reply reply;
+  const CUresult rc = ask<protocol::op::HostRegister>({address, size, flags}, &reply);
+  const CUdeviceptr device = reply.device;
   if (rc != CUDA_SUCCESS) {
     munmap(twin, size);
     return rc;
@@ -255,10 +250,8 @@ CUresult unregister_range(void* p) {
     g_any.store(!ranges.empty(), std::memory_order_release);
     publish_unnamed();
   }
-  protocol::Writer w;
-  w.u64(reinterpret_cast<uintptr_t>(p));
-  std::vector<uint8_t> reply;
-  return call(protocol::kOpHostUnregister, w, &reply);
+  protocol::Empty none;
+  return ask<protocol::op::HostUnregister>({reinterpret_cast<uintptr_t>(p)}, &none);
 }
 
 bool find(const void* p, unsigned* flags, CUdeviceptr* device) {

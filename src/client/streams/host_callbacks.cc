@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client/streams/stream_capture.h"
@@ -196,21 +197,15 @@ CUresult scuda::client::custom::cuUserObjectCreate(CUuserObject* object, void* p
   if (CUresult rc = scuda::client::queue_graph_callback(destroy, ptr, &id, true);
       rc != CUDA_SUCCESS)
     return rc;
-  scuda::protocol::Writer w;
-  w.u64(scuda::client::new_handle_id());
-  w.u64(id);
-  w.u32(refs);
-  w.u32(flags);
-  std::vector<uint8_t> reply;
-  const CUresult rc = scuda::client::call(scuda::protocol::kOpUserObjectCreate, w, &reply);
-  scuda::protocol::Reader r(reply);
-  const uint64_t made = r.u64();
+  using UserObjectCreate = scuda::protocol::op::UserObjectCreate;
+  UserObjectCreate::Reply reply;
+  const CUresult rc = scuda::client::ask<UserObjectCreate>(
+      {scuda::client::new_handle_id(), id, refs, flags}, &reply);
   if (rc != CUDA_SUCCESS) {
     scuda::client::forget_callback(id);
     return rc;
   }
-  if (!r.done()) return scuda::client::bad_reply("cuUserObjectCreate");
-  *object = scuda::client::handle_from_id<CUuserObject>(made);
+  *object = scuda::client::handle_from_id<CUuserObject>(reply.object);
   return CUDA_SUCCESS;
 }
 
