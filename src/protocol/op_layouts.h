@@ -5,10 +5,12 @@
 // here still spell their bytes out at both ends (docs/protocol.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <tuple>
 
+#include "protocol/ipc_handle.h"
 #include "protocol/layout.h"
 #include "protocol/ops.h"
 
@@ -188,6 +190,81 @@ struct HostUnregister {
     auto fields() { return std::tie(address); }
   };
   using Reply = Empty;
+};
+
+// A handle's 64 bytes, the driver's or scuda's own (ipc_handle.h).
+using IpcBytes = std::array<uint8_t, kIpcHandleBytes>;
+
+// The handle another session opens `address`'s memory with.
+struct IpcExportMemory {
+  static constexpr Op kOp = kOpIpcExportMemory;
+  struct Request {
+    uint64_t address = 0;
+    auto fields() { return std::tie(address); }
+  };
+  struct Reply {
+    IpcBytes handle{};
+    auto fields() { return std::tie(handle); }
+  };
+};
+
+// Opens a handle: at `at`, which the client chose, for scuda's handles, or
+// where the driver likes (at 0) for the driver's; the pointer it got.
+struct IpcOpenMemory {
+  static constexpr Op kOp = kOpIpcOpenMemory;
+  struct Request {
+    uint64_t at = 0;
+    uint32_t flags = 0;
+    IpcBytes handle{};
+    auto fields() { return std::tie(at, flags, handle); }
+  };
+  struct Reply {
+    uint64_t address = 0;
+    auto fields() { return std::tie(address); }
+  };
+};
+
+// An allocation handle or a pool's id (`kind`, IpcKind), exported: the bytes
+// the client's stand-in descriptor holds.
+struct ShareableExport {
+  static constexpr Op kOp = kOpShareableExport;
+  struct Request {
+    uint8_t kind = 0;
+    uint64_t handle = 0;
+    auto fields() { return std::tie(kind, handle); }
+  };
+  using Reply = IpcExportMemory::Reply;
+};
+
+// A stand-in descriptor's bytes, imported: the allocation handle, or the
+// pool's id (bound to `proposed`).
+struct ShareableImport {
+  static constexpr Op kOp = kOpShareableImport;
+  struct Request {
+    uint8_t kind = 0;
+    IpcBytes handle{};
+    uint64_t proposed = 0;
+    auto fields() { return std::tie(kind, handle, proposed); }
+  };
+  struct Reply {
+    uint64_t handle = 0;
+    auto fields() { return std::tie(handle); }
+  };
+};
+
+// The driver's asynchronous notifications of `device`, to the client's
+// callback `proposed` over the callback channel.
+struct AsyncNotificationRegister {
+  static constexpr Op kOp = kOpAsyncNotificationRegister;
+  struct Request {
+    uint32_t device = 0;
+    uint64_t proposed = 0;
+    auto fields() { return std::tie(device, proposed); }
+  };
+  struct Reply {
+    uint64_t handle = 0;
+    auto fields() { return std::tie(handle); }
+  };
 };
 
 }  // namespace scuda::protocol::op

@@ -6,20 +6,19 @@
 #include "server/callback_channel.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
-using protocol::Reader;
-using protocol::Writer;
+namespace op = protocol::op;
 
-// u32 device, u64 proposed callback handle id -> u64 the handle's id. The
-// client has opened its callback channel.
-CUresult async_notification_register(Session& s, Reader& in, Writer& out) {
-  const auto device = static_cast<CUdevice>(in.u32());
-  const uint64_t proposed = in.u64();
-  if (!in.done()) return kMalformed;
+// The client has opened its callback channel.
+CUresult async_notification_register(Session& s, const op::AsyncNotificationRegister::Request& q,
+                                     op::AsyncNotificationRegister::Reply* a) {
+  const auto device = static_cast<CUdevice>(q.device);
+  const uint64_t proposed = q.proposed;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
   if (!s.driver().cuDeviceRegisterAsyncNotification) return CUDA_ERROR_NOT_SUPPORTED;
   CUasyncCallbackHandle handle = nullptr;
@@ -27,12 +26,12 @@ CUresult async_notification_register(Session& s, Reader& in, Writer& out) {
       device, async_notification_reached, reinterpret_cast<void*>(static_cast<uintptr_t>(proposed)),
       &handle);
   if (rc == CUDA_SUCCESS)
-    out.u64(s.handles().bind(proposed, HandleKind::CUasyncCallbackHandle, handle));
+    a->handle = s.handles().bind(proposed, HandleKind::CUasyncCallbackHandle, handle);
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpAsyncNotificationRegister, async_notification_register},
+    typed_entry<op::AsyncNotificationRegister, async_notification_register>(),
 };
 
 }  // namespace

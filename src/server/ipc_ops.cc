@@ -14,12 +14,14 @@
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 #include "server/va_map.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::IpcHandle;
 using protocol::IpcKind;
 using protocol::kIpcHandleBytes;
@@ -55,11 +57,10 @@ CUresult export_mapping(Session& s, uint64_t base, uint64_t size, protocol::IpcR
   return keep_export(s, rc, fd, size, base, ref);
 }
 
-// u64 address -> the handle's bytes.
-CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
-  const uint64_t address = in.u64();
-  if (!in.done()) return kMalformed;
-  uint8_t bytes[kIpcHandleBytes] = {};
+CUresult ipc_export_memory(Session& s, const op::IpcExportMemory::Request& q,
+                           op::IpcExportMemory::Reply* a) {
+  const uint64_t address = q.address;
+  uint8_t* bytes = a->handle.data();
   uint64_t base = 0, size = 0;
   if (s.va().mapping_holding(address, &base, &size)) {
     IpcHandle h;
@@ -74,7 +75,6 @@ CUresult ipc_export_memory(Session& s, Reader& in, Writer& out) {
     if (CUresult rc = s.driver().cuIpcGetMemHandle(&native, address); rc != CUDA_SUCCESS) return rc;
     std::memcpy(bytes, &native, sizeof native);
   }
-  out.bytes(bytes, sizeof bytes);
   return CUDA_SUCCESS;
 }
 
@@ -103,7 +103,7 @@ CUresult import_allocation(Session& s, const IpcHandle& h, CUmemGenericAllocatio
   return d.cuMemImportFromShareableHandle(memory, os_handle(fd), kFd);
 }
 
-CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, Writer& out) {
+CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, uint64_t* opened) {
   if (h.kind != IpcKind::kMemory || h.offset >= h.size || !s.va().can_map(at, h.size))
     return CUDA_ERROR_INVALID_VALUE;
   CUdevice dev = 0;
@@ -113,24 +113,20 @@ CUresult open_placed(Session& s, const IpcHandle& h, uint64_t at, Writer& out) {
   if (CUresult rc = import_allocation(s, h, &memory, &size); rc != CUDA_SUCCESS) return rc;
   const CUresult rc = size == h.size ? map_at(s, dev, at, size, memory) : CUDA_ERROR_INVALID_VALUE;
   s.driver().cuMemRelease(memory);
-  if (rc == CUDA_SUCCESS) out.u64(at + h.offset);
+  if (rc == CUDA_SUCCESS) *opened = at + h.offset;
   return rc;
 }
 
-// u64 address the client chose for scuda's handles (0 for the driver's),
-// u32 flags, the handle's bytes -> u64 the pointer in this session.
-CUresult ipc_open_memory(Session& s, Reader& in, Writer& out) {
-  const uint64_t at = in.u64();
-  const uint32_t flags = in.u32();
-  const uint8_t* bytes = in.take(kIpcHandleBytes);
-  if (!in.done()) return kMalformed;
-  if (auto h = protocol::decode_ipc_handle(bytes)) return open_placed(s, *h, at, out);
+CUresult ipc_open_memory(Session& s, const op::IpcOpenMemory::Request& q,
+                         op::IpcOpenMemory::Reply* a) {
+  const uint8_t* bytes = q.handle.data();
+  if (auto h = protocol::decode_ipc_handle(bytes)) return open_placed(s, *h, q.at, &a->address);
   if (!s.driver().cuIpcOpenMemHandle_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUipcMemHandle native;
   std::memcpy(&native, bytes, sizeof native);
   CUdeviceptr p = 0;
-  const CUresult rc = s.driver().cuIpcOpenMemHandle_v2(&p, native, flags);
-  if (rc == CUDA_SUCCESS) out.u64(p);
+  const CUresult rc = s.driver().cuIpcOpenMemHandle_v2(&p, native, q.flags);
+  a->address = p;
   return rc;
 }
 
@@ -153,25 +149,20 @@ CUresult export_allocation(Session& s, uint64_t memory, IpcHandle* h) {
   return keep_export(s, rc, fd, 0, 0, &h->ref);
 }
 
-// u8 kind (IpcKind: allocation or pool), u64 the allocation handle or the
-// pool's id -> the bytes the client's stand-in descriptor holds.
-CUresult shareable_export(Session& s, Reader& in, Writer& out) {
-  const uint8_t kind = in.u8();
-  const uint64_t handle = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult shareable_export(Session& s, const op::ShareableExport::Request& q,
+                          op::ShareableExport::Reply* a) {
+  const uint64_t handle = q.handle;
   IpcHandle h;
-  h.kind = static_cast<IpcKind>(kind);
+  h.kind = static_cast<IpcKind>(q.kind);
   CUresult rc = CUDA_ERROR_INVALID_VALUE;
   if (h.kind == IpcKind::kPool) rc = export_pool(s, handle, &h);
   if (h.kind == IpcKind::kAllocation) rc = export_allocation(s, handle, &h);
   if (rc != CUDA_SUCCESS) return rc;
-  uint8_t bytes[kIpcHandleBytes];
-  protocol::encode_ipc_handle(h, bytes);
-  out.bytes(bytes, sizeof bytes);
+  protocol::encode_ipc_handle(h, a->handle.data());
   return CUDA_SUCCESS;
 }
 
-CUresult import_pool(Session& s, const IpcHandle& h, uint64_t proposed, Writer& out) {
+CUresult import_pool(Session& s, const IpcHandle& h, uint64_t proposed, uint64_t* id) {
   const DriverTable& d = s.driver();
   if (!d.cuMemPoolImportFromShareableHandle) return CUDA_ERROR_NOT_SUPPORTED;
   if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
@@ -180,33 +171,28 @@ CUresult import_pool(Session& s, const IpcHandle& h, uint64_t proposed, Writer& 
   if (CUresult rc = fetch(h, &fd, &size); rc != CUDA_SUCCESS) return rc;
   CUmemoryPool pool = nullptr;
   const CUresult rc = d.cuMemPoolImportFromShareableHandle(&pool, os_handle(fd), kFd, 0);
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUmemoryPool, pool));
+  if (rc == CUDA_SUCCESS) *id = s.handles().bind(proposed, HandleKind::CUmemoryPool, pool);
   return rc;
 }
 
-// u8 kind, the stand-in's bytes, u64 the id the client proposes for a pool
-// -> u64 the allocation handle, or the pool's id.
-CUresult shareable_import(Session& s, Reader& in, Writer& out) {
-  const uint8_t kind = in.u8();
-  const uint8_t* bytes = in.take(kIpcHandleBytes);
-  const uint64_t proposed = in.u64();
-  if (!in.done()) return kMalformed;
-  const auto h = protocol::decode_ipc_handle(bytes);
-  if (!h || static_cast<uint8_t>(h->kind) != kind) return CUDA_ERROR_INVALID_VALUE;
-  if (h->kind == IpcKind::kPool) return import_pool(s, *h, proposed, out);
+CUresult shareable_import(Session& s, const op::ShareableImport::Request& q,
+                          op::ShareableImport::Reply* a) {
+  const auto h = protocol::decode_ipc_handle(q.handle.data());
+  if (!h || static_cast<uint8_t>(h->kind) != q.kind) return CUDA_ERROR_INVALID_VALUE;
+  if (h->kind == IpcKind::kPool) return import_pool(s, *h, q.proposed, &a->handle);
   if (h->kind != IpcKind::kAllocation) return CUDA_ERROR_INVALID_VALUE;
   CUmemGenericAllocationHandle memory = 0;
   uint64_t size = 0;
   const CUresult rc = import_allocation(s, *h, &memory, &size);
-  if (rc == CUDA_SUCCESS) out.u64(memory);
+  a->handle = memory;
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpIpcExportMemory, ipc_export_memory},
-    {protocol::kOpIpcOpenMemory, ipc_open_memory},
-    {protocol::kOpShareableExport, shareable_export},
-    {protocol::kOpShareableImport, shareable_import},
+    typed_entry<op::IpcExportMemory, ipc_export_memory>(),
+    typed_entry<op::IpcOpenMemory, ipc_open_memory>(),
+    typed_entry<op::ShareableExport, shareable_export>(),
+    typed_entry<op::ShareableImport, shareable_import>(),
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
@@ -40,13 +41,10 @@ CUresult register_callback(CUdevice device, CUasyncCallback fn, void* data,
     std::lock_guard lock(registered().mu);
     registered().by_id[id] = {fn, data};
   }
-  scuda::protocol::Writer w;
-  w.u32(static_cast<uint32_t>(device));
-  w.u64(id);
-  std::vector<uint8_t> reply;
-  CUresult rc = scuda::client::call(scuda::protocol::kOpAsyncNotificationRegister, w, &reply);
-  scuda::protocol::Reader r(reply);
-  if (rc == CUDA_SUCCESS && (r.u64() != id || !r.done()))
+  using Register = scuda::protocol::op::AsyncNotificationRegister;
+  Register::Reply reply;
+  CUresult rc = scuda::client::ask<Register>({static_cast<uint32_t>(device), id}, &reply);
+  if (rc == CUDA_SUCCESS && reply.handle != id)
     rc = scuda::client::bad_reply("cuDeviceRegisterAsyncNotification");
   if (rc != CUDA_SUCCESS) {
     forget(id);

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/memory/memory.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
 #include "custom.h"
@@ -27,10 +28,9 @@ namespace scuda::client {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::IpcKind;
 using protocol::kIpcHandleBytes;
-using protocol::Reader;
-using protocol::Writer;
 
 // What cuIpcOpenMemHandle mapped at addresses this client chose: the
 // pointer it returned -> the mapping's base.
@@ -44,27 +44,15 @@ OpenedMemory& opened() {
   return *o;
 }
 
-// The 64 bytes of a reply; false when it holds anything else.
-bool read_handle(const std::vector<uint8_t>& reply, uint8_t* bytes) {
-  Reader r(reply);
-  const uint8_t* p = r.take(kIpcHandleBytes);
-  if (!r.done()) return false;
-  std::memcpy(bytes, p, kIpcHandleBytes);
-  return true;
-}
-
 // Asks the session to open the handle: at `at` for scuda's handles, or
 // where the driver chooses (at 0) for the driver's; *p is the pointer.
 CUresult ask_open(uint64_t at, const uint8_t* bytes, unsigned flags, uint64_t* p) {
-  Writer w;
-  w.u64(at);
-  w.u32(flags);
-  w.bytes(bytes, kIpcHandleBytes);
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpIpcOpenMemory, w, &reply); rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  *p = r.u64();
-  return r.done() ? CUDA_SUCCESS : bad_reply("cuIpcOpenMemHandle");
+  op::IpcOpenMemory::Request request{at, flags, {}};
+  std::memcpy(request.handle.data(), bytes, kIpcHandleBytes);
+  op::IpcOpenMemory::Reply reply;
+  const CUresult rc = ask<op::IpcOpenMemory>(request, &reply);
+  *p = reply.address;
+  return rc;
 }
 
 // Maps the memory `h` names at an address of our own.
@@ -119,15 +107,11 @@ bool posix_fd(CUmemAllocationHandleType type, const char* name) {
 CUresult export_to_fd(IpcKind kind, uint64_t handle, void* out, CUmemAllocationHandleType type,
                       unsigned long long flags, const char* name) {
   if (out == nullptr || flags != 0 || !posix_fd(type, name)) return CUDA_ERROR_INVALID_VALUE;
-  Writer w;
-  w.u8(static_cast<uint8_t>(kind));
-  w.u64(handle);
-  std::vector<uint8_t> reply;
-  if (const CUresult rc = call(protocol::kOpShareableExport, w, &reply); rc != CUDA_SUCCESS)
+  op::ShareableExport::Reply reply;
+  if (const CUresult rc = ask<op::ShareableExport>({static_cast<uint8_t>(kind), handle}, &reply);
+      rc != CUDA_SUCCESS)
     return rc;
-  uint8_t bytes[kIpcHandleBytes];
-  if (!read_handle(reply, bytes)) return bad_reply(name);
-  return stand_in(bytes, static_cast<int*>(out));
+  return stand_in(reply.handle.data(), static_cast<int*>(out));
 }
 
 // Reads the stand-in a program passed back in; *result is the allocation
@@ -143,16 +127,12 @@ CUresult import_from_fd(IpcKind kind, void* os_handle, uint64_t proposed, uint64
     spdlog::error("{}: descriptor {} is not one that scuda's export gave out", name, fd);
     return CUDA_ERROR_INVALID_VALUE;
   }
-  Writer w;
-  w.u8(static_cast<uint8_t>(kind));
-  w.bytes(bytes, sizeof bytes);
-  w.u64(proposed);
-  std::vector<uint8_t> reply;
-  if (const CUresult rc = call(protocol::kOpShareableImport, w, &reply); rc != CUDA_SUCCESS)
-    return rc;
-  Reader r(reply);
-  *result = r.u64();
-  return r.done() ? CUDA_SUCCESS : bad_reply(name);
+  op::ShareableImport::Request request{static_cast<uint8_t>(kind), {}, proposed};
+  std::memcpy(request.handle.data(), bytes, sizeof bytes);
+  op::ShareableImport::Reply reply;
+  const CUresult rc = ask<op::ShareableImport>(request, &reply);
+  *result = reply.handle;
+  return rc;
 }
 
 }  // namespace
@@ -163,16 +143,12 @@ using scuda::client::IpcKind;
 
 CUresult scuda::client::custom::cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
   if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  scuda::protocol::Writer w;
-  w.u64(dptr);
-  std::vector<uint8_t> reply;
-  const CUresult rc = scuda::client::call(scuda::protocol::kOpIpcExportMemory, w, &reply);
+  using IpcExportMemory = scuda::protocol::op::IpcExportMemory;
+  IpcExportMemory::Reply reply;
+  const CUresult rc = scuda::client::ask<IpcExportMemory>({dptr}, &reply);
   if (rc != CUDA_SUCCESS) return rc;
-  static_assert(sizeof *handle == scuda::protocol::kIpcHandleBytes);
-  uint8_t bytes[sizeof *handle];
-  if (!scuda::client::read_handle(reply, bytes))
-    return scuda::client::bad_reply("cuIpcGetMemHandle");
-  std::memcpy(handle, bytes, sizeof bytes);
+  static_assert(sizeof *handle == sizeof reply.handle);
+  std::memcpy(handle, reply.handle.data(), sizeof *handle);
   return CUDA_SUCCESS;
 }
 
