@@ -30,14 +30,15 @@ std::string first_line(const std::string& path) {
 
 }  // namespace
 
-unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback) {
+unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback,
+                    const char* instead) {
   const char* env = std::getenv(name);
   if (!env || !*env) return fallback;
   char* end = nullptr;
   const unsigned long v = std::strtoul(env, &end, 10);
   if (*end || *env == '-' || v < lowest || v > highest) {
     spdlog::warn("{}='{}' is not a number from {} to {}; using {}", name, env, lowest, highest,
-                 fallback);
+                 instead ? std::string(instead) : std::to_string(fallback));
     return fallback;
   }
   return static_cast<unsigned>(v);

@@ -26,8 +26,10 @@ std::string configured_token_file();
 
 // The whole number in environment variable `name`, from `lowest` to
 // `highest`; `fallback` when it is unset, and (with a warning) when it is
-// anything else.
-unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback);
+// anything else. The warning names what happens instead as `instead`, or
+// as the fallback's value.
+unsigned env_number(const char* name, unsigned lowest, unsigned highest, unsigned fallback,
+                    const char* instead = nullptr);
 
 // Reads a token file: its first line, without surrounding whitespace. False
 // (and why) if it cannot be read or is empty.

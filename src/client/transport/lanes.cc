@@ -32,18 +32,23 @@ constexpr uint32_t kDefaultLanes = 4;
 // encryption and decryption on the lane's thread, so TLS takes more lanes.
 constexpr uint32_t kDefaultTlsLanes = 8;
 
+// SCUDA_LANES, read once (a bad value warns once); 0 when it is not set.
+uint32_t lanes_asked() {
+  static const uint32_t asked =
+      env_number("SCUDA_LANES", 1, protocol::kMaxLanes, 0, "the default for the server");
+  return asked;
+}
+
 // SCUDA_LANES, else the default for the server's connection.
 uint32_t wanted(uint32_t server) {
+  if (lanes_asked()) return lanes_asked();
   const Connection* conn = server_connection(server);
   const bool tls = conn && tls::target_of(conn->address()).tls;
-  return env_number("SCUDA_LANES", 1, protocol::kMaxLanes, tls ? kDefaultTlsLanes : kDefaultLanes);
+  return tls ? kDefaultTlsLanes : kDefaultLanes;
 }
 
 // Whether lanes are off for every server (SCUDA_LANES=1).
-bool turned_off() {
-  static const bool off = env_number("SCUDA_LANES", 1, protocol::kMaxLanes, kDefaultLanes) < 2;
-  return off;
-}
+bool turned_off() { return lanes_asked() == 1; }
 
 // The lanes' threads, each moving its stripes of the current copy.
 class LaneSet {
