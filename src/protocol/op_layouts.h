@@ -267,4 +267,41 @@ struct AsyncNotificationRegister {
   };
 };
 
+// The join point where another server's session sends copies to this one.
+struct PeerInbox {
+  static constexpr Op kOp = kOpPeerInbox;
+  using Request = Empty;
+  using Reply = JoinPoint;
+};
+
+// Sends [src, src + size) of the current context's device, as copy `id`,
+// to the session at `address` (with its token) through its inbox `inbox`;
+// after the work queued before it.
+struct PeerSend {
+  static constexpr Op kOp = kOpPeerSend;
+  struct Request {
+    uint64_t src = 0;
+    uint64_t size = 0;
+    uint64_t id = 0;
+    std::string address;
+    std::string token;
+    JoinPoint inbox;
+    auto fields() { return std::tie(src, size, id, address, token, inbox.name, inbox.secret); }
+  };
+  using Reply = Empty;
+};
+
+// Waits for copy `id` from another session and writes its bytes to
+// [dst, dst + size) of the current context's device.
+struct PeerReceive {
+  static constexpr Op kOp = kOpPeerReceive;
+  struct Request {
+    uint64_t dst = 0;
+    uint64_t size = 0;
+    uint64_t id = 0;
+    auto fields() { return std::tie(dst, size, id); }
+  };
+  using Reply = Empty;
+};
+
 }  // namespace scuda::protocol::op

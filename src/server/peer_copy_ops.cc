@@ -8,41 +8,33 @@
 #include "server/dispatch.h"
 #include "server/peer_copies.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
-using protocol::Reader;
-using protocol::Writer;
+namespace op = protocol::op;
 
 // How long a receiving session waits for the sending one to connect.
 constexpr std::chrono::seconds kArrivalLimit(10);
 
-// -> string name, string secret: what the sending session's join carries.
-CUresult peer_inbox(Session& s, Reader& in, Writer& out) {
-  if (!in.done()) return kMalformed;
+// The join point the sending session's join names.
+CUresult peer_inbox(Session& s, const protocol::Empty&, op::JoinPoint* a) {
   std::string name, secret, error;
   if (!s.peers().open(&name, &secret, &error)) {
     spdlog::error("cannot open the inbox for copies from other servers: {}", error);
     return CUDA_ERROR_OPERATING_SYSTEM;
   }
-  out.str(name);
-  out.str(secret);
+  *a = {name, secret};
   return CUDA_SUCCESS;
 }
 
-// u64 src, u64 size, u64 copy id, string address, string token, string
-// name, string secret. Synchronous: the bytes are read from the device in
-// the current context, after the work queued before.
-CUresult peer_send(Session& s, Reader& in, Writer&) {
-  const uint64_t src = in.u64(), size = in.u64(), id = in.u64();
-  PeerAddress to;
-  to.address = in.str();
-  to.token = in.str();
-  to.name = in.str();
-  to.secret = in.str();
-  if (!in.done()) return kMalformed;
+// Synchronous: the bytes are read from the device in the current context,
+// after the work queued before.
+CUresult peer_send(Session& s, const op::PeerSend::Request& q, protocol::Empty*) {
+  const uint64_t src = q.src, size = q.size, id = q.id;
+  const PeerAddress to{q.address, q.token, q.inbox.name, q.inbox.secret};
   if (src + size < src) return CUDA_ERROR_INVALID_VALUE;
   std::string why;
   const CUresult rc = send_to_peer(s.driver(), s.staging(), src, size, id, to, &why);
@@ -50,11 +42,10 @@ CUresult peer_send(Session& s, Reader& in, Writer&) {
   return rc;
 }
 
-// u64 dst, u64 size, u64 copy id: waits for the sending session, then
-// writes its bytes to the device in the current context.
-CUresult peer_receive(Session& s, Reader& in, Writer&) {
-  const uint64_t dst = in.u64(), size = in.u64(), id = in.u64();
-  if (!in.done()) return kMalformed;
+// Waits for the sending session, then writes its bytes to the device in
+// the current context.
+CUresult peer_receive(Session& s, const op::PeerReceive::Request& q, protocol::Empty*) {
+  const uint64_t dst = q.dst, size = q.size, id = q.id;
   if (dst + size < dst) return CUDA_ERROR_INVALID_VALUE;
   Socket peer = s.peers().take_copy(id, size, kArrivalLimit);
   if (!peer.valid()) {
@@ -65,9 +56,9 @@ CUresult peer_receive(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpPeerInbox, peer_inbox},
-    {protocol::kOpPeerSend, peer_send},
-    {protocol::kOpPeerReceive, peer_receive},
+    typed_entry<op::PeerInbox, peer_inbox>(),
+    typed_entry<op::PeerSend, peer_send>(),
+    typed_entry<op::PeerReceive, peer_receive>(),
 };
 
 }  // namespace

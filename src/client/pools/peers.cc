@@ -22,6 +22,7 @@
 #include "client/contexts/context.h"
 #include "client/managed/coherent_pages.h"
 #include "client/memory/memory.h"
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
@@ -125,13 +126,10 @@ CUresult inbox(uint32_t to, std::string* name, std::string* secret) {
       return CUDA_SUCCESS;
     }
   }
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpPeerInbox, protocol::Writer(), &reply); rc != CUDA_SUCCESS)
-    return rc;
-  protocol::Reader r(reply);
-  *name = r.str();
-  *secret = r.str();
-  if (!r.done()) return bad_reply("peer-inbox");
+  protocol::op::JoinPoint join;
+  if (CUresult rc = ask<protocol::op::PeerInbox>({}, &join); rc != CUDA_SUCCESS) return rc;
+  *name = join.name;
+  *secret = join.secret;
   std::lock_guard lock(direct().mu);
   direct().inboxes[to] = {*name, *secret};
   return CUDA_SUCCESS;
@@ -151,19 +149,18 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
     return CUDA_SUCCESS;
   }
   const uint64_t id = new_shared_handle_id();
-  protocol::Writer send;
-  send.u64(src);
-  send.u64(size);
-  send.u64(id);
-  send.str(tls::target_of(server_connection(to)->address()).address);
-  send.str(server_connection(to)->token());
-  send.str(name);
-  send.str(secret);
+  const protocol::Writer send = protocol::encode(
+      protocol::op::PeerSend::Request{src,
+                                      size,
+                                      id,
+                                      tls::target_of(server_connection(to)->address()).address,
+                                      server_connection(to)->token(),
+                                      {name, secret}});
   auto sent = std::make_shared<CUresult>(CUDA_ERROR_UNKNOWN);
   uint64_t request = 0;
   if (CUresult rc = in_context(src_ctx,
                                [&] {
-                                 return call_later(protocol::kOpPeerSend, send, &request,
+                                 return call_later(protocol::op::PeerSend::kOp, send, &request,
                                                    [sent](CUresult rc, protocol::Reader&) {
                                                      *sent = rc;
                                                      return CUDA_SUCCESS;
@@ -171,13 +168,10 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
                                });
       rc != CUDA_SUCCESS)
     return rc;  // the source's connection is lost: staging would fail too
-  protocol::Writer receive;
-  receive.u64(dst);
-  receive.u64(size);
-  receive.u64(id);
-  std::vector<uint8_t> reply;
-  const CUresult received =
-      in_context(dst_ctx, [&] { return call(protocol::kOpPeerReceive, receive, &reply); });
+  protocol::Empty none;
+  const CUresult received = in_context(dst_ctx, [&] {
+    return ask<protocol::op::PeerReceive>({dst, size, id}, &none);
+  });
   {
     Route route;  // replies read on the source's connection are its server's
     route.to(from);
