@@ -25,8 +25,6 @@ namespace op = protocol::op;
 using protocol::IpcHandle;
 using protocol::IpcKind;
 using protocol::kIpcHandleBytes;
-using protocol::Reader;
-using protocol::Writer;
 
 constexpr auto kFd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 

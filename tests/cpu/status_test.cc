@@ -27,15 +27,23 @@ Output status(const std::string& address, const std::vector<std::string>& more =
   return test::run_program(argv, {"SCUDA_TOKEN_FILE="});
 }
 
-// A GPU figure from the server's metrics, once the GPU monitor has
-// reported (it starts with the server); -1 if it never does.
-double gpu_metric(const std::string& metrics, const std::string& name) {
+// A figure from the server's metrics once `ready` holds of it, read up to
+// `tries` times 50 ms apart; the last one read if it never does (-1: absent).
+double metric_when(const std::string& metrics, const std::string& name, int tries,
+                   const std::function<bool(double)>& ready) {
   double value = -1;
-  for (int i = 0; i < 100 && value < 0; ++i) {
+  for (int i = 0; i < tries; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     value = test::metric_value(test::http_get(metrics, "/metrics"), name);
-    if (value < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (ready(value)) break;
   }
   return value;
+}
+
+// A GPU figure, once the GPU monitor has reported (it starts with the
+// server).
+double gpu_metric(const std::string& metrics, const std::string& name) {
+  return metric_when(metrics, name, 100, [](double v) { return v >= 0; });
 }
 
 // `scuda status --json` once `ready` holds of it (the GPU monitor reports
@@ -67,15 +75,9 @@ void send_garbage(const std::string& address) {
   }
 }
 
-// A figure from the server's metrics once it equals `wanted`; the last one
-// read if it does not within three seconds.
+// A figure once it equals `wanted`, within three seconds.
 double metric_once(const std::string& metrics, const std::string& name, double wanted) {
-  double value = -1;
-  for (int i = 0; i < 60 && value != wanted; ++i) {
-    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    value = test::metric_value(test::http_get(metrics, "/metrics"), name);
-  }
-  return value;
+  return metric_when(metrics, name, 60, [&](double v) { return v == wanted; });
 }
 
 class Status : public ::testing::Test {

@@ -37,7 +37,6 @@ namespace {
 
 namespace op = protocol::op;
 using protocol::Reader;
-using protocol::Writer;
 
 // A map waits for its result when it would leave less free device memory
 // than this, or than a tenth of the device's, by the client's estimate.
