@@ -4,8 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "common/checksum.h"
 
 namespace scuda::protocol {
 
@@ -15,11 +14,9 @@ size_t block_size(size_t i, size_t size, size_t block) { return std::min(block, 
 
 bool bit(const uint8_t* bitmap, size_t i) { return bitmap[i / 8] >> (i % 8) & 1; }
 
-// The XXH3-128 hash of `size` bytes, in canonical (big-endian) byte order.
 void hash_block(const uint8_t* data, size_t size, uint8_t* hash) {
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, XXH3_128bits(data, size));
-  std::memcpy(hash, &canonical, kBlockHashSize);
+  static_assert(sizeof(Checksum) == kBlockHashSize);
+  std::memcpy(hash, checksum(data, size).data(), kBlockHashSize);
 }
 
 }  // namespace

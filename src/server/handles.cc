@@ -42,19 +42,24 @@ uint64_t HandleTable::bind(uint64_t proposed, HandleKind kind, void* real, bool 
     auto it = by_id_.find(known);
     if (it != by_id_.end() && kind_accepts(kind, it->second.kind)) return known;
   }
-  by_id_[proposed] = {kind, real};
+  by_id_[proposed] = {kind, real, nullptr};
   by_real_[real] = proposed;
   return proposed;
 }
 
 void HandleTable::alias(uint64_t id, HandleKind kind, void* real) {
-  by_id_[id] = {kind, real};
+  by_id_[id] = {kind, real, nullptr};
   by_real_.try_emplace(real, id);
 }
 
 uint64_t HandleTable::find(void* real) const {
   auto it = by_real_.find(real);
   return it == by_real_.end() ? 0 : it->second;
+}
+
+void HandleTable::lend(uint64_t id, std::shared_ptr<const std::string> bytes) {
+  auto it = by_id_.find(id);
+  if (it != by_id_.end()) it->second.lent = std::move(bytes);
 }
 
 void HandleTable::forget(uint64_t id) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "handle_kinds.h"
@@ -33,11 +35,15 @@ class HandleTable {
   // Looks up the id of a driver handle the session already knows; 0 if none.
   uint64_t find(void* real) const;
   void forget(uint64_t id);
+  // Keeps `bytes` alive until `id` is forgotten: bytes the driver's object
+  // reads for as long as it lives (a library loaded without a copy).
+  void lend(uint64_t id, std::shared_ptr<const std::string> bytes);
 
  private:
   struct Entry {
     HandleKind kind;
     void* real;
+    std::shared_ptr<const std::string> lent;
   };
   std::unordered_map<uint64_t, Entry> by_id_;
   std::unordered_map<void*, uint64_t> by_real_;

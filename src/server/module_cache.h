@@ -1,8 +1,9 @@
 // The server's content-addressed cache of module and library images, shared
 // by every session process through a directory: one file per image, named by
-// the hex SHA-256 of its bytes. Files are written to a temporary name and
-// renamed, so concurrent sessions never see a partial file; a file whose
-// bytes do not hash to its name is a miss and is removed. Recency is the
+// the hex SHA-256 of its bytes, which the session that stores it has
+// computed. Files are written to a temporary name and renamed, so concurrent
+// sessions never see a partial file; each ends with a checksum of the image,
+// and a file whose image does not match it is a miss and is removed. Recency is the
 // file's mtime (touched on every hit); a store evicts the least recently used
 // files until the directory holds at most `max_bytes`.
 //

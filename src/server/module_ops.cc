@@ -3,6 +3,7 @@
 // with their description (parameter layout and attributes), so the client
 // can pack launch arguments and answer attribute queries without asking.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -104,16 +105,21 @@ CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load l
     rc = CUDA_ERROR_INVALID_IMAGE;
   }
   if (rc == CUDA_SUCCESS && !s.handles().can_bind(req.proposed)) rc = CUDA_ERROR_INVALID_VALUE;
+  // Shared with the handle table, which keeps it for a library's life.
+  const auto image = std::make_shared<const std::string>(std::move(req.image));
   void* handle = nullptr;
-  if (rc == CUDA_SUCCESS) rc = load(req.image.c_str(), &handle);
+  if (rc == CUDA_SUCCESS) rc = load(image->c_str(), &handle);
   if (rc != CUDA_SUCCESS) {
     if (rc != kMalformed) note_failure(req, rc);
     return rc;
   }
   // Only images the driver accepted are cached.
   ModuleCache& cache = module_cache();
-  if (!cache.holds(req.hash)) cache.store(req.hash, req.image);
-  out.u64(s.handles().bind(req.proposed, kind, handle, !(s.request().flags & protocol::kOneWay)));
+  if (!cache.holds(req.hash)) cache.store(req.hash, *image);
+  const uint64_t id =
+      s.handles().bind(req.proposed, kind, handle, !(s.request().flags & protocol::kOneWay));
+  if (kind == HandleKind::CUlibrary) s.handles().lend(id, image);
+  out.u64(id);
   out.u8(cache.holds(req.hash) ? 1 : 0);
   return CUDA_SUCCESS;
 }
@@ -130,9 +136,14 @@ CUresult module_load(Session& s, Reader& in, Writer& out) {
 CUresult library_load(Session& s, Reader& in, Writer& out) {
   return load_image(s, in, out, HandleKind::CUlibrary, [&](const char* image, void** handle) {
     if (!s.driver().cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
+    // As cudart does: the driver reads the session's copy, which lives as
+    // long as the library (load_image), rather than making its own, which
+    // takes a cuBLAS kernel library's load about twice as long.
+    CUlibraryOption option = CU_LIBRARY_BINARY_IS_PRESERVED;
+    void* preserved = reinterpret_cast<void*>(uintptr_t{1});
     CUlibrary lib = nullptr;
     CUresult rc =
-        s.driver().cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+        s.driver().cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, &option, &preserved, 1);
     *handle = lib;
     return rc;
   });

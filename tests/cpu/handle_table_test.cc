@@ -41,4 +41,18 @@ TEST(HandleTable, AnIdKnownAsAnotherKindIsNotReturned) {
   EXPECT_FALSE(t.resolve(30, HandleKind::CUevent, &real));
 }
 
+// A library loaded without the driver's own copy reads the session's until
+// it is unloaded: the table keeps those bytes exactly that long.
+TEST(HandleTable, LentBytesLiveUntilTheirHandleIsForgotten) {
+  HandleTable t;
+  ASSERT_EQ(t.bind(40, HandleKind::CUlibrary, address(0x4000)), 40u);
+  auto bytes = std::make_shared<const std::string>("image");
+  std::weak_ptr<const std::string> watch = bytes;
+  t.lend(40, std::move(bytes));
+  EXPECT_FALSE(watch.expired());
+  t.lend(41, std::make_shared<const std::string>("no such handle"));  // ignored
+  t.forget(40);
+  EXPECT_TRUE(watch.expired());
+}
+
 }  // namespace

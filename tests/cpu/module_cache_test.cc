@@ -2,6 +2,8 @@
 // stand for session processes.
 #include "server/module_cache.h"
 
+#include "common/cache_files.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <string>
 
 namespace fs = std::filesystem;
+using scuda::make_private_dir;
 using scuda::protocol::ImageHash;
 using scuda::server::ModuleCache;
 
@@ -89,6 +92,35 @@ TEST_F(ModuleCacheTest, ACorruptOrShortFileIsAMissAndIsRemoved) {
   ASSERT_TRUE(cache().store(hash_of(image), image));
   fs::resize_file(path(image), 3);
   EXPECT_FALSE(cache().find(hash_of(image), image.size(), &found));
+}
+
+// A file of another layout (the image alone, as earlier servers wrote it)
+// has the wrong size: a miss, which the client's whole image then replaces.
+TEST_F(ModuleCacheTest, AnImageWithoutItsChecksumIsAMissAndIsReplaced) {
+  const std::string image = "image one";
+  ASSERT_TRUE(make_private_dir(dir_));
+  std::ofstream(path(image), std::ios::binary) << image;
+  std::string found;
+  EXPECT_FALSE(cache().find(hash_of(image), image.size(), &found));
+  EXPECT_FALSE(cache().keep(hash_of(image), image.size()));
+  ASSERT_TRUE(cache().store(hash_of(image), image));
+  ASSERT_TRUE(cache().find(hash_of(image), image.size(), &found));
+  EXPECT_EQ(found, image);
+  EXPECT_GT(fs::file_size(path(image)), image.size());
+}
+
+// The trailer finds damage anywhere in the image, not only at its start.
+TEST_F(ModuleCacheTest, AFlippedByteInsideTheImageIsFound) {
+  const std::string image(4096, 'i');
+  ASSERT_TRUE(cache().store(hash_of(image), image));
+  {
+    std::fstream f(path(image), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(2048);
+    f.put('j');
+  }
+  std::string found;
+  EXPECT_FALSE(cache().find(hash_of(image), image.size(), &found));
+  EXPECT_FALSE(fs::exists(path(image)));
 }
 
 TEST_F(ModuleCacheTest, EvictsTheLeastRecentlyUsed) {

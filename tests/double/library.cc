@@ -30,17 +30,28 @@ void add_kernels(uintptr_t id, Library* library) {
   }
 }
 
+bool is_preserved(const CUlibraryOption* options, void* const* values, unsigned n) {
+  for (unsigned i = 0; options && values && i < n; ++i)
+    if (options[i] == CU_LIBRARY_BINARY_IS_PRESERVED && values[i]) return true;
+  return false;
+}
+
 }  // namespace
 
 extern "C" {
 
 CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**,
-                           unsigned int, CUlibraryOption*, void**, unsigned int) {
+                           unsigned int, CUlibraryOption* options, void** values,
+                           unsigned int n_options) {
   Call call = begin();
   if (call.status != CUDA_SUCCESS) return call.status;
   if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto lib = std::make_unique<Library>();
   if (!parse_image(code, &lib->image)) return CUDA_ERROR_INVALID_IMAGE;
+  if (is_preserved(options, values, n_options)) {
+    lib->preserved = static_cast<const char*>(code);
+    lib->text = lib->preserved;
+  }
   Library* raw = lib.get();
   uintptr_t id = state().libraries.add(std::move(lib));
   add_kernels(id, raw);
@@ -65,6 +76,9 @@ CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* na
   const Library* lib = state().libraries.find(library);
   if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (pKernel == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  // A preserved image freed or changed while its library lives: under the
+  // sanitizers this read is the use after free; elsewhere the text differs.
+  if (lib->preserved && lib->text != lib->preserved) return CUDA_ERROR_ILLEGAL_STATE;
   auto it = lib->kernels.find(name);
   if (it == lib->kernels.end()) return CUDA_ERROR_NOT_FOUND;
   *pKernel = as_handle<CUkernel>(it->second);

@@ -100,6 +100,10 @@ struct Function {
 struct Library {
   ImageDesc image;
   std::map<std::string, uintptr_t> kernels;  // name -> kernel handle
+  // Loaded with CU_LIBRARY_BINARY_IS_PRESERVED: the caller's image, which
+  // lookups read again, as the driver may, and the text it held then.
+  const char* preserved = nullptr;
+  std::string text;
 };
 
 struct Kernel {

@@ -5,7 +5,9 @@
 // For the managed SGEMM's first cuBLAS lookup (docs/bench/managed.md).
 //   g++ -O2 -std=c++20 -I/usr/local/cuda/include -o /tmp/library_loads \
 //     tests/gpu/diagnostics/library_loads.cc -lcuda -lcrypto
-//   /tmp/library_loads ~/.cache/scuda/modules
+//   /tmp/library_loads ~/.cache/scuda/modules [preserved]
+// With `preserved`, each load passes CU_LIBRARY_BINARY_IS_PRESERVED, as
+// cudart does: the driver then keeps no copy of the image.
 #include <cuda.h>
 #include <openssl/sha.h>
 
@@ -44,6 +46,9 @@ double first_kernel(CUlibrary lib, CUdevice dev, unsigned* count) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
+  const bool preserved = argc > 2 && std::string(argv[2]) == "preserved";
+  CUlibraryOption option = CU_LIBRARY_BINARY_IS_PRESERVED;
+  void* option_value = reinterpret_cast<void*>(1);
   CUdevice dev;
   CUcontext ctx;
   if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
@@ -63,7 +68,8 @@ int main(int argc, char** argv) {
     const double hash = ms_since(&t);
     CUlibrary lib = nullptr;
     const CUresult rc =
-        cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+        cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, preserved ? &option : nullptr,
+                          preserved ? &option_value : nullptr, preserved ? 1 : 0);
     const double load = ms_since(&t);
     unsigned count = 0;
     const double first = rc == CUDA_SUCCESS ? first_kernel(lib, dev, &count) : 0;
