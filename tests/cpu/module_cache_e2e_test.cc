@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "protocol/ops.h"
@@ -28,6 +29,15 @@ std::string image(const std::string& tag) {
 long long sent(const std::string& out) {
   const size_t at = out.find("sent: ");
   return at == std::string::npos ? -1 : std::stoll(out.substr(at + 6));
+}
+
+// The calls counted in the SCUDA_STATS row `row` of a client's stderr; -1
+// when the row is missing.
+int stats_calls(const std::string& err, const std::string& row) {
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with(row + "  ")) return std::stoi(line.substr(row.size()));
+  return -1;
 }
 
 class ModuleCacheE2E : public ::testing::Test {
@@ -87,6 +97,32 @@ TEST_F(ModuleCacheE2E, ASecondProcessSendsOnlyTheHash) {
       << second.out << second.err;
   EXPECT_GE(sent(second.out), 0);
   EXPECT_LT(sent(second.out), 64 << 10);
+}
+
+// A large image's SHA-256 is computed once per user: a later process finds
+// it by the image's checksum (client/modules/image_names.h) and still loads
+// it by hash alone; another image of the same size is hashed.
+TEST_F(ModuleCacheE2E, ALaterProcessNamesAnImageWithoutHashingItAgain) {
+  start({"--module-cache", cache_});
+  const std::string a = write("a", image("a")), b = write("b", image("b"));
+  const std::vector<std::string> env = {"SCUDA_CACHE_DIR=" + root_ + "/client",
+                                        "SCUDA_ANSWER_CACHE=on", "SCUDA_STATS=1"};
+  auto first = tool({"load", a}, env);
+  EXPECT_NE(first.out.find("load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"), std::string::npos)
+      << first.out << first.err;
+  EXPECT_EQ(stats_calls(first.err, "image: sha-256"), 1) << first.err;
+  EXPECT_EQ(stats_calls(first.err, "image: checksum"), 1) << first.err;
+  auto second = tool({"load", a, b}, env);
+  EXPECT_NE(second.out.find("load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS\n"
+                            "load: CUDA_SUCCESS\nfunction: CUDA_SUCCESS"),
+            std::string::npos)
+      << second.out << second.err;
+  EXPECT_EQ(stats_calls(second.err, "image: sha-256"), 1) << second.err;  // b's
+  EXPECT_EQ(stats_calls(second.err, "image: checksum"), 2) << second.err;
+  EXPECT_TRUE(fs::exists(cached_path(image("b"))));  // named by its own hash
+  auto third = tool({"load", b}, env);
+  EXPECT_EQ(stats_calls(third.err, "image: sha-256"), -1) << third.err;
+  EXPECT_LT(sent(third.out), 64 << 10);
 }
 
 TEST_F(ModuleCacheE2E, EvictionKeepsTheBoundAndTheRecentlyUsed) {

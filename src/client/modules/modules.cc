@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/modules/held_images.h"
+#include "client/modules/image_names.h"
 #include "client/modules/lasting_names.h"
 #include "client/modules/library_loads.h"
 #include "client/modules/module_image.h"
@@ -63,7 +64,7 @@ CUresult send_load(uint32_t op, const ImageHash& hash, const void* image, size_t
 }
 
 CUresult load_image(uint32_t op, const void* image, size_t size, uint64_t* id) {
-  const ImageHash hash = protocol::image_hash(image, size);
+  const ImageHash hash = image_name(image, size);
   const CUresult rc = send_load(op, hash, image, size, id);
   if (rc == CUDA_SUCCESS) note_image(*id, hash);
   return rc;
