@@ -27,6 +27,7 @@ struct ServerArgs {
   std::string module_cache_dir;  // empty: the default
   uint64_t module_cache_size = uint64_t{2} << 30;
   bool no_module_cache = false;
+  bool no_peer_copies = false;
   unsigned drain_seconds = 30;
   double handshake_seconds = 10;
 };
@@ -103,6 +104,7 @@ int run_server(const ServerArgs& args) {
   }
   server::ListenerOptions options = args.listener;
   options.drain_timeout = std::chrono::seconds(args.drain_seconds);
+  options.session.peer_copies = !args.no_peer_copies;
   options.session.handshake_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.handshake_seconds * 1000));
   if (!read_tokens(args, &options, &error)) {
@@ -170,6 +172,9 @@ void add_server_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-module-cache", args->no_module_cache,
                 "Keep no module images: clients send every image whole");
+  cmd->add_flag("--no-peer-copies", args->no_peer_copies,
+                "Never copy to or from another server's sessions directly (this server then "
+                "dials no other): clients copy between servers through their own memory");
   cmd->add_option("--drain-timeout", args->drain_seconds,
                   "Seconds running sessions may go on after SIGTERM or Ctrl-C before they are "
                   "ended (a second signal ends them at once)")

@@ -19,8 +19,18 @@ namespace op = protocol::op;
 // How long a receiving session waits for the sending one to connect.
 constexpr std::chrono::seconds kArrivalLimit(10);
 
+// A server started with --no-peer-copies refuses both ends of a copy; a
+// client asks each end's inbox before its first direct copy between them,
+// so that a refusing source costs it no wait on the receiving end.
+CUresult refused(const char* what) {
+  spdlog::warn("{} refused: this server runs with --no-peer-copies; the client stages the copy",
+               what);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 // The join point the sending session's join names.
 CUresult peer_inbox(Session& s, const protocol::Empty&, op::JoinPoint* a) {
+  if (!s.peer_copies()) return refused("a copy from another server");
   std::string name, secret, error;
   if (!s.peers().open(&name, &secret, &error)) {
     spdlog::error("cannot open the inbox for copies from other servers: {}", error);
@@ -33,6 +43,7 @@ CUresult peer_inbox(Session& s, const protocol::Empty&, op::JoinPoint* a) {
 // Synchronous: the bytes are read from the device in the current context,
 // after the work queued before.
 CUresult peer_send(Session& s, const op::PeerSend::Request& q, protocol::Empty*) {
+  if (!s.peer_copies()) return refused("a copy to another server");
   const uint64_t src = q.src, size = q.size, id = q.id;
   const PeerAddress to{q.address, q.token, q.inbox.name, q.inbox.secret};
   if (src + size < src) return CUDA_ERROR_INVALID_VALUE;

@@ -48,6 +48,10 @@ struct SessionOptions {
   // The UUIDs of the GPUs the server offers, in its driver's order: what a
   // client's CUDA_VISIBLE_DEVICES chooses from (visible_devices.h).
   std::vector<std::string> offered_gpus;
+  // Whether sessions copy to and from other servers' sessions directly
+  // (peer_copies.h); off, the server neither dials out nor takes such
+  // copies, and clients stage them through themselves.
+  bool peer_copies = true;
 };
 
 class Session {
@@ -69,6 +73,8 @@ class Session {
   IpcExports& ipc() { return ipc_; }
   Lanes& lanes() { return lanes_; }
   PeerInbox& peers() { return peers_; }
+  // The server's --no-peer-copies, negated.
+  bool peer_copies() const { return options_.peer_copies; }
   SessionReport& report() { return report_; }
 
   // For a handler that writes its own reply (and then returns kReplied):

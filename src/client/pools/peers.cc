@@ -142,9 +142,15 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
                        CUcontext src_ctx, uint32_t from, size_t size, bool* staged) {
   std::lock_guard one_at_a_time(direct().copying);
   std::string name, secret;
+  // The source's inbox too, though nothing arrives there: a server that
+  // refuses direct copies (--no-peer-copies) refuses its inbox, and asking
+  // first spares the destination's wait for a send that never comes.
+  std::string source_name, source_secret;
+  const CUresult sender =
+      in_context(src_ctx, [&] { return inbox(from, &source_name, &source_secret); });
   const CUresult opened = in_context(dst_ctx, [&] { return inbox(to, &name, &secret); });
-  if (opened != CUDA_SUCCESS) {
-    give_up_direct(from, to, CUDA_SUCCESS, opened);
+  if (sender != CUDA_SUCCESS || opened != CUDA_SUCCESS) {
+    give_up_direct(from, to, sender, opened);
     *staged = true;
     return CUDA_SUCCESS;
   }

@@ -22,7 +22,7 @@ for rep in 1 2; do
   timeout 60 "$sample" | grep -a '^# '
   echo "== native, driver calls timed $rep"
   LD_PRELOAD=$PWD/build/gpu/driver_calls_timed.so timeout 60 "$sample" 2>&1 |
-    grep -a '^# \|\[spy\]' | head -n 60
+    grep -a '^# \|\[spy\]' | head -n 20
 done
 echo "== native, CUDA_MODULE_LOADING=EAGER"
 CUDA_MODULE_LOADING=EAGER timeout 60 "$sample" | grep -a '^# '
@@ -36,6 +36,7 @@ for rep in 1 2 3; do
     build/bin/scuda run --server "127.0.0.1:$port" -- "$sample" >"$out/scuda.$rep.out" \
     2>"$out/scuda.$rep.err"
   grep -a '^# ' "$out/scuda.$rep.out"
+  grep -a '^image: \|^library-get-kernel \|^managed: load fault ' "$out/scuda.$rep.err"
 done
 grep -a 'image\|library' "$out/server.log" | tail -n 40
 # The server must end, or the device call that runs this never returns.
