@@ -3,11 +3,13 @@
 // fields() returns std::tie of its members in wire order; write() and read()
 // encode and decode any such struct with the codec's rules: a trivially
 // copyable field as its bytes, a string as a u64 length and its bytes, a
-// vector as a u64 count and its items. op_layouts.h holds the ops'.
+// vector as a u64 count and its items, an optional as a u8 (1: present)
+// and then its value. op_layouts.h holds the ops'.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -36,23 +38,52 @@ void write_field(Writer& w, const std::vector<T>& v) {
   w.bytes(v.data(), v.size() * sizeof(T));
 }
 
+inline void write_field(Writer& w, const std::vector<std::string>& v) {
+  w.u64(v.size());
+  for (const std::string& s : v) w.str(s);
+}
+template <Plain T>
+void write_field(Writer& w, const std::optional<T>& v) {
+  w.u8(v.has_value());
+  if (v) w.put(*v);
+}
+
 template <Plain T>
 void read_field(Reader& r, T& v) {
   v = r.get<T>();
 }
 inline void read_field(Reader& r, std::string& s) { s = r.str(); }
-// A count larger than the bytes left could hold fails the reader before
-// anything is allocated.
+
+// A count larger than the bytes left could hold, at `least` bytes an item,
+// fails the reader before anything is allocated.
+inline bool count_fits(Reader& r, uint64_t n, size_t least) {
+  if (r.ok() && n <= r.remaining() / least) return true;
+  r.fail();
+  return false;
+}
+
 template <Plain T>
 void read_field(Reader& r, std::vector<T>& v) {
   const uint64_t n = r.u64();
-  if (!r.ok() || n > r.remaining() / sizeof(T)) {
-    r.fail();
-    v.clear();
-    return;
-  }
+  v.clear();
+  if (!count_fits(r, n, sizeof(T))) return;
   v.resize(n);
   if (const uint8_t* p = r.take(n * sizeof(T))) std::memcpy(v.data(), p, n * sizeof(T));
+}
+inline void read_field(Reader& r, std::vector<std::string>& v) {
+  const uint64_t n = r.u64();
+  v.clear();
+  if (!count_fits(r, n, sizeof(uint64_t))) return;  // each string's length
+  v.resize(n);
+  for (std::string& s : v) s = r.str();
+}
+// Anything but 0 or 1 ahead of the value fails the reader.
+template <Plain T>
+void read_field(Reader& r, std::optional<T>& v) {
+  const uint8_t present = r.u8();
+  v.reset();
+  if (present > 1) r.fail();
+  if (present == 1) v = r.get<T>();
 }
 
 // Appends `layout`'s fields to `w`.

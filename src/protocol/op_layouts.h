@@ -5,10 +5,14 @@
 // here still spell their bytes out at both ends (docs/protocol.md).
 #pragma once
 
+#include <cuda.h>
+
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "protocol/ipc_handle.h"
 #include "protocol/layout.h"
@@ -28,6 +32,36 @@ struct JoinPoint {
   std::string name;
   std::string secret;
   auto fields() { return std::tie(name, secret); }
+};
+
+// A value the driver made that the client uses as it is (a texture or
+// surface object).
+struct ObjectValue {
+  uint64_t object = 0;
+  auto fields() { return std::tie(object); }
+};
+
+// A context on `device` with cuCtxCreate's flags and, when the program gave
+// parameters (`has_params`), their execution affinities; bound to the
+// client's id.
+struct CtxCreate {
+  static constexpr Op kOp = kOpCtxCreate;
+  struct Affinity {
+    uint32_t type = 0;  // CUexecAffinityType
+    uint32_t sm_count = 0;
+  };
+  struct Request {
+    uint64_t proposed = 0;
+    uint32_t flags = 0;
+    int32_t device = 0;
+    uint8_t has_params = 0;
+    std::vector<Affinity> affinity;  // at most kMaxCtxAffinityParams
+    auto fields() { return std::tie(proposed, flags, device, has_params, affinity); }
+  };
+  struct Reply {
+    uint64_t context = 0;
+    auto fields() { return std::tie(context); }
+  };
 };
 
 // One-way: the context the next requests run in.
@@ -264,6 +298,59 @@ struct AsyncNotificationRegister {
   struct Reply {
     uint64_t handle = 0;
     auto fields() { return std::tie(handle); }
+  };
+};
+
+// The names of a module's functions (`library` 0) or a library's kernels,
+// in the driver's order.
+struct FunctionNames {
+  static constexpr Op kOp = kOpFunctionNames;
+  struct Request {
+    uint8_t library = 0;
+    uint64_t id = 0;
+    auto fields() { return std::tie(library, id); }
+  };
+  struct Reply {
+    std::vector<std::string> names;  // at most kMaxModuleFunctions
+    auto fields() { return std::tie(names); }
+  };
+};
+
+// A texture object. The resource names an array by the client's id; a
+// linear or pitched resource's device pointer passes as it is.
+struct TexObjectCreate {
+  static constexpr Op kOp = kOpTexObjectCreate;
+  struct Request {
+    CUDA_RESOURCE_DESC resource{};
+    CUDA_TEXTURE_DESC texture{};
+    std::optional<CUDA_RESOURCE_VIEW_DESC> view;
+    auto fields() { return std::tie(resource, texture, view); }
+  };
+  using Reply = ObjectValue;
+};
+
+// A surface object, its resource as a texture object's.
+struct SurfObjectCreate {
+  static constexpr Op kOp = kOpSurfObjectCreate;
+  struct Request {
+    CUDA_RESOURCE_DESC resource{};
+    auto fields() { return std::tie(resource); }
+  };
+  using Reply = ObjectValue;
+};
+
+// The resource of a texture or surface object (`owner`, ResourceOwner),
+// with arrays named by the client's ids.
+struct ResourceDesc {
+  static constexpr Op kOp = kOpResourceDesc;
+  struct Request {
+    uint8_t owner = 0;
+    uint64_t object = 0;
+    auto fields() { return std::tie(owner, object); }
+  };
+  struct Reply {
+    CUDA_RESOURCE_DESC resource{};
+    auto fields() { return std::tie(resource); }
   };
 };
 

@@ -57,44 +57,30 @@ CUresult primary_context(Session& s, const op::PrimaryContext::Request& q,
   return CUDA_SUCCESS;
 }
 
-// The creation parameters, if the client passed any: the driver receives
-// a struct whenever the program gave one, empty lists included, as it would
-// natively.
-bool read_create_params(Reader& in, std::vector<CUexecAffinityParam>* affinity) {
-  if (!in.u8()) return false;
-  const uint32_t count = in.u32();
-  if (count > protocol::kMaxCtxAffinityParams) {
-    in.fail();
-    return true;
-  }
-  for (uint32_t i = 0; i < count && in.ok(); ++i) {
-    CUexecAffinityParam p{};
-    p.type = static_cast<CUexecAffinityType>(in.u32());
-    p.param.smCount.val = in.u32();
-    affinity->push_back(p);
-  }
-  return true;
-}
-
-CUresult create(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
-  const unsigned flags = in.u32();
-  const CUdevice dev = in.get<CUdevice>();
+// The driver receives a parameters struct whenever the program gave one,
+// empty lists included, as it would natively.
+CUresult create(Session& s, const op::CtxCreate::Request& q, op::CtxCreate::Reply* a) {
+  if (q.affinity.size() > protocol::kMaxCtxAffinityParams || q.has_params > 1) return kMalformed;
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   std::vector<CUexecAffinityParam> affinity;
-  const bool has_params = read_create_params(in, &affinity);
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+  for (const op::CtxCreate::Affinity& p : q.affinity) {
+    CUexecAffinityParam param{};
+    param.type = static_cast<CUexecAffinityType>(p.type);
+    param.param.smCount.val = p.sm_count;
+    affinity.push_back(param);
+  }
   CUctxCreateParams params{};
   params.execAffinityParams = affinity.empty() ? nullptr : affinity.data();
   params.numExecAffinityParams = static_cast<int>(affinity.size());
   CUcontext ctx = nullptr;
-  CUresult rc = s.driver().cuCtxCreate_v4(&ctx, has_params ? &params : nullptr, flags, dev);
-  if (rc == CUDA_SUCCESS) out.u64(s.handles().bind(proposed, HandleKind::CUcontext, ctx));
+  const CUresult rc =
+      s.driver().cuCtxCreate_v4(&ctx, q.has_params ? &params : nullptr, q.flags, q.device);
+  if (rc == CUDA_SUCCESS) a->context = s.handles().bind(q.proposed, HandleKind::CUcontext, ctx);
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpCtxCreate, create},
+    typed_entry<op::CtxCreate, create>(),
     typed_entry<op::CtxSetCurrent, set_current>(),
     typed_entry<op::PrimaryContext, primary_context>(),
 };

@@ -9,16 +9,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/module_cache.h"
 #include "server/param_layout.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
@@ -192,42 +195,39 @@ CUresult module_get_function(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
-// The names of a module's functions or a library's kernels (u8 library,
-// u64 id), which the client then looks up one by one
-// (cuModuleEnumerateFunctions, cuLibraryEnumerateKernels and cuFFT's
-// export-table slot).
+// The names of a module's functions or a library's kernels, which the
+// client then looks up one by one (cuModuleEnumerateFunctions,
+// cuLibraryEnumerateKernels and cuFFT's export-table slot).
 template <class Owner, class Item>
 CUresult names_of(Owner owner, CUresult (*count_of)(unsigned*, Owner),
                   CUresult (*enumerate)(Item*, unsigned, Owner),
-                  CUresult (*name_of)(const char**, Item), Writer& out) {
+                  CUresult (*name_of)(const char**, Item), std::vector<std::string>* names) {
   if (!count_of || !enumerate || !name_of) return CUDA_ERROR_NOT_SUPPORTED;
   unsigned count = 0;
   if (CUresult rc = count_of(&count, owner); rc != CUDA_SUCCESS) return rc;
   if (count > protocol::kMaxModuleFunctions) return CUDA_ERROR_NOT_SUPPORTED;
   std::vector<Item> items(count);
   if (CUresult rc = enumerate(items.data(), count, owner); rc != CUDA_SUCCESS) return rc;
-  out.u32(count);
   for (Item item : items) {
     const char* name = nullptr;
     if (CUresult rc = name_of(&name, item); rc != CUDA_SUCCESS) return rc;
-    out.str(name ? name : "");
+    names->emplace_back(name ? name : "");
   }
   return CUDA_SUCCESS;
 }
 
-CUresult function_names(Session& s, Reader& in, Writer& out) {
-  const bool library = in.u8();
-  const uint64_t id = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult function_names(Session& s, const op::FunctionNames::Request& q,
+                        op::FunctionNames::Reply* a) {
   void* owner = nullptr;
-  if (!s.handles().resolve(id, library ? HandleKind::CUlibrary : HandleKind::CUmodule, &owner) ||
+  if (!s.handles().resolve(q.id, q.library ? HandleKind::CUlibrary : HandleKind::CUmodule,
+                           &owner) ||
       !owner)
-    return unknown_handle(id);
+    return unknown_handle(q.id);
   const DriverTable& d = s.driver();
-  return library ? names_of(static_cast<CUlibrary>(owner), d.cuLibraryGetKernelCount,
-                            d.cuLibraryEnumerateKernels, d.cuKernelGetName, out)
-                 : names_of(static_cast<CUmodule>(owner), d.cuModuleGetFunctionCount,
-                            d.cuModuleEnumerateFunctions, d.cuFuncGetName, out);
+  return q.library ? names_of(static_cast<CUlibrary>(owner), d.cuLibraryGetKernelCount,
+                              d.cuLibraryEnumerateKernels, d.cuKernelGetName, &a->names)
+                   : names_of(static_cast<CUmodule>(owner), d.cuModuleGetFunctionCount,
+                              d.cuModuleEnumerateFunctions, d.cuFuncGetName, &a->names);
 }
 
 // The client may have handed `id` out already and read this reply only when
@@ -294,7 +294,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpLibraryGetKernel, library_get_kernel},
     {protocol::kOpKernelGetFunction, kernel_get_function},
     {protocol::kOpFunctionInfo, function_info},
-    {protocol::kOpFunctionNames, function_names},
+    typed_entry<op::FunctionNames, function_names>(),
 };
 
 }  // namespace

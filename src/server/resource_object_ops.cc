@@ -1,15 +1,15 @@
 // Texture and surface objects. Resource descriptors arrive with arrays named
 // by client ids and go back the same way; device pointers pass as they are.
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
-using protocol::Reader;
-using protocol::Writer;
+namespace op = protocol::op;
 
 // Maps the descriptor's array handle between client ids and the driver's
 // handles, either way. False for an id the session does not hold, or a
@@ -43,53 +43,43 @@ void to_client_ids(Session& s, CUDA_RESOURCE_DESC* r) {
         reinterpret_cast<CUmipmappedArray>(s.handles().find(r->res.mipmap.hMipmappedArray));
 }
 
-// A resource descriptor, a texture descriptor, and an optional view.
-CUresult tex_object_create(Session& s, Reader& in, Writer& out) {
-  auto res = in.get<CUDA_RESOURCE_DESC>();
-  const auto tex = in.get<CUDA_TEXTURE_DESC>();
-  const bool has_view = in.boolean();
-  const auto view = has_view ? in.get<CUDA_RESOURCE_VIEW_DESC>() : CUDA_RESOURCE_VIEW_DESC{};
-  if (!in.done()) return kMalformed;
+CUresult tex_object_create(Session& s, const op::TexObjectCreate::Request& q, op::ObjectValue* a) {
+  CUDA_RESOURCE_DESC res = q.resource;
   if (!resolve_resource(s, &res)) return CUDA_ERROR_INVALID_HANDLE;
   if (!s.driver().cuTexObjectCreate) return CUDA_ERROR_NOT_SUPPORTED;
   CUtexObject object = 0;
-  CUresult rc = s.driver().cuTexObjectCreate(&object, &res, &tex, has_view ? &view : nullptr);
-  if (rc == CUDA_SUCCESS) out.u64(object);
+  const CUresult rc =
+      s.driver().cuTexObjectCreate(&object, &res, &q.texture, q.view ? &*q.view : nullptr);
+  a->object = object;
   return rc;
 }
 
-CUresult surf_object_create(Session& s, Reader& in, Writer& out) {
-  auto res = in.get<CUDA_RESOURCE_DESC>();
-  if (!in.done()) return kMalformed;
+CUresult surf_object_create(Session& s, const op::SurfObjectCreate::Request& q,
+                            op::ObjectValue* a) {
+  CUDA_RESOURCE_DESC res = q.resource;
   if (!resolve_resource(s, &res)) return CUDA_ERROR_INVALID_HANDLE;
   if (!s.driver().cuSurfObjectCreate) return CUDA_ERROR_NOT_SUPPORTED;
   CUsurfObject object = 0;
-  CUresult rc = s.driver().cuSurfObjectCreate(&object, &res);
-  if (rc == CUDA_SUCCESS) out.u64(object);
+  const CUresult rc = s.driver().cuSurfObjectCreate(&object, &res);
+  a->object = object;
   return rc;
 }
 
-// u8 owner (protocol::ResourceOwner), u64 object.
-CUresult resource_desc(Session& s, Reader& in, Writer& out) {
-  const uint8_t owner = in.u8();
-  const uint64_t object = in.u64();
-  if (!in.done() || owner > protocol::kSurfaceObject) return kMalformed;
+CUresult resource_desc(Session& s, const op::ResourceDesc::Request& q, op::ResourceDesc::Reply* a) {
+  if (q.owner > protocol::kSurfaceObject) return kMalformed;
   const DriverTable& d = s.driver();
-  auto get = owner == protocol::kTextureObject ? d.cuTexObjectGetResourceDesc
-                                               : d.cuSurfObjectGetResourceDesc;
+  auto get = q.owner == protocol::kTextureObject ? d.cuTexObjectGetResourceDesc
+                                                 : d.cuSurfObjectGetResourceDesc;
   if (!get) return CUDA_ERROR_NOT_SUPPORTED;
-  CUDA_RESOURCE_DESC res{};
-  CUresult rc = get(&res, object);
-  if (rc != CUDA_SUCCESS) return rc;
-  to_client_ids(s, &res);
-  out.put(res);
+  const CUresult rc = get(&a->resource, q.object);
+  if (rc == CUDA_SUCCESS) to_client_ids(s, &a->resource);
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpTexObjectCreate, tex_object_create},
-    {protocol::kOpSurfObjectCreate, surf_object_create},
-    {protocol::kOpResourceDesc, resource_desc},
+    typed_entry<op::TexObjectCreate, tex_object_create>(),
+    typed_entry<op::SurfObjectCreate, surf_object_create>(),
+    typed_entry<op::ResourceDesc, resource_desc>(),
 };
 
 }  // namespace

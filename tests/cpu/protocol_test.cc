@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -132,6 +133,50 @@ TEST(Layout, RefusesShortLongAndOverlongInput) {
   Reader r(huge.data());
   EXPECT_FALSE(read(r, &got));
   EXPECT_TRUE(got.words.empty());
+}
+
+struct Named {
+  std::vector<std::string> names;
+  std::optional<uint32_t> value;
+  auto fields() { return std::tie(names, value); }
+};
+
+// Names cross as a count and each string; an optional as a u8 that says
+// whether its value follows.
+TEST(Layout, NamesAndOptionalsCrossAsTheCodecWritesThem) {
+  for (const std::optional<uint32_t>& value :
+       {std::optional<uint32_t>{}, std::optional<uint32_t>{9}}) {
+    const Writer w = encode(Named{{"a", "", "kernel"}, value});
+    Writer by_hand;
+    by_hand.u64(3);
+    for (const char* name : {"a", "", "kernel"}) by_hand.str(name);
+    by_hand.u8(value.has_value());
+    if (value) by_hand.u32(*value);
+    EXPECT_EQ(w.data(), by_hand.data());
+    Reader r(w.data());
+    Named got{{"stale"}, 1};
+    ASSERT_TRUE(read(r, &got));
+    EXPECT_EQ(got.names, (std::vector<std::string>{"a", "", "kernel"}));
+    EXPECT_EQ(got.value, value);
+  }
+}
+
+// A count of names the bytes left cannot hold (8 bytes each at least), or a
+// presence byte other than 0 and 1, fails the reader.
+TEST(Layout, RefusesImpossibleNameCountsAndPresenceBytes) {
+  Writer many;
+  many.u64(uint64_t{1} << 40);
+  many.u8(0);
+  Reader r(many.data());
+  Named got;
+  EXPECT_FALSE(read(r, &got));
+  EXPECT_TRUE(got.names.empty());
+  Writer odd;
+  odd.u64(0);
+  odd.u8(2);
+  odd.u32(5);
+  Reader o(odd.data());
+  EXPECT_FALSE(read(o, &got));
 }
 
 // An op's request as both ends see it: the primary context's device and id.

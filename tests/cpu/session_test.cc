@@ -624,13 +624,11 @@ TEST(Session, CallbackChannelCarriesReachedAndDone) {
   ASSERT_EQ(join(channel, "", ask_for_channel(main, 1)), kJoined);
   const timeval patience{10, 0};  // a failure below must not hang the test
   setsockopt(channel.fd(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
-  protocol::Writer ctx;
-  ctx.u64(0x5000);
-  ctx.u32(0);
-  ctx.put<int32_t>(0);
-  ctx.u8(0);  // no creation parameters
+  // On device 0, no flags, no creation parameters.
+  const protocol::Writer ctx =
+      protocol::encode(protocol::op::CtxCreate::Request{0x5000, 0, 0, 0, {}});
   protocol::FrameHeader req;
-  req.op = protocol::kOpCtxCreate;
+  req.op = protocol::op::CtxCreate::kOp;
   req.request_id = 2;
   ASSERT_EQ(result_of(exchange(main, req, ctx)), uint32_t{CUDA_SUCCESS});
   protocol::Writer current = protocol::encode(protocol::op::CtxSetCurrent::Request{0x5000});

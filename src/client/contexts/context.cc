@@ -97,8 +97,9 @@ CUresult ask_primary(CUdevice dev, uint64_t* id) {
 // pairs (docs/protocol.md, "ctx-create"). CIG parameters name an object of
 // the client's graphics API (a D3D12 command queue), which the server's
 // driver cannot reach, so they are refused by name.
-CUresult put_create_params(const CUctxCreateParams* params, protocol::Writer& w) {
-  w.u8(params != nullptr);
+// The program's creation parameters, if it passed any, into `q`.
+CUresult put_create_params(const CUctxCreateParams* params, protocol::op::CtxCreate::Request* q) {
+  q->has_params = params != nullptr;
   if (!params) return CUDA_SUCCESS;
   if (params->cigParams) {
     spdlog::error(
@@ -109,11 +110,9 @@ CUresult put_create_params(const CUctxCreateParams* params, protocol::Writer& w)
   const int count = params->execAffinityParams ? params->numExecAffinityParams : 0;
   if (count < 0 || count > static_cast<int>(protocol::kMaxCtxAffinityParams))
     return CUDA_ERROR_INVALID_VALUE;
-  w.u32(static_cast<uint32_t>(count));
-  for (int i = 0; i < count; ++i) {
-    w.u32(params->execAffinityParams[i].type);
-    w.u32(params->execAffinityParams[i].param.smCount.val);
-  }
+  for (int i = 0; i < count; ++i)
+    q->affinity.push_back({static_cast<uint32_t>(params->execAffinityParams[i].type),
+                           params->execAffinityParams[i].param.smCount.val});
   return CUDA_SUCCESS;
 }
 
@@ -222,17 +221,13 @@ CUresult scuda::client::custom::cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParam
   if (!scuda::client::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   scuda::client::Route route;
   route.device(dev);
-  scuda::protocol::Writer w;
-  w.u64(scuda::client::new_handle_id());
-  w.u32(flags);
-  w.put<CUdevice>(scuda::client::local_device(dev));
-  if (CUresult rc = put_create_params(params, w); rc != CUDA_SUCCESS) return rc;
-  std::vector<uint8_t> reply;
-  CUresult rc = scuda::client::call(scuda::protocol::kOpCtxCreate, w, &reply);
+  scuda::protocol::op::CtxCreate::Request request{
+      scuda::client::new_handle_id(), flags, scuda::client::local_device(dev), 0, {}};
+  if (CUresult rc = put_create_params(params, &request); rc != CUDA_SUCCESS) return rc;
+  scuda::protocol::op::CtxCreate::Reply reply;
+  const CUresult rc = scuda::client::ask<scuda::protocol::op::CtxCreate>(request, &reply);
   if (rc != CUDA_SUCCESS) return rc;
-  scuda::protocol::Reader r(reply);
-  const uint64_t id = r.u64();
-  if (!r.done()) return scuda::client::bad_reply("cuCtxCreate");
+  const uint64_t id = reply.context;
   scuda::client::remember(id, dev);
   context_stack().push_back(id);
   *pctx = handle_from_id<CUcontext>(id);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "client/modules/library_loads.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "custom.h"
 #include "protocol/ops.h"
@@ -14,17 +15,12 @@ namespace {
 
 // The names the session gives for a module's functions or a library's kernels.
 CUresult names_of(bool library, uint64_t id, std::vector<std::string>* names) {
-  protocol::Writer w;
-  w.u8(library);
-  w.u64(id);
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpFunctionNames, w, &reply); rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  const uint32_t count = r.u32();
-  if (count > protocol::kMaxModuleFunctions) return bad_reply("function-names");
-  names->resize(count);
-  for (std::string& name : *names) name = r.str();
-  return r.done() ? CUDA_SUCCESS : bad_reply("function-names");
+  protocol::op::FunctionNames::Reply reply;
+  const CUresult rc = ask<protocol::op::FunctionNames>({library, id}, &reply);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (reply.names.size() > protocol::kMaxModuleFunctions) return bad_reply("function-names");
+  *names = std::move(reply.names);
+  return CUDA_SUCCESS;
 }
 
 // Each name looked up with `get` (cuModuleGetFunction or cuLibraryGetKernel).
