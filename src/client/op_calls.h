@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "client/runtime.h"
@@ -22,6 +23,15 @@ CUresult ask(const typename Op::Request& request, typename Op::Reply* reply) {
   if (rc != CUDA_SUCCESS) return rc;
   protocol::Reader r(bytes);
   return protocol::read(r, reply) ? CUDA_SUCCESS : bad_reply(protocol::op_name(Op::kOp));
+}
+
+// Sends Op's request and waits for its reply, for an op whose reply carries
+// nothing but its result.
+template <class Op>
+requires std::is_same_v<typename Op::Reply, protocol::Empty> CUresult
+ask(const typename Op::Request& request) {
+  protocol::Empty none;
+  return ask<Op>(request, &none);
 }
 
 // Sends Op's request one-way: a failure comes at the next synchronizing call.

@@ -16,29 +16,41 @@ bool write_join_route(Socket& s, const std::string& route) {
   return write_frame(s, h, w.data().data(), w.size());
 }
 
+namespace {
+
+// The frames queued ahead, then `h`'s header (encoded into `header`) for a
+// payload of `payload` bytes, as the first iovecs of a write; how many of
+// them there are (1 or 2).
+int frame_prefix(FrameHeader h, size_t payload, std::span<const uint8_t> queued,
+                 uint8_t (&header)[kHeaderSize], iovec* iov) {
+  h.length = static_cast<uint32_t>(payload);
+  encode_header(h, header);
+  int n = 0;
+  if (!queued.empty()) iov[n++] = {const_cast<uint8_t*>(queued.data()), queued.size()};
+  iov[n++] = {header, kHeaderSize};
+  return n;
+}
+
+}  // namespace
+
 bool write_frame(Socket& s, FrameHeader h, const void* head, size_t head_size, const void* tail,
                  size_t tail_size, std::span<const uint8_t> queued) {
   if (head_size + tail_size > kMaxPayload) return false;
-  h.length = static_cast<uint32_t>(head_size + tail_size);
   uint8_t header[kHeaderSize];
-  encode_header(h, header);
-  iovec iov[4] = {{const_cast<uint8_t*>(queued.data()), queued.size()},
-                  {header, kHeaderSize},
-                  {const_cast<void*>(head), head_size},
-                  {const_cast<void*>(tail), tail_size}};
-  const int first = queued.empty() ? 1 : 0;
-  return s.writev_all(iov + first, (tail_size ? 4 : 3) - first);
+  iovec iov[4];
+  int n = frame_prefix(h, head_size + tail_size, queued, header, iov);
+  iov[n++] = {const_cast<void*>(head), head_size};
+  if (tail_size) iov[n++] = {const_cast<void*>(tail), tail_size};
+  return s.writev_all(iov, n);
 }
 
 bool write_frame_in_slices(Socket& s, FrameHeader h, const void* head, size_t head_size,
                            const void* tail, size_t tail_size, std::span<const uint8_t> queued,
                            size_t slice, const std::function<void(size_t)>& sent) {
   if (head_size + tail_size > kMaxPayload || slice == 0) return false;
-  h.length = static_cast<uint32_t>(head_size + tail_size);
   uint8_t header[kHeaderSize];
-  encode_header(h, header);
-  iovec iov[2] = {{const_cast<uint8_t*>(queued.data()), queued.size()}, {header, kHeaderSize}};
-  if (!s.writev_all(iov + (queued.empty() ? 1 : 0), queued.empty() ? 1 : 2)) return false;
+  iovec iov[2];
+  if (!s.writev_all(iov, frame_prefix(h, head_size + tail_size, queued, header, iov))) return false;
   for (auto [data, size] : {std::pair{head, head_size}, std::pair{tail, tail_size}}) {
     const auto* p = static_cast<const uint8_t*>(data);
     for (size_t at = 0; at < size; at += slice) {

@@ -250,8 +250,7 @@ CUresult unregister_range(void* p) {
     g_any.store(!ranges.empty(), std::memory_order_release);
     publish_unnamed();
   }
-  protocol::Empty none;
-  return ask<protocol::op::HostUnregister>({reinterpret_cast<uintptr_t>(p)}, &none);
+  return ask<protocol::op::HostUnregister>({reinterpret_cast<uintptr_t>(p)});
 }
 
 bool find(const void* p, unsigned* flags, CUdeviceptr* device) {

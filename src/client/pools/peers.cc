@@ -174,9 +174,8 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
                                });
       rc != CUDA_SUCCESS)
     return rc;  // the source's connection is lost: staging would fail too
-  protocol::Empty none;
   const CUresult received = in_context(dst_ctx, [&] {
-    return ask<protocol::op::PeerReceive>({dst, size, id}, &none);
+    return ask<protocol::op::PeerReceive>({dst, size, id});
   });
   {
     Route route;  // replies read on the source's connection are its server's
