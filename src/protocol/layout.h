@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "protocol/codec.h"
@@ -42,10 +43,10 @@ inline void write_field(Writer& w, const std::vector<std::string>& v) {
   w.u64(v.size());
   for (const std::string& s : v) w.str(s);
 }
-template <Plain T>
+template <class T>
 void write_field(Writer& w, const std::optional<T>& v) {
   w.u8(v.has_value());
-  if (v) w.put(*v);
+  if (v) write_field(w, *v);
 }
 
 template <Plain T>
@@ -78,12 +79,15 @@ inline void read_field(Reader& r, std::vector<std::string>& v) {
   for (std::string& s : v) s = r.str();
 }
 // Anything but 0 or 1 ahead of the value fails the reader.
-template <Plain T>
+template <class T>
 void read_field(Reader& r, std::optional<T>& v) {
   const uint8_t present = r.u8();
   v.reset();
   if (present > 1) r.fail();
-  if (present == 1) v = r.get<T>();
+  if (present != 1) return;
+  T value{};
+  read_field(r, value);
+  v = std::move(value);
 }
 
 // Appends `layout`'s fields to `w`.

@@ -301,6 +301,72 @@ struct AsyncNotificationRegister {
   };
 };
 
+// A kernel's parameters, each one's offset and size in order; none when the
+// driver cannot tell (a kernel looked up before any context).
+using ParamSlots = std::optional<std::vector<ParamSlot>>;
+
+struct AttributeValue {
+  int32_t attribute = 0;  // CUfunction_attribute
+  int32_t value = 0;
+};
+
+// What the client packs a function's or kernel's launch arguments by and
+// answers its attribute queries from: its parameters, and every attribute
+// the driver answers for `device` (-1: a function's own, or a kernel's with
+// no current context, which has none).
+struct FunctionDescription {
+  ParamSlots params;
+  int32_t device = -1;
+  std::vector<AttributeValue> attributes;
+  auto fields() { return std::tie(params, device, attributes); }
+};
+
+// A function or kernel by name in module or library `owner`, bound to the
+// client's id (which the client may have handed out before it reads the
+// reply).
+struct NameLookup {
+  uint64_t proposed = 0;
+  uint64_t owner = 0;
+  std::string name;
+  auto fields() { return std::tie(proposed, owner, name); }
+};
+
+struct ModuleGetFunction {
+  static constexpr Op kOp = kOpModuleGetFunction;
+  using Request = NameLookup;
+  using Reply = FunctionDescription;
+};
+
+struct LibraryGetKernel {
+  static constexpr Op kOp = kOpLibraryGetKernel;
+  using Request = NameLookup;
+  using Reply = FunctionDescription;
+};
+
+// A kernel's function in the current context, bound as a library kernel is.
+struct KernelGetFunction {
+  static constexpr Op kOp = kOpKernelGetFunction;
+  struct Request {
+    uint64_t proposed = 0;
+    uint64_t kernel = 0;
+    auto fields() { return std::tie(proposed, kernel); }
+  };
+  using Reply = FunctionDescription;
+};
+
+// A function's or kernel's description again, with a kernel's attributes
+// for `device` (-1: the current context's), when its lookup's lacked what
+// the client needs.
+struct FunctionInfo {
+  static constexpr Op kOp = kOpFunctionInfo;
+  struct Request {
+    uint64_t id = 0;
+    int32_t device = -1;
+    auto fields() { return std::tie(id, device); }
+  };
+  using Reply = FunctionDescription;
+};
+
 // The names of a module's functions (`library` 0) or a library's kernels,
 // in the driver's order.
 struct FunctionNames {

@@ -111,11 +111,6 @@ enum ImageSource : uint8_t {
 // sends the image.
 constexpr uint32_t kImageNotHeld = 301;  // CUDA_ERROR_FILE_NOT_FOUND
 
-// A layout's count when the driver could not tell it (a kernel looked up
-// before any context was current): the client asks again (function-info) at
-// first launch.
-constexpr uint32_t kUnknownLayout = 0xFFFFFFFFu;
-
 // A kernel's parameters: (offset, size) of each, in order.
 struct ParamSlot {
   uint64_t offset;

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/graph_node_params.h"
@@ -141,7 +142,7 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   wire.extra = nullptr;
   out.put(wire);
   out.blob(args.data(), args.size());
-  write_layout(layout, out);
+  protocol::write_field(out, protocol::op::ParamSlots(layout));
   const char* name = nullptr;
   if (!k.func || !d.cuFuncGetName || d.cuFuncGetName(&name, k.func) != CUDA_SUCCESS || !name)
     name = "";

@@ -25,22 +25,16 @@ namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-// Every attribute the driver answers for a function or kernel: i32 device
-// (-1 for a function), u32 n, n x (i32 attribute, i32 value). The client
+// Every attribute the driver answers for a function or kernel. The client
 // caches them, so it need not ask for any.
 template <class GetAttribute>
-void write_attributes(int device, GetAttribute get, Writer& out) {
-  std::vector<std::pair<int32_t, int32_t>> values;
+std::vector<op::AttributeValue> attributes_of(GetAttribute get) {
+  std::vector<op::AttributeValue> values;
   for (int a = 0; a < CU_FUNC_ATTRIBUTE_MAX; ++a) {
     int v = 0;
-    if (get(static_cast<CUfunction_attribute>(a), &v) == CUDA_SUCCESS) values.emplace_back(a, v);
+    if (get(static_cast<CUfunction_attribute>(a), &v) == CUDA_SUCCESS) values.push_back({a, v});
   }
-  out.put<int32_t>(device);
-  out.u32(static_cast<uint32_t>(values.size()));
-  for (const auto& [a, v] : values) {
-    out.put<int32_t>(a);
-    out.put<int32_t>(v);
-  }
+  return values;
 }
 
 // A load request, with its image: the one sent, or the cached one.
@@ -152,46 +146,40 @@ CUresult library_load(Session& s, Reader& in, Writer& out) {
   });
 }
 
-// A function's description: its layout, then its attributes.
-void write_function(const DriverTable& d, CUfunction fn, Writer& out) {
-  write_layout(function_layout(d, fn), out);
-  write_attributes(
-      -1,
-      [&](CUfunction_attribute a, int* v) {
-        return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED;
-      },
-      out);
+// A function's description: its layout and its own attributes.
+void describe_function(const DriverTable& d, CUfunction fn, op::FunctionDescription* a) {
+  a->params = function_layout(d, fn);
+  a->device = -1;
+  a->attributes = attributes_of([&](CUfunction_attribute attr, int* v) {
+    return d.cuFuncGetAttribute ? d.cuFuncGetAttribute(v, attr, fn) : CUDA_ERROR_NOT_SUPPORTED;
+  });
 }
 
 // A kernel's description, with the attributes of device `dev` (-1: the
 // current context's, and none without one).
-void write_kernel(const DriverTable& d, CUkernel kernel, CUdevice dev, Writer& out) {
-  write_layout(kernel_layout(d, kernel), out);
+void describe_kernel(const DriverTable& d, CUkernel kernel, CUdevice dev,
+                     op::FunctionDescription* a) {
+  a->params = kernel_layout(d, kernel);
   if (dev < 0 && (!d.cuCtxGetDevice || d.cuCtxGetDevice(&dev) != CUDA_SUCCESS)) dev = -1;
-  write_attributes(
-      dev,
-      [&](CUfunction_attribute a, int* v) {
-        return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, a, kernel, dev)
-                                                  : CUDA_ERROR_NOT_SUPPORTED;
-      },
-      out);
+  a->device = dev;
+  a->attributes = attributes_of([&](CUfunction_attribute attr, int* v) {
+    return dev >= 0 && d.cuKernelGetAttribute ? d.cuKernelGetAttribute(v, attr, kernel, dev)
+                                              : CUDA_ERROR_NOT_SUPPORTED;
+  });
 }
 
-CUresult module_get_function(Session& s, Reader& in, Writer& out) {
-  const uint64_t id = in.u64();
-  const uint64_t module_id = in.u64();
-  const std::string name = in.str();
-  if (!in.done()) return kMalformed;
+CUresult module_get_function(Session& s, const op::ModuleGetFunction::Request& q,
+                             op::FunctionDescription* a) {
   void* mod = nullptr;
-  if (!s.handles().resolve(module_id, HandleKind::CUmodule, &mod) || !mod)
-    return unknown_handle(module_id);
-  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.handles().resolve(q.owner, HandleKind::CUmodule, &mod) || !mod)
+    return unknown_handle(q.owner);
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   CUfunction fn = nullptr;
-  CUresult rc = d.cuModuleGetFunction(&fn, static_cast<CUmodule>(mod), name.c_str());
+  CUresult rc = d.cuModuleGetFunction(&fn, static_cast<CUmodule>(mod), q.name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
-  s.handles().alias(id, HandleKind::CUfunction, fn);
-  write_function(d, fn, out);
+  s.handles().alias(q.proposed, HandleKind::CUfunction, fn);
+  describe_function(d, fn, a);
   return CUDA_SUCCESS;
 }
 
@@ -230,59 +218,51 @@ CUresult function_names(Session& s, const op::FunctionNames::Request& q,
                               d.cuModuleEnumerateFunctions, d.cuFuncGetName, &a->names);
 }
 
-// The client may have handed `id` out already and read this reply only when
-// it needs the description, so the id is bound as it is.
-CUresult library_get_kernel(Session& s, Reader& in, Writer& out) {
-  const uint64_t id = in.u64();
-  const uint64_t library_id = in.u64();
-  const std::string name = in.str();
-  if (!in.done()) return kMalformed;
+// The client may have handed the id out already and read this reply only
+// when it needs the description, so the id is bound as it is.
+CUresult library_get_kernel(Session& s, const op::LibraryGetKernel::Request& q,
+                            op::FunctionDescription* a) {
   void* lib = nullptr;
-  if (!s.handles().resolve(library_id, HandleKind::CUlibrary, &lib) || !lib)
-    return unknown_handle(library_id);
-  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.handles().resolve(q.owner, HandleKind::CUlibrary, &lib) || !lib)
+    return unknown_handle(q.owner);
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (!d.cuLibraryGetKernel) return CUDA_ERROR_NOT_SUPPORTED;
   CUkernel kernel = nullptr;
-  CUresult rc = d.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(lib), name.c_str());
+  CUresult rc = d.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(lib), q.name.c_str());
   if (rc != CUDA_SUCCESS) return rc;
-  s.handles().alias(id, HandleKind::CUkernel, kernel);
-  write_kernel(d, kernel, -1, out);
+  s.handles().alias(q.proposed, HandleKind::CUkernel, kernel);
+  describe_kernel(d, kernel, -1, a);
   return CUDA_SUCCESS;
 }
 
 // As library_get_kernel, for the kernel's function in the current context.
-CUresult kernel_get_function(Session& s, Reader& in, Writer& out) {
-  const uint64_t id = in.u64();
-  const uint64_t kernel_id = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult kernel_get_function(Session& s, const op::KernelGetFunction::Request& q,
+                             op::FunctionDescription* a) {
   void* kernel = nullptr;
-  if (!s.handles().resolve(kernel_id, HandleKind::CUkernel, &kernel) || !kernel)
+  if (!s.handles().resolve(q.kernel, HandleKind::CUkernel, &kernel) || !kernel)
     return CUDA_ERROR_INVALID_HANDLE;
-  if (!s.handles().can_bind(id)) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   const DriverTable& d = s.driver();
   if (!d.cuKernelGetFunction) return CUDA_ERROR_NOT_SUPPORTED;
   CUfunction fn = nullptr;
   CUresult rc = d.cuKernelGetFunction(&fn, static_cast<CUkernel>(kernel));
   if (rc != CUDA_SUCCESS) return rc;
-  s.handles().alias(id, HandleKind::CUfunction, fn);
-  write_function(d, fn, out);
+  s.handles().alias(q.proposed, HandleKind::CUfunction, fn);
+  describe_function(d, fn, a);
   return CUDA_SUCCESS;
 }
 
-// u64 function or kernel id, i32 device: its description, when its lookup's
-// lacked what the client needs (a kernel looked up before any context, a
-// device other than the context's, attributes after a set).
-CUresult function_info(Session& s, Reader& in, Writer& out) {
-  const uint64_t id = in.u64();
-  const CUdevice dev = in.get<int32_t>();
-  if (!in.done()) return kMalformed;
+// When a lookup's description lacked what the client needs (a kernel
+// looked up before any context, a device other than the context's,
+// attributes after a set).
+CUresult function_info(Session& s, const op::FunctionInfo::Request& q, op::FunctionDescription* a) {
   const DriverTable& d = s.driver();
   void* h = nullptr;
-  if (s.handles().resolve(id, HandleKind::CUkernel, &h) && h)
-    write_kernel(d, static_cast<CUkernel>(h), dev, out);
-  else if (s.handles().resolve(id, HandleKind::CUfunction, &h) && h)
-    write_function(d, static_cast<CUfunction>(h), out);
+  if (s.handles().resolve(q.id, HandleKind::CUkernel, &h) && h)
+    describe_kernel(d, static_cast<CUkernel>(h), q.device, a);
+  else if (s.handles().resolve(q.id, HandleKind::CUfunction, &h) && h)
+    describe_function(d, static_cast<CUfunction>(h), a);
   else return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
@@ -290,10 +270,10 @@ CUresult function_info(Session& s, Reader& in, Writer& out) {
 const HandlerEntry kHandlers[] = {
     {protocol::kOpModuleLoad, module_load},
     {protocol::kOpLibraryLoad, library_load},
-    {protocol::kOpModuleGetFunction, module_get_function},
-    {protocol::kOpLibraryGetKernel, library_get_kernel},
-    {protocol::kOpKernelGetFunction, kernel_get_function},
-    {protocol::kOpFunctionInfo, function_info},
+    typed_entry<op::ModuleGetFunction, module_get_function>(),
+    typed_entry<op::LibraryGetKernel, library_get_kernel>(),
+    typed_entry<op::KernelGetFunction, kernel_get_function>(),
+    typed_entry<op::FunctionInfo, function_info>(),
     typed_entry<op::FunctionNames, function_names>(),
 };
 

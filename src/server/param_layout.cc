@@ -33,13 +33,4 @@ std::optional<ParamLayout> kernel_layout(const DriverTable& d, CUkernel kernel) 
   return layout(d.cuKernelGetParamInfo, kernel);
 }
 
-void write_layout(const std::optional<ParamLayout>& layout, protocol::Writer& out) {
-  if (!layout) {
-    out.u32(protocol::kUnknownLayout);
-    return;
-  }
-  out.u32(static_cast<uint32_t>(layout->size()));
-  for (const protocol::ParamSlot& slot : *layout) out.put(slot);
-}
-
 }  // namespace scuda::server

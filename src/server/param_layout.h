@@ -19,7 +19,5 @@ using ParamLayout = std::vector<protocol::ParamSlot>;
 // nullopt when the driver cannot tell, as for a kernel with no current context.
 std::optional<ParamLayout> function_layout(const DriverTable& d, CUfunction fn);
 std::optional<ParamLayout> kernel_layout(const DriverTable& d, CUkernel kernel);
-// A u32 count, then each slot; protocol::kUnknownLayout alone if unknown.
-void write_layout(const std::optional<ParamLayout>& layout, protocol::Writer& out);
 
 }  // namespace scuda::server

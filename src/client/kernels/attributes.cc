@@ -231,19 +231,14 @@ SetState set_state(uint64_t id) {
   return {generation_of(id), digest_of(id)};
 }
 
-bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device) {
+bool note_attributes(uint64_t id, uint64_t generation, int32_t local,
+                     const std::vector<protocol::op::AttributeValue>& values, int32_t* device) {
   // The server numbers its own devices; the cache, the program's.
-  const int32_t local = r.get<int32_t>();
   const int32_t dev = *device =
       several_servers() && local >= 0 ? global_device(routed_server(), local) : local;
-  const uint32_t n = r.u32();
-  if (n > CU_FUNC_ATTRIBUTE_MAX) return false;
-  std::vector<std::pair<int32_t, int32_t>> values(n);
-  for (auto& [attr, value] : values) {
-    attr = r.get<int32_t>();
-    value = r.get<int32_t>();
-    if (!r.ok() || attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return false;
-  }
+  if (values.size() > CU_FUNC_ATTRIBUTE_MAX) return false;
+  for (const auto& [attr, value] : values)
+    if (attr < 0 || attr >= CU_FUNC_ATTRIBUTE_MAX) return false;
   std::lock_guard lock(cache().mu);
   if (generation_of(id) != generation) return true;
   for (const auto& [attr, value] : values) {

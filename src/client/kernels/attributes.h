@@ -7,8 +7,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "protocol/codec.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
@@ -23,12 +25,13 @@ struct SetState {
 };
 SetState set_state(uint64_t id);
 
-// Decodes the attributes a reply carries for function or kernel `id`
-// (module_ops.cc write_attributes) and the device they are of, asked for
-// when the family's set generation was `generation`; false if they are
-// malformed. They are cached unless a set has come since, which makes them
-// stale.
-bool read_attributes(protocol::Reader& r, uint64_t id, uint64_t generation, int32_t* device);
+// Takes the attributes a description carries for function or kernel `id`
+// and the server's number of the device they are of (`local`), asked for
+// when the family's set generation was `generation`; *device is the
+// program's number. False if they are malformed. They are cached unless a
+// set has come since, which makes them stale.
+bool note_attributes(uint64_t id, uint64_t generation, int32_t local,
+                     const std::vector<protocol::op::AttributeValue>& values, int32_t* device);
 
 // The answer to cuOccupancyMaxActiveClusters (`which` 0) or
 // MaxPotentialClusterSize (1) for function `fn` and the launch

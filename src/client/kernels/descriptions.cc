@@ -13,6 +13,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -30,12 +31,15 @@ Owed& owed() {
   return *o;
 }
 
-// Decodes a description of `id` and caches it; false if malformed. *known:
-// it has the layout.
+// Decodes a description of `id`, the whole of what `r` holds, and caches
+// it; false if malformed. *known: it has the layout.
 bool decode(protocol::Reader& r, uint64_t id, uint64_t generation, bool* known, int32_t* dev) {
-  Layout layout;
-  if (!read_layout(r, &layout, known) || !read_attributes(r, id, generation, dev)) return false;
-  if (*known) note_layout(id, std::make_shared<const Layout>(std::move(layout)));
+  protocol::op::FunctionDescription d;
+  if (!protocol::read(r, &d) || (d.params && !valid_layout(*d.params)) ||
+      !note_attributes(id, generation, d.device, d.attributes, dev))
+    return false;
+  *known = d.params.has_value();
+  if (*known) note_layout(id, std::make_shared<const Layout>(std::move(*d.params)));
   return true;
 }
 
@@ -130,12 +134,11 @@ CUresult await_description(uint64_t id) {
 CUresult fetch_description(uint64_t id, int dev) {
   Route route;
   route.device(dev);
-  protocol::Writer w;
-  w.u64(id);
-  w.put<int32_t>(local_device(dev));
+  const protocol::Writer w =
+      protocol::encode(protocol::op::FunctionInfo::Request{id, local_device(dev)});
   const SetState asked = set_state(id);
   std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpFunctionInfo, w, &reply); rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = call(protocol::op::FunctionInfo::kOp, w, &reply); rc != CUDA_SUCCESS) return rc;
   protocol::Reader r(reply);
   return read_description(r, id, asked) && r.done() ? CUDA_SUCCESS : bad_reply("function-info");
 }

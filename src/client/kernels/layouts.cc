@@ -7,6 +7,7 @@
 #include "client/runtime.h"
 #include "common/lock_order.h"
 #include "custom.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
@@ -51,17 +52,19 @@ std::shared_ptr<const Layout> find_layout(uint64_t id) {
   return it == layouts().by_id.end() ? nullptr : it->second;
 }
 
-bool read_layout(protocol::Reader& r, Layout* layout, bool* known) {
-  const uint32_t n = r.u32();
-  if (known) *known = n != protocol::kUnknownLayout;
-  if (known && !*known) return r.ok();
-  if (n > kMaxParams) return false;
-  layout->resize(n);
-  for (protocol::ParamSlot& slot : *layout) {
-    slot = r.get<protocol::ParamSlot>();
+bool valid_layout(const Layout& layout) {
+  if (layout.size() > kMaxParams) return false;
+  for (const protocol::ParamSlot& slot : layout)
     if (slot.offset > kMaxParamBytes || slot.size > kMaxParamBytes - slot.offset) return false;
-  }
-  return r.ok();
+  return true;
+}
+
+bool read_layout(protocol::Reader& r, Layout* layout) {
+  protocol::op::ParamSlots slots;
+  protocol::read_field(r, slots);
+  if (!r.ok() || !slots || !valid_layout(*slots)) return false;
+  *layout = std::move(*slots);
+  return true;
 }
 
 }  // namespace scuda::client

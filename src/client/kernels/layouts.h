@@ -17,8 +17,11 @@ using Layout = std::vector<protocol::ParamSlot>;
 void note_layout(uint64_t id, std::shared_ptr<const Layout> layout);
 // nullptr when `id` names no function or kernel the client knows.
 std::shared_ptr<const Layout> find_layout(uint64_t id);
-// Decodes a layout as the server sends it; false if malformed. With
-// `known`, a layout the server could not tell is accepted, and says so.
-bool read_layout(protocol::Reader& r, Layout* layout, bool* known = nullptr);
+// Whether each parameter lies inside the most bytes a launch may carry, and
+// there are not more of them than a kernel may have.
+bool valid_layout(const Layout& layout);
+// Decodes a layout as the server sends it (protocol::op::ParamSlots);
+// false if malformed, invalid or unknown.
+bool read_layout(protocol::Reader& r, Layout* layout);
 
 }  // namespace scuda::client

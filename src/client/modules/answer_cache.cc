@@ -22,8 +22,11 @@ std::string file_name() {
   return hashed_name("answers-", {reinterpret_cast<const char*>(out.data().data()), out.size()});
 }
 
+// The magic changes with the bytes of what is kept (2: descriptions as
+// protocol::op::FunctionDescription), so that a file of an earlier layout
+// is started afresh rather than misread.
 RecordFile& store() {
-  static RecordFile* s = new RecordFile(file_name(), "scuda answers 1\n");  // used until exit
+  static RecordFile* s = new RecordFile(file_name(), "scuda answers 2\n");  // used until exit
   return *s;
 }
 

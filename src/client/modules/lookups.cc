@@ -29,6 +29,7 @@
 #include "common/lock_order.h"
 #include "custom.h"
 #include "forward.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -106,10 +107,8 @@ CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
   if (!find(known().by_name, key, &id)) {
     id = new_handle_id();
     name_lookup(id, key.first, 'f', name);
-    protocol::Writer w;
-    w.u64(id);
-    w.u64(key.first);
-    w.str(name);
+    const protocol::Writer w =
+        protocol::encode(protocol::op::ModuleGetFunction::Request{id, key.first, key.second});
     if (recall_description(id)) {
       if (CUresult rc = look_up_later(protocol::kOpModuleGetFunction, w, id); rc != CUDA_SUCCESS)
         return rc;
@@ -155,10 +154,8 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
     id = new_shared_handle_id();
     name_lookup(id, key.first, 'k', name);
     recall_description(id);
-    protocol::Writer w;
-    w.u64(id);
-    w.u64(key.first);
-    w.str(name);
+    const protocol::Writer w =
+        protocol::encode(protocol::op::LibraryGetKernel::Request{id, key.first, key.second});
     if (CUresult rc = several_servers() ? look_up_everywhere(w, id)
                                         : look_up_later(protocol::kOpLibraryGetKernel, w, id);
         rc != CUDA_SUCCESS)
@@ -189,9 +186,8 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
       name_kernel_function(id, key.first, dev);
       recall_description(id);
     }
-    protocol::Writer w;
-    w.u64(id);
-    w.u64(key.first);
+    const protocol::Writer w =
+        protocol::encode(protocol::op::KernelGetFunction::Request{id, key.first});
     if (CUresult rc = look_up_later(protocol::kOpKernelGetFunction, w, id); rc != CUDA_SUCCESS)
       return rc;
     remember(known().functions, key, id);
