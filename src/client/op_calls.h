@@ -35,9 +35,10 @@ ask(const typename Op::Request& request) {
 }
 
 // Sends Op's request one-way: a failure comes at the next synchronizing call.
+// With `sent`, the request's id.
 template <class Op>
-CUresult tell(const typename Op::Request& request) {
-  return post(Op::kOp, protocol::encode(request));
+CUresult tell(const typename Op::Request& request, uint64_t* sent = nullptr) {
+  return post(Op::kOp, protocol::encode(request), sent);
 }
 
 }  // namespace scuda::client

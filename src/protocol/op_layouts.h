@@ -420,6 +420,36 @@ struct ResourceDesc {
   };
 };
 
+// The attributes of the memory at `address`, each value in
+// kPointerValueBytes bytes, zero padded; handles among them (a context, a
+// memory pool) as client ids.
+struct PointerAttributes {
+  static constexpr Op kOp = kOpPointerAttributes;
+  using Value = std::array<uint8_t, kPointerValueBytes>;
+  struct Request {
+    uint64_t address = 0;
+    std::vector<CUpointer_attribute> attributes;  // at most kMaxPointerAttributes
+    auto fields() { return std::tie(address, attributes); }
+  };
+  struct Reply {
+    std::vector<Value> values;  // one per attribute asked
+    auto fields() { return std::tie(values); }
+  };
+};
+
+// One-way: the client's host callback `callback` takes its place in
+// `stream` (`mode`'s per-thread bit: the per-thread default stream).
+struct HostCallback {
+  static constexpr Op kOp = kOpHostCallback;
+  struct Request {
+    uint64_t stream = 0;
+    uint8_t mode = 0;
+    uint64_t callback = 0;
+    auto fields() { return std::tie(stream, mode, callback); }
+  };
+  using Reply = Empty;
+};
+
 // The join point where another server's session sends copies to this one.
 struct PeerInbox {
   static constexpr Op kOp = kOpPeerInbox;

@@ -95,6 +95,8 @@ enum ResourceOwner : uint8_t {
 
 // Each pointer attribute's value travels in this many bytes, zero padded.
 constexpr uint32_t kPointerValueBytes = 16;
+// The most attributes one pointer-attributes request asks for.
+constexpr uint32_t kMaxPointerAttributes = 64;
 
 // Module and library loads name their image by its SHA-256, so that the
 // server's cache can spare sending it (docs/protocol.md).

@@ -13,20 +13,16 @@ namespace scuda::server {
 
 namespace {
 
-// u64 stream id, u8 mode, u64 callback id; one-way.
-CUresult host_callback(Session& s, protocol::Reader& in, protocol::Writer&) {
-  const uint64_t stream_id = in.u64();
-  const bool per_thread = in.u8() & protocol::kCopyPerThread;
-  const uint64_t id = in.u64();
-  if (!in.done()) return kMalformed;
+// One-way.
+CUresult host_callback(Session& s, const protocol::op::HostCallback::Request& q, protocol::Empty*) {
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+  if (!s.handles().resolve(q.stream, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
-  auto launch = per_thread ? d.cuLaunchHostFunc_ptsz : d.cuLaunchHostFunc;
+  auto launch = q.mode & protocol::kCopyPerThread ? d.cuLaunchHostFunc_ptsz : d.cuLaunchHostFunc;
   if (!launch) return CUDA_ERROR_NOT_SUPPORTED;
   return launch(static_cast<CUstream>(stream), host_function_reached,
-                reinterpret_cast<void*>(uintptr_t{id}));
+                reinterpret_cast<void*>(uintptr_t{q.callback}));
 }
 
 // No inputs; replies string name, string secret: what the client's join
@@ -58,7 +54,7 @@ CUresult user_object_create(Session& s, const protocol::op::UserObjectCreate::Re
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpHostCallback, host_callback},
+    typed_entry<protocol::op::HostCallback, host_callback>(),
     typed_entry<protocol::op::UserObjectCreate, user_object_create>(),
     typed_entry<protocol::op::CallbackChannel, open_channel>(),
 };

@@ -11,6 +11,7 @@
 
 #include "client/memory/host_memory.h"
 #include "client/memory/memory.h"
+#include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
@@ -195,18 +196,13 @@ void to_program_device(unsigned n, const CUpointer_attribute* attrs, void** data
 CUresult ask_server(unsigned n, const CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
   Route route;
   route.address(ptr);
-  protocol::Writer w;
-  w.u64(ptr);
-  w.u32(n);
-  for (unsigned i = 0; i < n; ++i) w.put(attrs[i]);
-  std::vector<uint8_t> reply;
-  CUresult rc = call(protocol::kOpPointerAttributes, w, &reply);
+  protocol::op::PointerAttributes::Reply reply;
+  const CUresult rc =
+      ask<protocol::op::PointerAttributes>({ptr, std::vector(attrs, attrs + n)}, &reply);
   if (rc != CUDA_SUCCESS) return rc;
-  if (reply.size() != size_t{n} * protocol::kPointerValueBytes)
-    return bad_reply("cuPointerGetAttributes");
+  if (reply.values.size() != n) return bad_reply("cuPointerGetAttributes");
   for (unsigned i = 0; i < n; ++i)
-    if (data[i])
-      std::memcpy(data[i], &reply[i * protocol::kPointerValueBytes], value_size(attrs[i]));
+    if (data[i]) std::memcpy(data[i], reply.values[i].data(), value_size(attrs[i]));
   to_program_device(n, attrs, data);
   describe_range(n, attrs, data, ptr);
   return CUDA_SUCCESS;

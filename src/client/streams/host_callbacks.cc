@@ -70,12 +70,10 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
     c.queued[id] = {std::move(fn), 0, replays, host_fn, host_data};
     if (!replays) c.stream_pending.insert(id);
   }
-  protocol::Writer w;
-  w.u64(handle_id(stream));
-  w.u8(per_thread ? protocol::kCopyPerThread : 0);
-  w.u64(id);
   uint64_t request = 0;
-  const CUresult rc = post(protocol::kOpHostCallback, w, &request);
+  const CUresult rc = tell<protocol::op::HostCallback>(
+      {handle_id(stream), static_cast<uint8_t>(per_thread ? protocol::kCopyPerThread : 0), id},
+      &request);
   {
     std::lock_guard lock(c.mu);
     if (rc == CUDA_SUCCESS) {
