@@ -313,6 +313,38 @@ TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
   }
 }
 
+// A pool for the second server's device lives there, under that server's
+// number (0; the double refuses 2, which it does not have), in each call
+// that names a device: its creation, its access, an allocation from it.
+TEST_F(SeveralServersTest, MemoryPoolsNameTheirServersDevices) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location = {CU_MEM_LOCATION_TYPE_DEVICE, 2};
+  CUmemoryPool pool = nullptr;
+  ASSERT_EQ(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+  const CUmemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, 2}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &access, 1), CUDA_SUCCESS);
+  CUmemLocation where{CU_MEM_LOCATION_TYPE_DEVICE, 2};
+  CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  EXPECT_EQ(cuMemPoolGetAccess(&flags, pool, &where), CUDA_SUCCESS);
+  EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_READ);
+  EXPECT_EQ(where.id, 2);  // the program's number, left as it gave it
+  // A device of the first server cannot reach the second's pool.
+  const CUmemAccessDesc other{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &other, 1), CUDA_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cuMemAllocFromPoolAsync(&p, kMiB, pool, stream), CUDA_SUCCESS);
+  EXPECT_EQ(device_of(p), 2);
+  EXPECT_EQ(cuMemFreeAsync(p, stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+}
+
 // The program's own virtual memory management on the second server's device:
 // each device location is translated to that server's number.
 TEST_F(SeveralServersTest, VirtualMemoryOnTheSecondServerNamesItsDevice) {

@@ -36,15 +36,6 @@ bool on_host(const CUmemAllocationProp* prop) {
   }
 }
 
-// With several servers (docs/pools.md) a device location names the
-// program's device: the call goes to its server, with the server's number.
-CUmemLocation on_its_server(CUmemLocation location, scuda::client::Route& route) {
-  if (location.type != CU_MEM_LOCATION_TYPE_DEVICE) return location;
-  route.device(location.id);
-  location.id = scuda::client::local_device(location.id);
-  return location;
-}
-
 CUresult refuse_host(const char* name) {
   return scuda::client::unsupported(
       name,
@@ -76,7 +67,7 @@ CUresult scuda::client::custom::cuMemCreate(CUmemGenericAllocationHandle* handle
     return scuda::client::forward::cuMemCreate(handle, size, prop, flags);
   scuda::client::Route route;
   CUmemAllocationProp local = *prop;
-  local.location = on_its_server(prop->location, route);
+  local.location = route.location(prop->location);
   return scuda::client::forward::cuMemCreate(handle, size, &local, flags);
 }
 
@@ -86,7 +77,7 @@ CUresult scuda::client::custom::cuMemGetAllocationGranularity(
     return scuda::client::forward::cuMemGetAllocationGranularity(granularity, prop, option);
   scuda::client::Route route;
   CUmemAllocationProp local = *prop;
-  local.location = on_its_server(prop->location, route);
+  local.location = route.location(prop->location);
   return scuda::client::forward::cuMemGetAllocationGranularity(granularity, &local, option);
 }
 
@@ -96,7 +87,7 @@ CUresult scuda::client::custom::cuMemSetAccess(CUdeviceptr ptr, size_t size,
     return scuda::client::forward::cuMemSetAccess(ptr, size, desc, count);
   scuda::client::Route route;
   std::vector<CUmemAccessDesc> local(desc, desc + count);
-  for (CUmemAccessDesc& d : local) d.location = on_its_server(d.location, route);
+  for (CUmemAccessDesc& d : local) d.location = route.location(d.location);
   if (!route.ok()) return route.refuse("cuMemSetAccess");
   return scuda::client::forward::cuMemSetAccess(ptr, size, local.data(), count);
 }

@@ -49,6 +49,13 @@ CUdevice local_device(CUdevice dev) {
   return home.local;
 }
 
+CUmemLocation Route::location(CUmemLocation location) {
+  if (location.type != CU_MEM_LOCATION_TYPE_DEVICE) return location;
+  device(location.id);
+  location.id = local_device(location.id);
+  return location;
+}
+
 uint64_t tag_handle(uint64_t id) {
   if (!several_servers()) return id;
   return (id & ~kServerMask) | (uint64_t{routed_server() + 1} << kServerShift);

@@ -54,6 +54,9 @@ class Route {
   // device_memory for the device memory at `address`, when the client
   // placed it (mapped_allocations.cc).
   void address(uint64_t address);
+  // For a memory location: a device location routes to its device's
+  // server and comes back with that server's number; others as they are.
+  CUmemLocation location(CUmemLocation location);
   // False when the call's arguments name objects of two servers.
   bool ok() const { return ok_; }
   // Logs why `name` cannot run across servers and returns
