@@ -67,7 +67,7 @@ template <Plain T>
 void read_field(Reader& r, std::vector<T>& v) {
   const uint64_t n = r.u64();
   v.clear();
-  if (!count_fits(r, n, sizeof(T))) return;
+  if (!count_fits(r, n, sizeof(T)) || n == 0) return;  // an empty one has no data() to copy to
   v.resize(n);
   if (const uint8_t* p = r.take(n * sizeof(T))) std::memcpy(v.data(), p, n * sizeof(T));
 }

@@ -450,6 +450,21 @@ struct HostCallback {
   using Reply = Empty;
 };
 
+// A graph's DOT text, as cuGraphDebugDotPrint writes it with `flags`; the
+// client writes the file.
+struct GraphDot {
+  static constexpr Op kOp = kOpGraphDot;
+  struct Request {
+    uint64_t graph = 0;
+    uint32_t flags = 0;
+    auto fields() { return std::tie(graph, flags); }
+  };
+  struct Reply {
+    std::string text;
+    auto fields() { return std::tie(text); }
+  };
+};
+
 // The join point where another server's session sends copies to this one.
 struct PeerInbox {
   static constexpr Op kOp = kOpPeerInbox;

@@ -15,6 +15,7 @@
 #include "server/launch_attributes.h"
 #include "server/param_layout.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 #include "server_gen.h"
 
 namespace scuda::server {
@@ -220,29 +221,26 @@ CUresult batch_mem_op_node_get_params(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
-// u64 graph id, u32 flags; replies the DOT text, which the driver writes
-// into a file of the session's that lives for this request only.
-CUresult graph_dot(Session& s, Reader& in, Writer& out) {
-  const uint64_t graph_id = in.u64();
-  const unsigned flags = in.u32();
-  if (!in.done()) return kMalformed;
+// The driver writes the DOT text into a file of the session's that lives
+// for this request only.
+CUresult graph_dot(Session& s, const protocol::op::GraphDot::Request& q,
+                   protocol::op::GraphDot::Reply* a) {
   CUgraph graph = nullptr;
-  if (!gen::resolve(s, graph_id, HandleKind::CUgraph, &graph)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.graph, HandleKind::CUgraph, &graph)) return CUDA_ERROR_INVALID_HANDLE;
   if (!s.driver().cuGraphDebugDotPrint) return CUDA_ERROR_NOT_SUPPORTED;
   char path[] = "/tmp/scuda-graph-XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
   close(fd);
-  CUresult rc = s.driver().cuGraphDebugDotPrint(graph, path, flags);
+  const CUresult rc = s.driver().cuGraphDebugDotPrint(graph, path, q.flags);
   std::ifstream file(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  a->text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   unlink(path);
-  if (rc == CUDA_SUCCESS) out.str(text);
   return rc;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpGraphDot, graph_dot},
+    typed_entry<protocol::op::GraphDot, graph_dot>(),
     {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute},
     {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params},
     {protocol::kOpGraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params},

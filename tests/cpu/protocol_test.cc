@@ -110,6 +110,14 @@ TEST(Layout, RoundTripsInWireOrder) {
   EXPECT_EQ(got.number, 7u);
   EXPECT_EQ(got.text, "lane");
   EXPECT_EQ(got.words, sent.words);
+  // An empty list: a count of 0 and nothing after it.
+  const Writer none = encode(Sample{8, "", {}});
+  Reader e(none.data());
+  Sample empty{0, "x", {9}};
+  ASSERT_TRUE(read(e, &empty));
+  EXPECT_EQ(empty.number, 8u);
+  EXPECT_TRUE(empty.text.empty());
+  EXPECT_TRUE(empty.words.empty());
 }
 
 // Too few bytes, too many, or a count the bytes left cannot hold: read()
