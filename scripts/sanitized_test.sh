@@ -30,6 +30,8 @@ cmake --build "$build" >>"$build.log" 2>&1 || { tail -n 30 "$build.log"; exit 1;
 left_out=(
   # The release build's packages, built and checked by the plain test run.
   packages_build wheel_test deb_test systemd_unit_test docker_files_test slurm_test
+  # Reads the sources, not the build: the plain test run checks them once.
+  sources_pass_clang_tidy
   # Preloads the client into /usr/bin/env, which lacks the sanitizers' runtime.
   KubeletStandInTest.AnUnmodifiedProgramRunsThroughScudaWithTheAllocatedEnvironment
 )

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-pip libcli11-dev libspdlog-dev libfmt-dev
           libgtest-dev libssl-dev liblz4-dev libxxhash-dev clang shellcheck nlohmann-json3-dev prometheus
-          libtomlplusplus-dev python3-venv dpkg-dev systemd file clang-format lld
+          libtomlplusplus-dev python3-venv dpkg-dev systemd file clang-format clang-tidy lld
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev python3-yaml)
 missing=()
 for p in "${packages[@]}"; do

@@ -35,7 +35,7 @@ double sample_ratio(const void* data, size_t size) {
   if (n == 0) return 1;
   const auto out = std::make_unique_for_overwrite<uint8_t[]>(bound(n));
   const size_t block = compress(data, n, out.get());
-  return block ? static_cast<double>(block) / n : 1;
+  return block ? static_cast<double>(block) / static_cast<double>(n) : 1;
 }
 
 bool pays(double link_rate, double ratio) {
@@ -44,9 +44,9 @@ bool pays(double link_rate, double ratio) {
 
 void LinkRate::observe(size_t bytes, double seconds) {
   if (bytes < kSmallestSample || seconds <= 0) return;
-  const double sample = bytes / seconds;
+  const double sample = static_cast<double>(bytes) / seconds;
   const double weight = sample > rate_ ? 0.5 : 0.125;
-  rate_ = rate_ ? rate_ + weight * (sample - rate_) : sample;
+  rate_ = rate_ > 0 ? rate_ + weight * (sample - rate_) : sample;
 }
 
 bool LinkRate::compress(size_t size, double ratio) {

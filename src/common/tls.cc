@@ -127,7 +127,9 @@ bool handshake(Socket& s, SSL* ssl, bool server, milliseconds limit, std::string
     const int ret = server ? SSL_accept(ssl) : SSL_connect(ssl);
     if (ret == 1) break;
     const int e = SSL_get_error(ssl, ret);
-    short events = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    const short events = static_cast<short>(e == SSL_ERROR_WANT_READ    ? POLLIN
+                                            : e == SSL_ERROR_WANT_WRITE ? POLLOUT
+                                                                        : 0);
     if (events && wait_for(s.fd(), events, deadline, limit.count() > 0)) continue;
     const std::string why = last_error();
     *error = !why.empty()                      ? why
