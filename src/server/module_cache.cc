@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -41,6 +42,8 @@ enum class FileCheck { kGood, kWrongSize, kCorrupt };
 FileCheck check_size(int fd, uint64_t size) {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return FileCheck::kCorrupt;
+  // A size from the network so large that the trailer's would wrap around.
+  if (size > std::numeric_limits<uint64_t>::max() - kTrailerBytes) return FileCheck::kWrongSize;
   return static_cast<uint64_t>(st.st_size) == size + kTrailerBytes ? FileCheck::kGood
                                                                    : FileCheck::kWrongSize;
 }

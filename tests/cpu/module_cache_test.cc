@@ -94,6 +94,19 @@ TEST_F(ModuleCacheTest, ACorruptOrShortFileIsAMissAndIsRemoved) {
   EXPECT_FALSE(cache().find(hash_of(image), image.size(), &found));
 }
 
+// A file shorter than a trailer (cut short) and a client's size that, with
+// the trailer's added, wraps around to the file's: a miss, not a read.
+TEST_F(ModuleCacheTest, ASizeThatWrapsAroundMisses) {
+  const std::string image = "image one";
+  ASSERT_TRUE(cache().store(hash_of(image), image));
+  fs::resize_file(path(image), 3);
+  const uint64_t wraps = uint64_t{3} - 24;  // modulo 2^64
+  std::string found;
+  EXPECT_FALSE(cache().find(hash_of(image), wraps, &found));
+  EXPECT_FALSE(cache().keep(hash_of(image), wraps));
+  EXPECT_TRUE(fs::exists(path(image)));
+}
+
 // A file of another layout (the image alone, as earlier servers wrote it)
 // has the wrong size: a miss, which the client's whole image then replaces.
 TEST_F(ModuleCacheTest, AnImageWithoutItsChecksumIsAMissAndIsReplaced) {
