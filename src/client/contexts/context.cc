@@ -93,11 +93,11 @@ CUresult ask_primary(CUdevice dev, uint64_t* id) {
   return rc;
 }
 
-// Creation parameters cross as a flag and a list of execution-affinity
-// pairs (docs/protocol.md, "ctx-create"). CIG parameters name an object of
-// the client's graphics API (a D3D12 command queue), which the server's
-// driver cannot reach, so they are refused by name.
-// The program's creation parameters, if it passed any, into `q`.
+// The program's creation parameters, if it passed any, into `q`: a flag and
+// a list of execution-affinity pairs (docs/protocol.md, "ctx-create"). CIG
+// parameters name an object of the client's graphics API (a D3D12 command
+// queue), which the server's driver cannot reach, so they are refused by
+// name.
 CUresult put_create_params(const CUctxCreateParams* params, protocol::op::CtxCreate::Request* q) {
   q->has_params = params != nullptr;
   if (!params) return CUDA_SUCCESS;
