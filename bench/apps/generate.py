@@ -4,7 +4,8 @@ JSON line in step_time.py's shape, so that run.sh and report.py serve both:
 `first_step_ms` the time to the first token (the prompt's prefill), and
 `output_sha` a digest of the tokens (or embeddings) for comparing runs.
 Models have random weights from a fixed seed and a config, so nothing is
-downloaded. Usage: generate.py NAME, NAME one of the keys of CASES."""
+downloaded. Usage: generate.py NAME (one of the keys of CASES, or
+bert-varlen), or generate.py --list."""
 import argparse
 import ctypes
 import hashlib
@@ -33,11 +34,15 @@ def llama():
     return LlamaForCausalLM(config).to(torch.bfloat16)
 
 
-# name: (model, batch, prompt tokens, compiled with CUDA graphs)
-CASES = {f"{m}-b{b}": (m, b, 32, False) for m in ("gpt2", "llama") for b in (1, 8, 32)}
-CASES.update({"gpt2-b8-graphs": ("gpt2", 8, 32, True), "llama-b1-graphs": ("llama", 1, 32, True),
-              "gpt2-p1k": ("gpt2", 1, 960, False), "llama-p2k": ("llama", 1, 2048, False)})
+# name: (model, batch, prompt tokens, compiled with CUDA graphs); every
+# model and batch runs eager and compiled ("-graphs").
+CASES = {f"{m}-b{b}{suffix}": (m, b, 32, graphs) for m in ("gpt2", "llama") for b in (1, 8, 32)
+         for suffix, graphs in (("", False), ("-graphs", True))}
+CASES.update({"gpt2-p1k": ("gpt2", 1, 960, False), "llama-p2k": ("llama", 1, 2048, False)})
 BUILDERS = {"gpt2": gpt2, "llama": llama}
+# The group run.sh runs for "generation": every batch eager and compiled, the
+# long prompt, the embedding service. gpt2-p1k asks llama-p2k's question again.
+GENERATION = [name for name in CASES if name != "gpt2-p1k"] + ["bert-varlen"]
 
 
 def timed(fn):
@@ -111,9 +116,16 @@ def embedding(repeats):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("name", choices=sorted(CASES) + ["bert-varlen"])
+    parser.add_argument("name", nargs="?", choices=sorted(CASES) + ["bert-varlen"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--list", action="store_true",
+                        help="print the names of run.sh's group 'generation', and exit")
     args = parser.parse_args()
+    if args.list:
+        print(" ".join(GENERATION))
+        return
+    if args.name is None:
+        parser.error("name a workload (or --list)")
     torch.manual_seed(0)
     replies = scuda_function("scuda_replies_awaited", ctypes.c_uint64)
     before = replies() if replies else None

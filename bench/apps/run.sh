@@ -3,11 +3,13 @@
 # natively, then through a loopback scuda server with cold and then warm
 # caches (the server's modules, the client's answers), then behind each
 # emulated link; ratios from this one run.
-# Usage: bench/apps/run.sh [MODEL...]   (default: mlp resnet18)
+# Usage: bench/apps/run.sh [MODEL|GROUP...]   (default: mlp resnet18)
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
 # SCUDA_APP_REPEATS: how many times native and the warm loopback case run,
 # alternately (default 3): the steady ratio is their median.
 # SCUDA_LINK_REPEATS: how many times each link's case runs (default 1).
+# SCUDA_APP_COLD=0 leaves out the cold case (empty caches); the first warm run
+# then meets the caches as the models before it left them.
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
 # so that it cannot reach the local GPU. Writes $OUT/apps.{jsonl,md} when OUT is set,
 # and each scuda case's per-function stats as $OUT/apps_MODEL_CASE_stats.json.
@@ -16,12 +18,23 @@ cd "$(dirname "$0")/../.." || exit 1
 bin=build/bin
 python=${PYTHON:-python3}
 out=${OUT:-$(mktemp -d /tmp/scuda-apps.XXXXXX)}
-models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(mlp resnet18)
+# Groups stand for several models: "training" for step_time.py's, "generation"
+# for generate.py's list (every batch eager and compiled, the long prompt, the
+# embedding service).
+[ $# -gt 0 ] || set -- mlp resnet18
+models=()
+for m in "$@"; do
+  case $m in
+    training) models+=(mlp resnet18 mlp-graph sdpa-graph) ;;
+    generation) read -ra names <<<"$("$python" bench/apps/generate.py --list)" && models+=("${names[@]}") ;;
+    *) models+=("$m") ;;
+  esac
+done
 links=${SCUDA_LINKS-1ms-10gbit 150ms}
 limit=${SCUDA_APP_TIMEOUT:-300}
 repeats=${SCUDA_APP_REPEATS:-3}
 link_repeats=${SCUDA_LINK_REPEATS:-1}
+cold=${SCUDA_APP_COLD:-1}
 cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
 # The client's answers kept across runs start empty too: the cold case fills
 # them and the server's module cache, the cases after it find both.
@@ -83,7 +96,7 @@ measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
 }
 for model in "${models[@]}"; do
   measure "$model" native 1
-  measure "$model" scuda-cold 1 scuda "${via[none]}"
+  [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
   measure "$model" scuda-warm 1 scuda "${via[none]}"
   for ((r = 2; r <= repeats; r++)); do
     measure "$model" native "$r"
