@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -32,6 +33,22 @@ requires std::is_same_v<typename Op::Reply, protocol::Empty> CUresult
 ask(const typename Op::Request& request) {
   protocol::Empty none;
   return ask<Op>(request, &none);
+}
+
+// Sends Op's request and waits for its reply, for an op whose reply carries
+// its outputs also when the driver failed: *reply is set when they came. A
+// success without them is a bad reply.
+template <class Op>
+CUresult ask_reporting(const typename Op::Request& request,
+                       std::optional<typename Op::Reply>* reply) {
+  std::vector<uint8_t> bytes;
+  const CUresult rc = call(Op::kOp, protocol::encode(request), &bytes);
+  if (bytes.empty()) return rc == CUDA_SUCCESS ? bad_reply(protocol::op_name(Op::kOp)) : rc;
+  protocol::Reader r(bytes);
+  typename Op::Reply outputs;
+  if (!protocol::read(r, &outputs)) return bad_reply(protocol::op_name(Op::kOp));
+  reply->emplace(outputs);
+  return rc;
 }
 
 // Sends Op's request one-way: a failure comes at the next synchronizing call.

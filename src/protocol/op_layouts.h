@@ -106,7 +106,7 @@ struct VaReserve {
 };
 
 // Memory at [address, address + size) of a reservation; answered (with the
-// device's memory, even when the map failed) only when the client asks.
+// device's memory, also when the map failed) only when the client asks.
 struct VaMap {
   static constexpr Op kOp = kOpVaMap;
   struct Request {
@@ -462,6 +462,49 @@ struct GraphDot {
   struct Reply {
     std::string text;
     auto fields() { return std::tie(text); }
+  };
+};
+
+// Instantiates `graph` with cuGraphInstantiateWithParams's flags and upload
+// stream (`mode`: kCopyPerThread for the per-thread default stream); the
+// executable graph and a node new to the session take the ids proposed. The
+// reply comes also when the driver failed: its result and error node say why.
+struct GraphInstantiate {
+  static constexpr Op kOp = kOpGraphInstantiate;
+  struct Request {
+    uint64_t proposed = 0;
+    uint64_t graph = 0;
+    uint64_t flags = 0;
+    uint64_t upload_stream = 0;
+    uint8_t mode = 0;
+    uint64_t proposed_node = 0;
+    auto fields() { return std::tie(proposed, graph, flags, upload_stream, mode, proposed_node); }
+  };
+  struct Reply {
+    uint64_t exec = 0;    // 0 when the driver failed
+    uint32_t result = 0;  // CUgraphInstantiateResult
+    uint64_t error_node = 0;
+    auto fields() { return std::tie(exec, result, error_node); }
+  };
+};
+
+// Updates executable graph `exec` from `graph`; nodes new to the session take
+// the ids proposed. The reply comes also when the driver failed: the update's
+// result and the nodes it names say why.
+struct GraphExecUpdate {
+  static constexpr Op kOp = kOpGraphExecUpdate;
+  struct Request {
+    uint64_t exec = 0;
+    uint64_t graph = 0;
+    uint64_t proposed_node = 0;
+    uint64_t proposed_from_node = 0;
+    auto fields() { return std::tie(exec, graph, proposed_node, proposed_from_node); }
+  };
+  struct Reply {
+    uint32_t result = 0;  // CUgraphExecUpdateResult
+    uint64_t error_node = 0;
+    uint64_t error_from_node = 0;
+    auto fields() { return std::tie(result, error_node, error_from_node); }
   };
 };
 

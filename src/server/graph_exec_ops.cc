@@ -2,15 +2,19 @@
 // their results name graphs and nodes, which go back as the session's ids
 // (a node new to the session, e.g. made by a capture, takes the id the
 // client proposed).
-#include "protocol/ops.h"
+#include <optional>
+
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 #include "server_gen.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
@@ -18,57 +22,45 @@ uint64_t node_id(Session& s, uint64_t proposed, CUgraphNode node) {
   return s.handles().bind(proposed, HandleKind::CUgraphNode, node);
 }
 
-// u64 proposed exec, u64 graph, u64 flags, u64 upload stream, u8 mode, u64
-// proposed error node. Replies exec id, u32 result, error node id, also on
-// failure.
-CUresult instantiate(Session& s, Reader& in, Writer& out) {
-  const uint64_t proposed = in.u64();
-  const uint64_t graph_id = in.u64();
-  CUDA_GRAPH_INSTANTIATE_PARAMS params{};
-  params.flags = in.u64();
-  const uint64_t stream_id = in.u64();
-  const bool per_thread = in.u8() & protocol::kCopyPerThread;
-  const uint64_t proposed_node = in.u64();
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed) || !s.handles().can_bind(proposed_node) ||
-      proposed == proposed_node)
+CUresult instantiate(Session& s, const op::GraphInstantiate::Request& q,
+                     std::optional<op::GraphInstantiate::Reply>* reply) {
+  if (!s.handles().can_bind(q.proposed) || !s.handles().can_bind(q.proposed_node) ||
+      q.proposed == q.proposed_node)
     return CUDA_ERROR_INVALID_VALUE;
+  CUDA_GRAPH_INSTANTIATE_PARAMS params{};
+  params.flags = q.flags;
   CUgraph graph = nullptr;
-  if (!gen::resolve(s, graph_id, HandleKind::CUgraph, &graph) ||
-      !gen::resolve(s, stream_id, HandleKind::CUstream, &params.hUploadStream))
+  if (!gen::resolve(s, q.graph, HandleKind::CUgraph, &graph) ||
+      !gen::resolve(s, q.upload_stream, HandleKind::CUstream, &params.hUploadStream))
     return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
+  const bool per_thread = q.mode & protocol::kCopyPerThread;
   auto fn = per_thread ? d.cuGraphInstantiateWithParams_ptsz : d.cuGraphInstantiateWithParams;
   if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
   CUgraphExec exec = nullptr;
   const CUresult rc = fn(&exec, graph, &params);
-  out.u64(rc == CUDA_SUCCESS ? s.handles().bind(proposed, HandleKind::CUgraphExec, exec) : 0);
-  out.u32(params.result_out);
-  out.u64(node_id(s, proposed_node, params.hErrNode_out));
+  reply->emplace(op::GraphInstantiate::Reply{
+      rc == CUDA_SUCCESS ? s.handles().bind(q.proposed, HandleKind::CUgraphExec, exec) : 0,
+      static_cast<uint32_t>(params.result_out), node_id(s, q.proposed_node, params.hErrNode_out)});
   return rc;
 }
 
-// u64 exec, u64 graph, two proposed node ids. Replies u32 result and the
-// error node and error-from node ids, also on failure.
-CUresult exec_update(Session& s, Reader& in, Writer& out) {
-  const uint64_t exec_id = in.u64();
-  const uint64_t graph_id = in.u64();
-  const uint64_t proposed[2] = {in.u64(), in.u64()};
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed[0]) || !s.handles().can_bind(proposed[1]) ||
-      proposed[0] == proposed[1])
+CUresult exec_update(Session& s, const op::GraphExecUpdate::Request& q,
+                     std::optional<op::GraphExecUpdate::Reply>* reply) {
+  if (!s.handles().can_bind(q.proposed_node) || !s.handles().can_bind(q.proposed_from_node) ||
+      q.proposed_node == q.proposed_from_node)
     return CUDA_ERROR_INVALID_VALUE;
   CUgraphExec exec = nullptr;
   CUgraph graph = nullptr;
-  if (!gen::resolve(s, exec_id, HandleKind::CUgraphExec, &exec) ||
-      !gen::resolve(s, graph_id, HandleKind::CUgraph, &graph))
+  if (!gen::resolve(s, q.exec, HandleKind::CUgraphExec, &exec) ||
+      !gen::resolve(s, q.graph, HandleKind::CUgraph, &graph))
     return CUDA_ERROR_INVALID_HANDLE;
   if (!s.driver().cuGraphExecUpdate_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUgraphExecUpdateResultInfo info{};
   const CUresult rc = s.driver().cuGraphExecUpdate_v2(exec, graph, &info);
-  out.u32(info.result);
-  out.u64(node_id(s, proposed[0], info.errorNode));
-  out.u64(node_id(s, proposed[1], info.errorFromNode));
+  reply->emplace(op::GraphExecUpdate::Reply{static_cast<uint32_t>(info.result),
+                                            node_id(s, q.proposed_node, info.errorNode),
+                                            node_id(s, q.proposed_from_node, info.errorFromNode)});
   return rc;
 }
 
@@ -113,8 +105,8 @@ CUresult capture_info(Session& s, Reader& in, Writer& out) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpGraphInstantiate, instantiate},
-    {protocol::kOpGraphExecUpdate, exec_update},
+    reporting_entry<op::GraphInstantiate, instantiate>(),
+    reporting_entry<op::GraphExecUpdate, exec_update>(),
     {protocol::kOpStreamCaptureInfo, capture_info},
 };
 

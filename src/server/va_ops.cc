@@ -4,6 +4,7 @@
 // virtual memory management calls. Every address is checked against what
 // the session holds (VaSpace) before the driver sees it.
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "protocol/ops.h"
@@ -17,8 +18,6 @@ namespace scuda::server {
 namespace {
 
 namespace op = protocol::op;
-using protocol::Reader;
-using protocol::Writer;
 
 // A reservation is this many times the device's memory: room for a caching
 // allocator's fragmentation without reserving again.
@@ -100,10 +99,10 @@ CUresult sync_primary(const DriverTable& d, CUdevice dev) {
 
 // The device's free and total memory, for the client's estimate; nothing
 // when the driver cannot tell.
-void write_memory_info(const DriverTable& d, Writer& out) {
+std::optional<op::MemoryInfo> memory_info(const DriverTable& d) {
   size_t free = 0, total = 0;
-  if (!d.cuMemGetInfo_v2 || d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return;
-  protocol::write(out, op::MemoryInfo{free, total});
+  if (!d.cuMemGetInfo_v2 || d.cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) return std::nullopt;
+  return op::MemoryInfo{free, total};
 }
 
 // The hint (0: none) is where a client of several servers wants the range, above its
@@ -146,13 +145,11 @@ CUresult map(Session& s, uint64_t address, uint64_t size) {
   return rc;
 }
 
-// u64 address, u64 size; one-way, or -> u64 free, u64 total (also when the
-// map failed, so that the client's estimate is fresh).
-CUresult va_map(Session& s, Reader& in, Writer& out) {
-  op::VaMap::Request q;
-  if (!protocol::read(in, &q)) return kMalformed;
+// One-way, or answered with the device's memory, also when the map failed,
+// so that the client's estimate is fresh.
+CUresult va_map(Session& s, const op::VaMap::Request& q, std::optional<op::MemoryInfo>* reply) {
   const CUresult rc = map(s, q.address, q.size);
-  if (!(s.request().flags & protocol::kOneWay)) write_memory_info(s.driver(), out);
+  if (!(s.request().flags & protocol::kOneWay)) *reply = memory_info(s.driver());
   return rc;
 }
 
@@ -190,7 +187,7 @@ CUresult va_sync(Session& s, const protocol::Empty&, protocol::Empty*) {
 
 const HandlerEntry kHandlers[] = {
     typed_entry<op::VaReserve, va_reserve>(),
-    {protocol::kOpVaMap, va_map},
+    reporting_entry<op::VaMap, va_map>(),
     typed_entry<op::VaFree, va_free>(),
     typed_entry<op::VaSync, va_sync>(),
 };

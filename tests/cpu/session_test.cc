@@ -255,6 +255,53 @@ TEST(Session, VaMapsOutsideTheSessionsReservationsAreRefused) {
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
+// Ops whose reply carries the driver's outputs also when it failed send them
+// only once the driver was reached: a request refused before it (an unknown
+// graph) is answered with its result alone, nothing made up beside it.
+TEST(Session, OutputsOfAFailureComeOnlyFromTheDriver) {
+  ServerProcess server;
+  Socket sock = raw_connect(server);
+  hello(sock, good_hello());
+  protocol::FrameHeader req;
+  req.request_id = 2;
+  auto result = [](const std::string& reply) {
+    uint32_t rc = 0;
+    if (reply.size() >= sizeof rc) std::memcpy(&rc, reply.data(), sizeof rc);
+    return rc;
+  };
+  const uint64_t unknown = 0x7000;
+  req.op = protocol::kOpGraphInstantiate;
+  const std::string instantiate = exchange(
+      sock, req,
+      protocol::encode(protocol::op::GraphInstantiate::Request{0x5001, unknown, 0, 0, 0, 0x5002}));
+  EXPECT_EQ(result(instantiate), uint32_t{CUDA_ERROR_INVALID_HANDLE});
+  EXPECT_EQ(instantiate.size(), sizeof(uint32_t)) << "outputs beside an early failure";
+  req.op = protocol::kOpGraphExecUpdate;
+  const std::string update = exchange(
+      sock, req,
+      protocol::encode(protocol::op::GraphExecUpdate::Request{unknown, unknown, 0x5003, 0x5004}));
+  EXPECT_EQ(result(update), uint32_t{CUDA_ERROR_INVALID_HANDLE});
+  EXPECT_EQ(update.size(), sizeof(uint32_t)) << "outputs beside an early failure";
+
+  // A map the session refuses still tells the device's memory when answered:
+  // the driver's own figures, which keep the client's estimate fresh.
+  req.op = protocol::kOpCtxCreate;
+  protocol::op::CtxCreate::Request create;
+  create.proposed = 0x5005;
+  ASSERT_EQ(result(exchange(sock, req, protocol::encode(create))), uint32_t{CUDA_SUCCESS});
+  req.op = protocol::kOpVaMap;
+  const std::string map =
+      exchange(sock, req, protocol::encode(protocol::op::VaMap::Request{0x200000, 0x200000}));
+  EXPECT_EQ(result(map), uint32_t{CUDA_ERROR_INVALID_VALUE});
+  ASSERT_EQ(map.size(), sizeof(uint32_t) + sizeof(protocol::op::MemoryInfo));
+  protocol::op::MemoryInfo info;
+  protocol::Reader r(reinterpret_cast<const uint8_t*>(map.data()) + sizeof(uint32_t),
+                     map.size() - sizeof(uint32_t));
+  ASSERT_TRUE(protocol::read(r, &info));
+  EXPECT_GT(info.total, 0u);
+  EXPECT_LE(info.free, info.total);
+}
+
 // whose shape is not one the server knows, end the session.
 TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
   ServerProcess server;
