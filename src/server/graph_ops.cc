@@ -131,9 +131,10 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   if (!d.cuGraphKernelNodeGetParams_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_KERNEL_NODE_PARAMS k{};
   if (CUresult rc = d.cuGraphKernelNodeGetParams_v2(node, &k); rc != CUDA_SUCCESS) return rc;
-  const ParamLayout layout =
-      (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{});
-  const std::string args = packed_arguments(k, layout);
+  // Always present on the wire: an unknown layout goes as one without slots.
+  const protocol::op::ParamSlots layout{
+      (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{})};
+  const std::string args = packed_arguments(k, *layout);
   CUDA_KERNEL_NODE_PARAMS wire = k;
   wire.func =
       reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
@@ -143,7 +144,7 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   wire.extra = nullptr;
   out.put(wire);
   out.blob(args.data(), args.size());
-  protocol::write_field(out, protocol::op::ParamSlots(layout));
+  protocol::write_field(out, layout);
   const char* name = nullptr;
   if (!k.func || !d.cuFuncGetName || d.cuFuncGetName(&name, k.func) != CUDA_SUCCESS || !name)
     name = "";

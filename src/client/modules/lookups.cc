@@ -30,7 +30,6 @@
 #include "custom.h"
 #include "forward.h"
 #include "protocol/op_layouts.h"
-#include "protocol/ops.h"
 
 namespace scuda::client {
 
@@ -110,11 +109,12 @@ CUresult get_function(CUfunction* out, CUmodule module, const char* name) {
     const protocol::Writer w =
         protocol::encode(protocol::op::ModuleGetFunction::Request{id, key.first, key.second});
     if (recall_description(id)) {
-      if (CUresult rc = look_up_later(protocol::kOpModuleGetFunction, w, id); rc != CUDA_SUCCESS)
+      if (CUresult rc = look_up_later(protocol::op::ModuleGetFunction::kOp, w, id);
+          rc != CUDA_SUCCESS)
         return rc;
     } else {
       std::vector<uint8_t> reply;
-      if (CUresult rc = call(protocol::kOpModuleGetFunction, w, &reply); rc != CUDA_SUCCESS)
+      if (CUresult rc = call(protocol::op::ModuleGetFunction::kOp, w, &reply); rc != CUDA_SUCCESS)
         return rc;
       protocol::Reader r(reply);
       if (!read_description(r, id, {}) || !r.done()) return bad_reply("cuModuleGetFunction");
@@ -135,7 +135,8 @@ CUresult look_up_everywhere(const protocol::Writer& request, uint64_t id) {
     Route route;
     route.to(s);
     std::vector<uint8_t> reply;
-    if (CUresult rc = call(protocol::kOpLibraryGetKernel, request, &reply); rc != CUDA_SUCCESS)
+    if (CUresult rc = call(protocol::op::LibraryGetKernel::kOp, request, &reply);
+        rc != CUDA_SUCCESS)
       return rc;
     protocol::Reader r(reply);
     if (!read_description(r, id, {}) || !r.done()) return bad_reply("cuLibraryGetKernel");
@@ -157,7 +158,7 @@ CUresult get_kernel(CUkernel* out, CUlibrary library, const char* name) {
     const protocol::Writer w =
         protocol::encode(protocol::op::LibraryGetKernel::Request{id, key.first, key.second});
     if (CUresult rc = several_servers() ? look_up_everywhere(w, id)
-                                        : look_up_later(protocol::kOpLibraryGetKernel, w, id);
+                                        : look_up_later(protocol::op::LibraryGetKernel::kOp, w, id);
         rc != CUDA_SUCCESS)
       return rc;
     remember(known().by_name, key, id);
@@ -188,7 +189,8 @@ CUresult get_kernel_function(CUfunction* out, CUkernel kernel) {
     }
     const protocol::Writer w =
         protocol::encode(protocol::op::KernelGetFunction::Request{id, key.first});
-    if (CUresult rc = look_up_later(protocol::kOpKernelGetFunction, w, id); rc != CUDA_SUCCESS)
+    if (CUresult rc = look_up_later(protocol::op::KernelGetFunction::kOp, w, id);
+        rc != CUDA_SUCCESS)
       return rc;
     remember(known().functions, key, id);
     if (const char* name = nullptr; name_of(key.first, &name) == CUDA_SUCCESS)
