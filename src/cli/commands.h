@@ -15,5 +15,7 @@ void add_status_command(CLI::App& app);
 void add_remember_command(CLI::App& app);
 // `scuda cert`: a self-signed CA and certificates for TLS.
 void add_cert_command(CLI::App& app);
+// `scuda token mint|drop`: per-job tokens for a scheduler (token_command.cc).
+void add_token_command(CLI::App& app);
 
 }  // namespace scuda::cli

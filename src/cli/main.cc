@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   scuda::cli::add_status_command(app);
   scuda::cli::add_remember_command(app);
   scuda::cli::add_cert_command(app);
+  scuda::cli::add_token_command(app);
   CLI11_PARSE(app, static_cast<int>(args.size()), args.data());
   return 0;
 }

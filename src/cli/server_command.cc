@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/job_tokens.h"
 #include "common/log.h"
 #include "common/socket.h"
 #include "common/tls.h"
@@ -20,6 +21,7 @@ struct ServerArgs {
   server::ListenerOptions listener;
   std::string token_file;
   std::string tokens_file;
+  std::string job_key_file;
   tls::ServerFiles tls;
   std::string nvml_path;
   bool insecure = false;
@@ -81,13 +83,17 @@ bool exposed_safely(const ServerArgs& args, const HostPort& addr, bool tokens) {
 }
 
 // --tokens (named tokens with limits, read again at SIGHUP) or --token-file
-// (one unnamed token without limits).
+// (one unnamed token without limits), and beside either --job-key (tokens
+// minted per job).
 bool read_tokens(const ServerArgs& args, server::ListenerOptions* options, std::string* error) {
   if (!args.tokens_file.empty()) {
     options->tokens_file = args.tokens_file;
-    return server::Tokens::load(args.tokens_file, &options->session.tokens, error);
+    if (!server::Tokens::load(args.tokens_file, &options->session.tokens, error)) return false;
   }
-  if (args.token_file.empty()) return true;
+  if (!args.job_key_file.empty() &&
+      !read_job_key(args.job_key_file, &options->session.job_key, error))
+    return false;
+  if (args.token_file.empty() || !args.tokens_file.empty()) return true;
   std::string token;
   if (!read_token_file(args.token_file, &token, error)) return false;
   options->session.tokens = server::Tokens::single(token);
@@ -111,7 +117,9 @@ int run_server(const ServerArgs& args) {
     spdlog::error("{}", error);
     return 2;
   }
-  if (!exposed_safely(args, addr, !options.session.tokens.open())) return 2;
+  if (!exposed_safely(args, addr,
+                      !options.session.tokens.open() || !options.session.job_key.empty()))
+    return 2;
   if (!args.tls.cert.empty()) {
     options.session.tls = tls::server_context(args.tls, &error);
     if (!options.session.tls) {
@@ -142,6 +150,11 @@ void add_server_command(CLI::App& app) {
                   "each; SIGHUP reads it again")
       ->check(CLI::ExistingFile)
       ->excludes(token_file);
+  cmd->add_option("--job-key", args->job_key_file,
+                  "File holding the key a scheduler's prolog mints per-job tokens with "
+                  "(`scuda token mint`); such a token works until its job's epilog drops it "
+                  "(`scuda token drop`) or it expires")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--max-sessions", args->listener.max_sessions,
                   "Most client sessions served at once (0: no limit); later clients wait in a "
                   "queue, by their token's priority, then arrival")

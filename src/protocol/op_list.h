@@ -40,6 +40,7 @@
   X(kOpFunctionNames, 22, "function-names", kAnswered)   /* a module's or library's */          \
   X(kOpUserObjectCreate, 23, "user-object-create", kAnswered) /* destructor on the client */    \
   X(kOpStatus, 24, "status", kHandshake)                 /* `scuda status`, no session */       \
+  X(kOpTokenDrop, 25, "token-drop", kHandshake)          /* a job's token, at its end */        \
   /* Graphs and stream capture (docs/protocol.md, "Graphs"). */                                 \
   X(kOpGraphAddNode, 200, "graph-add-node", kAnswered)                                          \
   X(kOpGraphNodeSetParams, 201, "graph-node-set-params", kAnswered)                             \

@@ -36,9 +36,10 @@ std::map<std::string, int> places_by_token(const SessionTable& table) {
 }
 
 // Whether a reload removed the token a queued session came with: it may
-// not take a place the file no longer grants.
+// not take a place the file no longer grants. A job's token is in no file.
 bool token_removed(const AdmissionLimits& limits, const std::string& name) {
-  return limits.tokens && !limits.tokens->open() && !limits.tokens->find(name);
+  return limits.tokens && !limits.tokens->open() && !limits.tokens->find(name) &&
+         !is_job_token_name(name);
 }
 
 // Sends the slot's session away; false when it left the queue meanwhile.

@@ -10,11 +10,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/job_tokens.h"
 #include "common/random_bytes.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
 #include "server/local_socket.h"
+#include "server/status/session_table.h"
 
 namespace scuda::server {
 
@@ -48,12 +50,35 @@ void set_admission(Admission a) { g_admission = std::move(a); }
 
 const Admission& admission() { return g_admission; }
 
-std::string hello_refusal(const protocol::Hello& hello, const Token** token) {
-  const Token* found = g_admission.tokens.match(hello.token);
-  if (token) *token = found;
-  if (!g_admission.tokens.open() && !found)
+bool admits_anyone(const Admission& a) { return a.tokens.open() && a.job_key.empty(); }
+
+namespace {
+
+// A job's token: minted with the server's key, not expired, not dropped.
+std::string job_refusal(const std::string& presented, std::optional<Token>* token) {
+  JobToken job;
+  std::string why;
+  const int64_t now = unix_now_ms() / 1000;
+  if (!verify_job_token(g_admission.job_key, presented, now, &job, &why))
+    return "authentication failed: " + why;
+  if (g_admission.table && g_admission.table->revoked_jobs.revoked(job.job))
+    return fmt::format("authentication failed: job {}'s token was dropped (the job ended)",
+                       job.job);
+  if (token) *token = Token{.name = job_token_name(job.job)};
+  return "";
+}
+
+}  // namespace
+
+std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token) {
+  if (!g_admission.job_key.empty() && looks_like_job_token(hello.token)) {
+    if (std::string why = job_refusal(hello.token, token); !why.empty()) return why;
+  } else if (const Token* found = g_admission.tokens.match(hello.token)) {
+    if (token) *token = *found;
+  } else if (!admits_anyone(g_admission)) {
     return "authentication failed: wrong or missing token (give the server's token with "
            "--token-file or SCUDA_TOKEN_FILE)";
+  }
   if (hello.api_hash != protocol::kApiHash)
     return "client and server were built from different driver API tables: run the same "
            "scuda release on both machines";

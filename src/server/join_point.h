@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/socket.h"
@@ -21,21 +22,31 @@
 
 namespace scuda::server {
 
+struct SessionTable;
+
 // What every connection's handshake must satisfy, the session's and its
 // joins' alike: the server's TLS (null: none) and tokens (none: open).
 struct Admission {
   std::shared_ptr<const tls::Context> tls;
   Tokens tokens;
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  // The key job tokens are minted with (`--job-key`; "": none taken), and
+  // the table that lists the jobs whose tokens were dropped.
+  std::string job_key;
+  SessionTable* table = nullptr;
 };
 
 // Set once, in the session process, before a join point opens.
 void set_admission(Admission admission);
 const Admission& admission();
 
-// Why `hello` cannot be served (a wrong token, another build); "" if it
-// can, and then *token is the token it gave (null on a server without tokens).
-std::string hello_refusal(const protocol::Hello& hello, const Token** token = nullptr);
+// Why `hello` cannot be served (a wrong token, a dropped or expired job's,
+// another build); "" if it can, and then *token is the token it gave (empty
+// on a server without tokens). A job's token is named job_token_name(id).
+std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token = nullptr);
+
+// Whether the server takes no token at all.
+bool admits_anyone(const Admission& a);
 
 class JoinPoint {
  public:

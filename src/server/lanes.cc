@@ -41,11 +41,10 @@ bool move_all(Socket& s, uint8_t* p, size_t n, bool sending, int main) {
     if (moved > 0) {
       p += moved;
       n -= static_cast<size_t>(moved);
-    } else if (moved == 0 || (errno != EAGAIN && errno != EINTR)) {
-      return false;
-    } else if (errno == EAGAIN && !ready(s.fd(), wait, main)) {
-      return false;
+      continue;
     }
+    const bool failed = moved == 0 || (errno != EAGAIN && errno != EINTR);
+    if (failed || (errno == EAGAIN && !ready(s.fd(), wait, main))) return false;
   }
   // What TLS gathered must reach the client before the copy counts as sent.
   for (short wait = 0; sending && s.flush_now(&wait) != 0;)

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "common/job_tokens.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
@@ -22,6 +23,7 @@
 #include "server/module_cache.h"
 #include "server/queue_wait.h"
 #include "server/snapshot.h"
+#include "server/status/session_table.h"
 #include "server/status/status_answer.h"
 #include "server/visible_devices.h"
 
@@ -65,12 +67,14 @@ int Session::run() {
   protocol::Hello hello;
   uint64_t hello_id = 0;
   uint32_t op = 0;
-  set_admission({options_.tls, options_.tokens, options_.handshake_timeout});
+  set_admission({options_.tls, options_.tokens, options_.handshake_timeout, options_.job_key,
+                 options_.table});
   arm_handshake_alarm(options_.handshake_timeout);
   const Opening opening = open_connection(&hello, &hello_id, &op);
   disarm_handshake_alarm();
   if (opening != Opening::kHello) return opening == Opening::kRouted ? 0 : 1;
   if (op == protocol::kOpStatus) return answer_status(socket_, hello_id, options_.table) ? 0 : 1;
+  if (op == protocol::kOpTokenDrop) return drop_job_token(hello, hello_id) ? 0 : 1;
   if (!take_place(hello_id)) return 0;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
@@ -116,7 +120,7 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
     refuse(f.header.request_id, "malformed handshake");
     return false;
   }
-  const Token* token = nullptr;
+  std::optional<Token> token;
   if (const std::string why = hello_refusal(*hello, &token); !why.empty()) {
     refuse(f.header.request_id, why);
     return false;
@@ -129,6 +133,32 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
     return false;
   }
   return true;
+}
+
+// The drop of a job's token, authenticated by that token (check_hello): its
+// job's tokens are refused from now on, and its sessions end.
+bool Session::drop_job_token(const protocol::Hello& hello, uint64_t request_id) {
+  JobToken job;
+  std::string why;
+  if (!looks_like_job_token(hello.token) ||
+      !verify_job_token(options_.job_key, hello.token, unix_now_ms() / 1000, &job, &why) ||
+      !options_.table) {
+    refuse(request_id, "token-drop takes a job's token only");
+    return false;
+  }
+  if (!options_.table->revoked_jobs.revoke(job.job, job.expires, unix_now_ms() / 1000)) {
+    refuse(request_id, "the server's list of dropped job tokens is full; try again later");
+    return false;
+  }
+  const int ended = options_.table->end_sessions_of(job_token_name(job.job));
+  spdlog::info("job {}'s token dropped: {} of its sessions ended", job.job, ended);
+  const std::string text = fmt::format("job {}'s token dropped; {} sessions ended", job.job, ended);
+  const uint32_t result = CUDA_SUCCESS;
+  FrameHeader h;
+  h.flags = protocol::kReply;
+  h.op = protocol::kOpTokenDrop;
+  h.request_id = request_id;
+  return protocol::write_frame(socket_, h, &result, sizeof result, text.data(), text.size());
 }
 
 // Authentication came first: a client with a wrong token never waits. A

@@ -32,7 +32,8 @@
 namespace scuda::server {
 
 struct SessionOptions {
-  Tokens tokens;  // none: no token required
+  Tokens tokens;        // none: no token required
+  std::string job_key;  // the key job tokens are minted with; "": none taken
   // The server's TLS (docs/protocol.md, "TLS"); null: connections are plain.
   std::shared_ptr<const tls::Context> tls;
   std::string driver_path;  // empty: search the usual places
@@ -117,6 +118,7 @@ class Session {
   bool check_hello(const protocol::Frame& f, protocol::Hello* hello);
   // Waits in the admission queue for a place; false when the session ends there.
   bool take_place(uint64_t request_id);
+  bool drop_job_token(const protocol::Hello& hello, uint64_t request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);
   bool apply_visible(const std::string& list, uint64_t request_id);

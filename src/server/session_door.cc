@@ -72,7 +72,8 @@ Session::Opening Session::open_connection(protocol::Hello* hello, uint64_t* requ
     return Opening::kEnd;
   }
   if (status == ReadStatus::kBad ||
-      (f.header.op != protocol::kOpHello && f.header.op != protocol::kOpStatus)) {
+      (f.header.op != protocol::kOpHello && f.header.op != protocol::kOpStatus &&
+       f.header.op != protocol::kOpTokenDrop)) {
     refuse(f.header.request_id,
            status == ReadStatus::kBad ? error : "the first frame must be the handshake");
     return Opening::kEnd;

@@ -61,6 +61,7 @@ std::string read_limits(const toml::table& t, Token* token) {
 std::string read_token(const std::string& name, const toml::node& node, Token* token) {
   const toml::table* t = node.as_table();
   if (!t) return "not a table";
+  if (is_job_token_name(name)) return "names starting with 'job:' are the job tokens'";
   for (const auto& [key, value] : *t)
     if (key != "secret" && key != "sha256" && key != "max_sessions" && key != "memory" &&
         key != "priority")
@@ -71,6 +72,10 @@ std::string read_token(const std::string& name, const toml::node& node, Token* t
 }
 
 }  // namespace
+
+std::string job_token_name(const std::string& job) { return "job:" + job; }
+
+bool is_job_token_name(const std::string& name) { return name.rfind("job:", 0) == 0; }
 
 SecretDigest digest_of(const std::string& secret) {
   SecretDigest d{};

@@ -42,6 +42,11 @@ class Tokens {
   std::vector<Token> list_;
 };
 
+// The name a job's token (common/job_tokens.h) goes by in logs, status and
+// the queue: "job:<id>". No name in a tokens file starts with "job:".
+std::string job_token_name(const std::string& job);
+bool is_job_token_name(const std::string& name);
+
 // SHA-256 of `secret`.
 SecretDigest digest_of(const std::string& secret);
 

@@ -88,13 +88,17 @@ packaging=$(cd "$here/../../packaging/slurm" && pwd)
 install -m 0755 "$packaging/scuda-slurm" "$scuda_slurm"
 install -m 0644 "$here/client_program.py" "$work/bin/"
 
-# Two scuda servers, one per remote GPU, each with a named token.
+# Two scuda servers, one per remote GPU, each with a named token; the
+# second also takes tokens minted per job with a key, which its pool row names.
 servers=()
+head -c 32 /dev/urandom | base64 >"$work/jobkey"
 for i in 0 1; do
   head -c 24 /dev/urandom | base64 >"$work/token$i"
   printf '[tokens.slurm-gpu%s]\nsecret = "%s"\n' "$i" "$(cat "$work/token$i")" >"$work/tokens$i.toml"
+  key=()
+  [ "$i" = 1 ] && key=(--job-key "$work/jobkey")
   start "server$i" "$scuda_bin" server -l 127.0.0.1:0 --driver "$driver_double" --nvml "$nvml_double" \
-    --tokens "$work/tokens$i.toml" --drain-timeout 0 -v
+    --tokens "$work/tokens$i.toml" "${key[@]}" --drain-timeout 0 -v
 done
 for i in 0 1; do
   wait_until 10 "server $i prints its address" \
@@ -107,9 +111,10 @@ cat >"$work/etc/scuda-pool.conf" <<EOF
 lib_dir=$lib_dir
 run_dir=$work/run
 gres_dir=$work/gres
+scuda_bin=$scuda_bin
 # node index server token-file
 cpu1 0 ${servers[0]} $work/token0
-cpu1 1 ${servers[1]} $work/token1
+cpu1 1 ${servers[1]} key:$work/jobkey
 EOF
 "$scuda_slurm" check
 "$scuda_slurm" setup-node cpu1
@@ -239,9 +244,20 @@ index_of() {
 job a
 job b
 wait_until 20 "jobs a and b run" test -e "$work/a.running" -a -e "$work/b.running"
+# A job's own token names its job: "job.ID.EXPIRY.MAC".
+own_token() { [[ $(got "$1" token) == job.$2.* ]]; }
 for name in a b; do
   index=$(index_of "$(got "$name" server)")
-  [ "$(got "$name" token)" = "$(cat "$work/token$index")" ] || fail "job $name's token is not its GPU's"
+  id=$(squeue -h -n "$name" -o %A)
+  if [ "$index" = 1 ]; then
+    own_token "$name" "$id" || fail "job $name (id $id) got no token of its own: $(got "$name" token)"
+    grep -q "(token 'job:$id') ready" "$work/log/server1.log" ||
+      fail "server 1 logged no session of job $id's own token"
+  else
+    [ "$(got "$name" token)" = "$(cat "$work/token0")" ] || fail "job $name's token is not its GPU's"
+    grep -q "(token 'slurm-gpu0') ready" "$work/log/server0.log" ||
+      fail "server 0 logged no session of a job's program with its token"
+  fi
   [ "$(got "$name" token_mode)" = 400 ] || fail "job $name's token copy is mode $(got "$name" token_mode)"
   [[ $(got "$name" preload) == "$lib_dir"/libscuda.so* ]] || fail "job $name's LD_PRELOAD: $(got "$name" preload)"
   grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/$name.out" ||
@@ -250,10 +266,6 @@ for name in a b; do
     fail "job $name's NVML calls did not go through scuda"
 done
 [ "$(got a server)" != "$(got b server)" ] || fail "jobs a and b got the same GPU $(got a server)"
-for i in 0 1; do
-  grep -q "for '[^']*python[^']*' (token 'slurm-gpu$i') ready" "$work/log/server$i.log" ||
-    fail "server $i logged no session of a job's program with its token"
-done
 echo "slurm_test: a got ${servers[$(index_of "$(got a server)")]}, b got the other, after $((SECONDS - started)) s"
 
 # A third job waits for a GPU: the node has CPUs to spare, not GPUs.
@@ -273,6 +285,18 @@ jobs=()
 # The Epilog removes each job's files; then both GPUs are free for one job.
 run_dir_empty() { [ -z "$(ls -A "$work/run")" ]; }
 wait_until 10 "the Epilog removes the jobs' files" run_dir_empty
+# The Epilog dropped the own tokens: one kept after its job is refused.
+for name in a b c; do
+  [ "$(index_of "$(got "$name" server)")" = 1 ] || continue
+  got "$name" token >"$work/kept.token"
+  if SCUDA_SERVER=${servers[1]} SCUDA_TOKEN_FILE=$work/kept.token LD_LIBRARY_PATH=$lib_dir \
+    timeout 30 python3 "$work/bin/client_program.py" >"$work/kept.out" 2>&1; then
+    fail "job $name's own token still works after its job: $(cat "$work/kept.out")"
+  fi
+  grep -q "token was dropped (the job ended)" "$work/kept.out" ||
+    fail "a dropped token's client was told: $(cat "$work/kept.out")"
+done
+grep -q "token dropped" "$work/log/server1.log" || fail "server 1 logged no dropped token"
 # Both GPUs for one job of an ordinary user, whose copy of the token is its own.
 # shellcheck disable=SC2016
 out=$(cd "$work" && runuser -u nobody -- timeout 30 srun --immediate=10 --gres=scuda:2 \

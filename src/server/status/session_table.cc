@@ -1,6 +1,7 @@
 #include "server/status/session_table.h"
 
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -87,6 +88,19 @@ uint64_t SessionTable::charged_to(const char* name) const {
         strncmp(slot.token, name, sizeof slot.token) == 0)
       sum += slot.charged.load();
   return sum;
+}
+
+int SessionTable::end_sessions_of(const std::string& name) {
+  int ended = 0;
+  for (SessionSlot& slot : slots) {
+    const uint32_t state = slot.state.load(std::memory_order_acquire);
+    const pid_t pid = slot.pid.load();
+    if ((holds_place(state) || state == kSlotQueued) && pid > 0 && pid != getpid() &&
+        name.size() < sizeof slot.token &&
+        strncmp(slot.token, name.c_str(), sizeof slot.token) == 0 && kill(pid, SIGTERM) == 0)
+      ++ended;
+  }
+  return ended;
 }
 
 // A shared (not process-private) futex: the table is mapped into every

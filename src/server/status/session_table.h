@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "server/job_revocations.h"
+
 namespace scuda::server {
 
 constexpr size_t kSessionSlots = 1024;
@@ -97,6 +99,8 @@ struct SessionTable {
   char gpu_source[16] = {};  // "NVML" or "driver"
   GpuSlot gpus[kMaxGpus];
   SessionSlot slots[kSessionSlots];
+  // Jobs whose tokens were dropped (any session process writes it).
+  RevokedJobs revoked_jobs;
 
   // Maps a new table shared with every process forked after it; nullptr
   // (with *error) if it cannot.
@@ -112,6 +116,9 @@ struct SessionTable {
   void release(pid_t pid);
   // Device memory charged by the sessions of token `name` that hold a place.
   uint64_t charged_to(const char* name) const;
+  // Any process: ends (SIGTERM) every session authenticated with token
+  // `name`, queued or running, but the caller's own; how many it ended.
+  int end_sessions_of(const std::string& name);
 };
 
 // Waits while slot->state is `state`, at most `ms` milliseconds (a futex on
