@@ -37,9 +37,9 @@ std::string table_text(const Table& rows) {
       fmt::format("{:<44}{:>10}{:>9}{:>9}{:>9}{:>13}{:>13}{:>11}\n", "scuda stats: function",
                   "calls", "one-way", "sync", "deferred", "bytes out", "bytes in", "waited ms");
   for (const auto& [name, r] : rows)
-    out +=
-        fmt::format("{:<44}{:>10}{:>9}{:>9}{:>9}{:>13}{:>13}{:>11.3f}\n", name, r.calls, r.one_way,
-                    r.round_trips, r.deferred, r.bytes_out, r.bytes_in, r.waited_ns / 1e6);
+    out += fmt::format("{:<44}{:>10}{:>9}{:>9}{:>9}{:>13}{:>13}{:>11.3f}\n", name, r.calls,
+                       r.one_way, r.round_trips, r.deferred, r.bytes_out, r.bytes_in,
+                       static_cast<double>(r.waited_ns) / 1e6);
   return out;
 }
 
@@ -50,7 +50,7 @@ std::string json_text(const Table& rows) {
         fmt::format("{{\"function\":\"{}\",\"calls\":{},\"one_way\":{},\"round_trips\":{},"
                     "\"deferred\":{},\"bytes_out\":{},\"bytes_in\":{},\"waited_ms\":{:.3f}}}",
                     name, r.calls, r.one_way, r.round_trips, r.deferred, r.bytes_out, r.bytes_in,
-                    r.waited_ns / 1e6));
+                    static_cast<double>(r.waited_ns) / 1e6));
   return "[\n" + fmt::format("{}", fmt::join(items, ",\n")) + "\n]\n";
 }
 

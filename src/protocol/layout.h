@@ -4,7 +4,7 @@
 // encode and decode any such struct with the codec's rules: a trivially
 // copyable field as its bytes, a string as a u64 length and its bytes, a
 // vector as a u64 count and its items, an optional as a u8 (1: present)
-// and then its value. op_layouts.h holds the ops'.
+// and then its value, a layout inside another as its fields. op_layouts.h holds the ops'.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,13 @@ concept Layout = requires(T t) {
 
 template <class T>
 concept Plain = std::is_trivially_copyable_v<T>;
+
+// A layout inside another, field by field (defined below, declared first so
+// that every field overload finds it).
+template <Layout T>
+requires(!Plain<T>) void write_field(Writer& w, const T& v);
+template <Layout T>
+requires(!Plain<T>) void read_field(Reader& r, T& v);
 
 template <Plain T>
 void write_field(Writer& w, const T& v) {
@@ -96,6 +103,18 @@ void write(Writer& w, const T& layout) {
   std::apply([&](const auto&... f) { (write_field(w, f), ...); }, const_cast<T&>(layout).fields());
 }
 
+// Fills `layout` from `r`, leaving what follows it: for a layout inside
+// another, or one that bytes written apart follow (a launch's arguments).
+template <Layout T>
+void read_fields(Reader& r, T& layout) {
+  std::apply([&](auto&... f) { (read_field(r, f), ...); }, layout.fields());
+}
+
+template <Layout T>
+requires(!Plain<T>) void write_field(Writer& w, const T& v) { write(w, v); }
+template <Layout T>
+requires(!Plain<T>) void read_field(Reader& r, T& v) { read_fields(r, v); }
+
 // Encodes `layout` alone.
 template <Layout T>
 Writer encode(const T& layout) {
@@ -107,7 +126,7 @@ Writer encode(const T& layout) {
 // Fills `layout` from `r`; true when every field read and nothing is left.
 template <Layout T>
 bool read(Reader& r, T* layout) {
-  std::apply([&](auto&... f) { (read_field(r, f), ...); }, layout->fields());
+  read_fields(r, *layout);
   return r.done();
 }
 

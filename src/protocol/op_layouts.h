@@ -64,6 +64,44 @@ struct CtxCreate {
   };
 };
 
+// A launch configuration: the function, the grid and block, the dynamic
+// shared memory, the stream, `mode` (kCopyPerThread for the per-thread
+// default stream) and the launch attributes (at most kMaxLaunchAttributes;
+// event handles inside are client ids).
+struct LaunchConfig {
+  uint64_t function = 0;
+  std::array<uint32_t, 6> dims{};  // grid x, y, z, block x, y, z
+  uint32_t shared_memory = 0;
+  uint64_t stream = 0;
+  uint8_t mode = 0;
+  std::vector<CUlaunchAttribute> attributes;
+  auto fields() { return std::tie(function, dims, shared_memory, stream, mode, attributes); }
+};
+
+// One-way: a launch. The arguments, packed in the kernel's layout, follow the
+// configuration as one blob, written and read apart so that neither end
+// copies them into a struct.
+struct Launch {
+  static constexpr Op kOp = kOpLaunch;
+  using Request = LaunchConfig;
+  using Reply = Empty;
+};
+
+// cuOccupancyMaxActiveClusters (`which` 0) or
+// cuOccupancyMaxPotentialClusterSize (1) of a launch configuration.
+struct OccupancyClusters {
+  static constexpr Op kOp = kOpOccupancyClusters;
+  struct Request {
+    uint8_t which = 0;
+    LaunchConfig config;
+    auto fields() { return std::tie(which, config); }
+  };
+  struct Reply {
+    int32_t value = 0;
+    auto fields() { return std::tie(value); }
+  };
+};
+
 // One-way: the context the next requests run in.
 struct CtxSetCurrent {
   static constexpr Op kOp = kOpCtxSetCurrent;

@@ -55,6 +55,8 @@ constexpr uint64_t kMaxDecompressions = 1u << 16;
 // ctx-create carries at most this many execution-affinity parameters: the
 // driver knows one affinity type (SM count), so a longer list is malformed.
 constexpr uint32_t kMaxCtxAffinityParams = 16;
+// Launch attributes of one launch configuration, at most.
+constexpr uint32_t kMaxLaunchAttributes = 64;
 
 // function-names answers for at most this many functions or kernels.
 constexpr uint32_t kMaxModuleFunctions = 1u << 16;

@@ -1,24 +1,25 @@
 // Kernel launches. Arguments arrive packed in the kernel's own layout and go
 // to the driver as one parameter buffer (CU_LAUNCH_PARAM_BUFFER_POINTER).
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/launch_attributes.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-constexpr uint32_t kMaxAttributes = 64;
-
-// A launch configuration as the client encodes it (launch.cc): function,
-// dimensions, stream, mode and attributes. The attributes live in `attrs`.
+// A launch configuration for the driver: the function, the CUlaunchConfig
+// and the attributes it points to.
 struct Config {
   CUfunction fn = nullptr;
   CUlaunchConfig launch{};
@@ -26,42 +27,38 @@ struct Config {
   std::vector<CUlaunchAttribute> attrs;
 };
 
-CUresult read_config(Session& s, Reader& in, Config* c) {
-  const uint64_t fn_id = in.u64();
-  CUlaunchConfig& l = c->launch;
-  for (unsigned* v : {&l.gridDimX, &l.gridDimY, &l.gridDimZ, &l.blockDimX, &l.blockDimY,
-                      &l.blockDimZ, &l.sharedMemBytes})
-    *v = in.u32();
-  const uint64_t stream_id = in.u64();
-  c->per_thread = in.u8() & protocol::kCopyPerThread;
-  const uint32_t attr_count = in.u32();
-  if (attr_count > kMaxAttributes) return kMalformed;
-  c->attrs.resize(attr_count);
-  for (CUlaunchAttribute& a : c->attrs) a = in.get<CUlaunchAttribute>();
-  if (!in.ok()) return kMalformed;
+// The configuration's handles and attributes, translated for the driver.
+CUresult resolve_config(Session& s, op::LaunchConfig& q, Config* c) {
   void* fn = nullptr;
   void* stream = nullptr;
-  if (!s.handles().resolve(fn_id, HandleKind::CUfunction, &fn) || !fn)
+  if (!s.handles().resolve(q.function, HandleKind::CUfunction, &fn) || !fn)
     return CUDA_ERROR_INVALID_HANDLE;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+  if (!s.handles().resolve(q.stream, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
-  for (CUlaunchAttribute& a : c->attrs) {
+  for (CUlaunchAttribute& a : q.attributes) {
     const CUresult rc = translate_attribute(s, &a, AttributeUse::kLaunch);
     if (rc != CUDA_SUCCESS) return rc;
   }
   c->fn = static_cast<CUfunction>(fn);
+  c->per_thread = q.mode & protocol::kCopyPerThread;
+  c->attrs = std::move(q.attributes);
+  CUlaunchConfig& l = c->launch;
+  l.gridDimX = q.dims[0], l.gridDimY = q.dims[1], l.gridDimZ = q.dims[2];
+  l.blockDimX = q.dims[3], l.blockDimY = q.dims[4], l.blockDimZ = q.dims[5];
+  l.sharedMemBytes = q.shared_memory;
   l.hStream = static_cast<CUstream>(stream);
   l.attrs = c->attrs.data();
-  l.numAttrs = attr_count;
+  l.numAttrs = static_cast<unsigned>(c->attrs.size());
   return CUDA_SUCCESS;
 }
 
 CUresult launch(Session& s, Reader& in, Writer&) {
-  Config c;
-  CUresult rc = read_config(s, in, &c);
+  op::LaunchConfig q;
+  protocol::read_fields(in, q);
   std::string buffer(in.blob());
-  if (rc == kMalformed || !in.done()) return kMalformed;
-  if (rc != CUDA_SUCCESS) return rc;
+  if (!in.done() || q.attributes.size() > protocol::kMaxLaunchAttributes) return kMalformed;
+  Config c;
+  if (CUresult rc = resolve_config(s, q, &c); rc != CUDA_SUCCESS) return rc;
   size_t size = buffer.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &size, CU_LAUNCH_PARAM_END};
@@ -71,26 +68,23 @@ CUresult launch(Session& s, Reader& in, Writer&) {
   return launch_ex(&c.launch, c.fn, nullptr, size ? extra : nullptr);
 }
 
-// Cluster occupancy: u8 which (0 max active clusters, 1 max potential
-// cluster size), then a launch configuration.
-CUresult occupancy_clusters(Session& s, Reader& in, Writer& out) {
-  const uint8_t which = in.u8();
+CUresult occupancy_clusters(Session& s, const op::OccupancyClusters::Request& request,
+                            op::OccupancyClusters::Reply* reply) {
+  if (request.which > 1 || request.config.attributes.size() > protocol::kMaxLaunchAttributes)
+    return CUDA_ERROR_INVALID_VALUE;
+  op::LaunchConfig q = request.config;
   Config c;
-  CUresult rc = read_config(s, in, &c);
-  if (rc == kMalformed || !in.done() || which > 1) return kMalformed;
-  if (rc != CUDA_SUCCESS) return rc;
+  if (CUresult rc = resolve_config(s, q, &c); rc != CUDA_SUCCESS) return rc;
   const DriverTable& d = s.driver();
-  auto query = which == 0 ? d.cuOccupancyMaxActiveClusters : d.cuOccupancyMaxPotentialClusterSize;
+  auto query =
+      request.which == 0 ? d.cuOccupancyMaxActiveClusters : d.cuOccupancyMaxPotentialClusterSize;
   if (!query) return CUDA_ERROR_NOT_SUPPORTED;
-  int value = 0;
-  rc = query(&value, c.fn, &c.launch);
-  if (rc == CUDA_SUCCESS) out.put<int32_t>(value);
-  return rc;
+  return query(&reply->value, c.fn, &c.launch);
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLaunch, launch},
-    {protocol::kOpOccupancyClusters, occupancy_clusters},
+    {op::Launch::kOp, launch},
+    typed_entry<op::OccupancyClusters, occupancy_clusters>(),
 };
 
 }  // namespace

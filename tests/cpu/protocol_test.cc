@@ -202,6 +202,53 @@ TEST(Layout, OpRequestsDecodeAsEncoded) {
   EXPECT_TRUE(read(none, &empty));
 }
 
+// A launch configuration inside another request takes the place of its
+// fields; a launch's arguments follow the configuration as bytes of their
+// own, which read_fields leaves for the server to take as they are.
+TEST(Layout, ALaunchConfigurationCrossesInsideRequestsAndBeforeItsArguments) {
+  op::LaunchConfig config;
+  config.function = 0x5001;
+  config.dims = {4, 2, 1, 128, 1, 1};
+  config.shared_memory = 4096;
+  config.stream = 0x5002;
+  config.mode = kCopyPerThread;
+  CUlaunchAttribute cooperative{};
+  cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  cooperative.value.cooperative = 1;
+  config.attributes = {cooperative};
+
+  Writer w = encode(config);
+  const char arguments[] = "packed arguments";
+  w.blob(arguments, sizeof arguments);
+  Reader r(w.data());
+  op::LaunchConfig got;
+  read_fields(r, got);
+  EXPECT_EQ(r.blob(), std::string_view(arguments, sizeof arguments));
+  ASSERT_TRUE(r.done());
+  EXPECT_EQ(got.function, config.function);
+  EXPECT_EQ(got.dims, config.dims);
+  EXPECT_EQ(got.shared_memory, 4096u);
+  EXPECT_EQ(got.stream, config.stream);
+  EXPECT_EQ(got.mode, kCopyPerThread);
+  ASSERT_EQ(got.attributes.size(), 1u);
+  EXPECT_EQ(got.attributes[0].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(got.attributes[0].value.cooperative, 1);
+
+  const Writer nested = encode(op::OccupancyClusters::Request{1, config});
+  Writer by_hand;
+  by_hand.u8(1);
+  write(by_hand, config);
+  EXPECT_EQ(nested.data(), by_hand.data());
+  Reader n(nested.data());
+  op::OccupancyClusters::Request request;
+  ASSERT_TRUE(read(n, &request));
+  EXPECT_EQ(request.which, 1);
+  EXPECT_EQ(request.config.dims, config.dims);
+  EXPECT_EQ(request.config.attributes.size(), 1u);
+  Reader cut(nested.data().data(), nested.size() - 1);
+  EXPECT_FALSE(read(cut, &request)) << "a configuration cut short";
+}
+
 // Every byte of a copy crosses one lane, once, in order per lane; a copy too
 // small for a 4 MiB stripe a lane takes smaller ones, down to 1 MiB.
 TEST(LaneStripes, EveryByteOnceAndSmallCopiesReachEveryLane) {

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -92,7 +93,7 @@ CUresult CUDAAPI find_entry(void* opaque, uint64_t, void** data, uint32_t* size)
   if (!blob) return CUDA_ERROR_NOT_FOUND;
   void* copy = std::malloc(blob->size() ? blob->size() : 1);
   if (copy == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-  std::memcpy(copy, blob->data(), blob->size());
+  std::copy(blob->begin(), blob->end(), static_cast<char*>(copy));
   *data = copy;
   *size = static_cast<uint32_t>(blob->size());
   return CUDA_SUCCESS;

@@ -50,7 +50,8 @@ std::string describe(uint64_t a) {
 std::string dump(uint64_t a) {
   std::string out;
   uint64_t w = 0;
-  for (int i = 0; i < 16 && peek(a + 8 * i, &w); ++i) out += fmt::format(" {:x}", w);
+  for (int i = 0; i < 16 && peek(a + 8 * static_cast<uint64_t>(i), &w); ++i)
+    out += fmt::format(" {:x}", w);
   return out;
 }
 

@@ -251,7 +251,7 @@ bool note_attributes(uint64_t id, uint64_t generation, int32_t local,
 }
 
 CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,
-                                  std::optional<std::string> lasting_config, int* value,
+                                  const std::optional<std::string>& lasting_config, int* value,
                                   const std::function<CUresult()>& ask) {
   return cached(fn, which == 0 ? kMaxActiveClusters : kMaxClusterSize, -1, std::move(config), value,
                 ask, lasting_config);

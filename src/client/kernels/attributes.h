@@ -40,7 +40,7 @@ bool note_attributes(uint64_t id, uint64_t generation, int32_t local,
 // configuration in terms that hold across runs, if it has them, keeps the
 // answer for later runs too (answer_cache.h).
 CUresult cached_cluster_occupancy(uint64_t fn, uint8_t which, std::string config,
-                                  std::optional<std::string> lasting_config, int* value,
+                                  const std::optional<std::string>& lasting_config, int* value,
                                   const std::function<CUresult()>& ask);
 
 }  // namespace scuda::client

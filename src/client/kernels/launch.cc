@@ -10,14 +10,17 @@
 #include "client/kernels/attributes.h"
 #include "client/kernels/kernel_arguments.h"
 #include "client/modules/lasting_names.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/streams/stream_devices.h"
 #include "custom.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
 namespace {
+
+namespace op = protocol::op;
 
 // Each device's launch limits, read from the snapshot once.
 struct Limits {
@@ -65,27 +68,29 @@ CUresult check_dims(const CUlaunchConfig& c) {
   return threads > limits.threads ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-// The configuration as the server reads it (launch_ops.cc read_config).
-void write_config(protocol::Writer& w, const CUlaunchConfig& c, CUfunction f, bool per_thread) {
-  w.u64(handle_id(f));
-  for (unsigned v : {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
-                     c.sharedMemBytes})
-    w.u32(v);
-  w.u64(handle_id(c.hStream));
-  w.u8(per_thread ? protocol::kCopyPerThread : 0);
-  w.u32(c.numAttrs);
-  // Event handles inside attributes are client ids already; the server maps them.
-  for (unsigned i = 0; i < c.numAttrs; ++i) w.put(c.attrs[i]);
+// The configuration as both ends read it. One per thread, so that a launch
+// with attributes allocates nothing after the thread's first. Event handles
+// inside attributes are client ids already; the server maps them.
+const op::LaunchConfig& config_of(const CUlaunchConfig& c, CUfunction f, bool per_thread) {
+  thread_local op::LaunchConfig config;
+  config.function = handle_id(f);
+  config.dims = {c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ};
+  config.shared_memory = c.sharedMemBytes;
+  config.stream = handle_id(c.hStream);
+  config.mode = per_thread ? protocol::kCopyPerThread : 0;
+  config.attributes.assign(c.attrs, c.attrs + c.numAttrs);
+  return config;
 }
 
 CUresult launch(const CUlaunchConfig& c, CUfunction f, void** params, void** extra,
                 bool per_thread) {
   if (CUresult rc = check_dims(c); rc != CUDA_SUCCESS) return rc;
+  if (c.numAttrs > protocol::kMaxLaunchAttributes) return CUDA_ERROR_INVALID_VALUE;
   protocol::Writer w;
   w.data().reserve(256);
-  write_config(w, c, f, per_thread);
+  protocol::write(w, config_of(c, f, per_thread));
   if (CUresult rc = pack_arguments(handle_id(f), params, extra, w); rc != CUDA_SUCCESS) return rc;
-  return post(protocol::kOpLaunch, w);
+  return post(op::Launch::kOp, w);
 }
 
 constexpr uint8_t kMaxActiveClusters = 0;  // else cuOccupancyMaxPotentialClusterSize
@@ -152,20 +157,17 @@ std::optional<std::string> lasting_occupancy_key(uint8_t which, const CUlaunchCo
 
 // cuOccupancyMaxActiveClusters (which 0) and MaxPotentialClusterSize (1).
 CUresult occupancy_clusters(uint8_t which, int* value, CUfunction f, const CUlaunchConfig* c) {
-  if (!value || !c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
-  protocol::Writer w;
-  w.u8(which);
-  write_config(w, *c, f, false);
+  if (!value || !c || (c->numAttrs && !c->attrs) || c->numAttrs > protocol::kMaxLaunchAttributes)
+    return CUDA_ERROR_INVALID_VALUE;
+  const op::OccupancyClusters::Request request{which, config_of(*c, f, false)};
   const uint64_t stream = handle_id(c->hStream);
   const std::string key = occupancy_key(which, *c, stream <= 2 ? current_context_id() : stream);
   auto lasting = lasting_occupancy_key(which, *c, f);
-  return cached_cluster_occupancy(handle_id(f), which, key, std::move(lasting), value, [&] {
-    std::vector<uint8_t> reply;
-    CUresult rc = call(protocol::kOpOccupancyClusters, w, &reply);
-    if (rc != CUDA_SUCCESS) return rc;
-    protocol::Reader r(reply);
-    *value = r.get<int32_t>();
-    return r.done() ? CUDA_SUCCESS : bad_reply("cuOccupancyMaxActiveClusters");
+  return cached_cluster_occupancy(handle_id(f), which, key, lasting, value, [&] {
+    op::OccupancyClusters::Reply reply;
+    const CUresult rc = ask<op::OccupancyClusters>(request, &reply);
+    if (rc == CUDA_SUCCESS) *value = reply.value;
+    return rc;
   });
 }
 

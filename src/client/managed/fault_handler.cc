@@ -67,7 +67,8 @@ long futex(uint32_t* word, int op, uint32_t value) {
 // Hands the fault to the service thread and waits; true once it is served.
 bool hand_over(uintptr_t address, bool store) {
   Fault fault{address, store, kPending};
-  Fault* p = &fault;
+  // The pipe carries the fault's address; the waiting thread owns it.
+  const auto p = reinterpret_cast<uintptr_t>(&fault);
   if (write(g_pipe[1], &p, sizeof p) != sizeof p) return false;
   while (__atomic_load_n(&fault.state, __ATOMIC_ACQUIRE) == kPending)
     futex(&fault.state, FUTEX_WAIT_PRIVATE, kPending);
@@ -158,13 +159,14 @@ bool fault_waiting() {
 void* serve(void*) {
   g_service_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
   for (;;) {
-    Fault* fault = nullptr;
-    const ssize_t n = read(g_pipe[0], &fault, sizeof fault);
-    if (n != sizeof fault) {
+    uintptr_t address = 0;
+    const ssize_t n = read(g_pipe[0], &address, sizeof address);
+    if (n != sizeof address) {
       if (n < 0 && errno == EINTR) continue;
       spdlog::error("the managed-memory fault service stopped: {}", std::strerror(errno));
       return nullptr;
     }
+    Fault* fault = reinterpret_cast<Fault*>(address);
     const uint32_t state = g_resolve(fault->address, fault->write) ? kServed : kNotOurs;
     __atomic_store_n(&fault->state, state, __ATOMIC_RELEASE);
     futex(&fault->state, FUTEX_WAKE_PRIVATE, 1);

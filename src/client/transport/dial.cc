@@ -182,8 +182,7 @@ std::string read_failure(const Socket& s, const std::string& address, std::strin
         address, std::chrono::duration_cast<seconds>(kHandshakeLimit).count());
   if (why.empty())
     why = fmt::format("server {} closed the connection during the handshake", address);
-  if (const std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty())
-    return tls_why;
+  if (std::string tls_why = tls::explain_refusal(s.tls_error()); !tls_why.empty()) return tls_why;
   return why;
 }
 

@@ -45,7 +45,8 @@ void UploadProgress::sent(size_t bytes) {
   said_ = true;
   const auto s = std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
   spdlog::warn("uploading {} to {}: {:.0f} of {:.0f} MiB ({:.0f}%) in {} s", what(), server_,
-               mib(done_), mib(total_), 100.0 * done_ / total_, s);
+               mib(done_), mib(total_),
+               100.0 * static_cast<double>(done_) / static_cast<double>(total_), s);
 }
 
 std::string UploadProgress::what() const {
