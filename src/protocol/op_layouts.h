@@ -488,6 +488,87 @@ struct HostCallback {
   using Reply = Empty;
 };
 
+// A graph node, by the client's id.
+struct NodeRequest {
+  uint64_t node = 0;
+  auto fields() { return std::tie(node); }
+};
+
+// A kernel node's launch attribute: set when the request carries a value
+// (event handles inside as client ids), else read; a read's reply carries
+// the value, a set's none.
+struct GraphKernelNodeAttribute {
+  static constexpr Op kOp = kOpGraphKernelNodeAttribute;
+  struct Request {
+    uint64_t node = 0;
+    uint32_t attribute = 0;  // CUkernelNodeAttrID
+    std::optional<CUlaunchAttributeValue> value;
+    auto fields() { return std::tie(node, attribute, value); }
+  };
+  struct Reply {
+    std::optional<CUlaunchAttributeValue> value;
+    auto fields() { return std::tie(value); }
+  };
+};
+
+// A node's parameters by value, pointers zeroed, and the array they point
+// to, which the client keeps for the pointer it returns.
+template <class Params, class Item>
+struct ParamsWithArray {
+  Params params{};
+  std::vector<Item> items;
+  auto fields() { return std::tie(params, items); }
+};
+
+// A memory allocation node's parameters and access descriptors.
+struct GraphMemAllocNodeGetParams {
+  static constexpr Op kOp = kOpGraphMemAllocNodeGetParams;
+  using Request = NodeRequest;
+  using Reply = ParamsWithArray<CUDA_MEM_ALLOC_NODE_PARAMS, CUmemAccessDesc>;
+};
+
+// A batch memory operation node's parameters (its context as the client's
+// id) and operations.
+struct GraphBatchMemOpNodeGetParams {
+  static constexpr Op kOp = kOpGraphBatchMemOpNodeGetParams;
+  using Request = NodeRequest;
+  using Reply = ParamsWithArray<CUDA_BATCH_MEM_OP_NODE_PARAMS, CUstreamBatchMemOpParams>;
+};
+
+// Sparse array mappings (cuMemMapArrayAsync) on `stream`, at most
+// kMaxArrayMaps: each entry's array is the client's id, its memory handle
+// the server's own value.
+struct MemMapArray {
+  static constexpr Op kOp = kOpMemMapArray;
+  struct Request {
+    uint8_t per_thread = 0;
+    uint64_t stream = 0;
+    std::vector<CUarrayMapInfo> maps;
+    auto fields() { return std::tie(per_thread, stream, maps); }
+  };
+  using Reply = Empty;
+};
+
+// A decompression batch (cuMemBatchDecompressAsync) on `stream`, at most
+// kMaxDecompressions entries of device addresses. The driver's result and
+// the failing entry's index come in the reply, also when the batch failed.
+struct MemBatchDecompress {
+  static constexpr Op kOp = kOpMemBatchDecompress;
+  struct Request {
+    uint8_t per_thread = 0;
+    uint64_t stream = 0;
+    uint32_t flags = 0;
+    uint8_t want_index = 0;
+    std::vector<CUmemDecompressParams> params;
+    auto fields() { return std::tie(per_thread, stream, flags, want_index, params); }
+  };
+  struct Reply {
+    uint32_t result = 0;  // CUresult
+    uint64_t index = 0;
+    auto fields() { return std::tie(result, index); }
+  };
+};
+
 // A graph's DOT text, as cuGraphDebugDotPrint writes it with `flags`; the
 // client writes the file.
 struct GraphDot {

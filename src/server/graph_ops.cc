@@ -24,6 +24,7 @@ namespace {
 
 using protocol::Reader;
 using protocol::Writer;
+namespace op = protocol::op;
 
 bool can_bind_bodies(Session& s, const std::vector<uint64_t>& proposed) {
   std::vector<uint64_t> ids = proposed;
@@ -152,21 +153,17 @@ CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
   return CUDA_SUCCESS;
 }
 
-// u64 node id, u32 attribute id, u8 set, and for a set the value's bytes;
-// a get replies the value's bytes. Event handles inside cross as ids.
-CUresult kernel_node_attribute(Session& s, Reader& in, Writer& out) {
-  const uint64_t node_id = in.u64();
-  CUlaunchAttribute a{};
-  a.id = static_cast<CUlaunchAttributeID>(in.u32());
-  const bool set = in.u8() != 0;
-  if (set) a.value = in.get<CUlaunchAttributeValue>();
-  if (!in.done()) return kMalformed;
+CUresult kernel_node_attribute(Session& s, const op::GraphKernelNodeAttribute::Request& q,
+                               op::GraphKernelNodeAttribute::Reply* reply) {
   CUgraphNode node = nullptr;
-  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.node, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   if (!d.cuGraphKernelNodeSetAttribute || !d.cuGraphKernelNodeGetAttribute)
     return CUDA_ERROR_NOT_SUPPORTED;
-  if (set) {
+  CUlaunchAttribute a{};
+  a.id = static_cast<CUlaunchAttributeID>(q.attribute);
+  if (q.value) {
+    a.value = *q.value;
     if (CUresult rc = translate_attribute(s, &a, AttributeUse::kKernelNode); rc != CUDA_SUCCESS)
       return rc;
     return d.cuGraphKernelNodeSetAttribute(node, a.id, &a.value);
@@ -174,51 +171,35 @@ CUresult kernel_node_attribute(Session& s, Reader& in, Writer& out) {
   if (CUresult rc = d.cuGraphKernelNodeGetAttribute(node, a.id, &a.value); rc != CUDA_SUCCESS)
     return rc;
   name_attribute_handles(s, &a);
-  out.put(a.value);
+  reply->value = a.value;
   return CUDA_SUCCESS;
 }
 
-// u64 node id -> the node's CUDA_MEM_ALLOC_NODE_PARAMS (pointers zeroed),
-// u64 count, count x CUmemAccessDesc: the driver's descriptors, which the
-// client keeps for the pointer it returns.
-CUresult mem_alloc_node_get_params(Session& s, Reader& in, Writer& out) {
-  const uint64_t node_id = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult mem_alloc_node_get_params(Session& s, const op::NodeRequest& q,
+                                   op::GraphMemAllocNodeGetParams::Reply* reply) {
   CUgraphNode node = nullptr;
-  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.node, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   if (!d.cuGraphMemAllocNodeGetParams) return CUDA_ERROR_NOT_SUPPORTED;
-  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  CUDA_MEM_ALLOC_NODE_PARAMS& p = reply->params;
   if (CUresult rc = d.cuGraphMemAllocNodeGetParams(node, &p); rc != CUDA_SUCCESS) return rc;
-  const CUmemAccessDesc* descs = p.accessDescs;
-  const size_t count = descs ? p.accessDescCount : 0;
+  if (p.accessDescs) reply->items.assign(p.accessDescs, p.accessDescs + p.accessDescCount);
   p.accessDescs = nullptr;
   p.poolProps.win32SecurityAttributes = nullptr;
-  out.put(p);
-  out.u64(count);
-  out.bytes(descs, count * sizeof(CUmemAccessDesc));
   return CUDA_SUCCESS;
 }
 
-// u64 node id -> the node's CUDA_BATCH_MEM_OP_NODE_PARAMS (context as the
-// client's id, paramArray zeroed), u64 count, count x
-// CUstreamBatchMemOpParams, which the client keeps for the pointer it returns.
-CUresult batch_mem_op_node_get_params(Session& s, Reader& in, Writer& out) {
-  const uint64_t node_id = in.u64();
-  if (!in.done()) return kMalformed;
+CUresult batch_mem_op_node_get_params(Session& s, const op::NodeRequest& q,
+                                      op::GraphBatchMemOpNodeGetParams::Reply* reply) {
   CUgraphNode node = nullptr;
-  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.node, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   if (!d.cuGraphBatchMemOpNodeGetParams) return CUDA_ERROR_NOT_SUPPORTED;
-  CUDA_BATCH_MEM_OP_NODE_PARAMS p{};
+  CUDA_BATCH_MEM_OP_NODE_PARAMS& p = reply->params;
   if (CUresult rc = d.cuGraphBatchMemOpNodeGetParams(node, &p); rc != CUDA_SUCCESS) return rc;
-  const CUstreamBatchMemOpParams* ops = p.paramArray;
-  const size_t count = ops ? p.count : 0;
+  if (p.paramArray) reply->items.assign(p.paramArray, p.paramArray + p.count);
   p.ctx = reinterpret_cast<CUcontext>(s.handles().find(p.ctx));
   p.paramArray = nullptr;
-  out.put(p);
-  out.u64(count);
-  out.bytes(ops, count * sizeof(CUstreamBatchMemOpParams));
   return CUDA_SUCCESS;
 }
 
@@ -242,9 +223,9 @@ CUresult graph_dot(Session& s, const protocol::op::GraphDot::Request& q,
 
 const HandlerEntry kHandlers[] = {
     typed_entry<protocol::op::GraphDot, graph_dot>(),
-    {protocol::kOpGraphKernelNodeAttribute, kernel_node_attribute},
-    {protocol::kOpGraphMemAllocNodeGetParams, mem_alloc_node_get_params},
-    {protocol::kOpGraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params},
+    typed_entry<op::GraphKernelNodeAttribute, kernel_node_attribute>(),
+    typed_entry<op::GraphMemAllocNodeGetParams, mem_alloc_node_get_params>(),
+    typed_entry<op::GraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params>(),
     {protocol::kOpGraphAddNode, add_node},
     {protocol::kOpGraphNodeSetParams, node_set_params},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params},

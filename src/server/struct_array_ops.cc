@@ -7,17 +7,17 @@
 #include <cstdint>
 #include <vector>
 
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 #include "server_gen.h"
 
 namespace scuda::server {
 
 namespace {
 
-using protocol::Reader;
-using protocol::Writer;
+namespace op = protocol::op;
 
 // The entry's array or mipmapped array, from the client's id to the driver's.
 bool resolve_resource(Session& s, CUarrayMapInfo* m) {
@@ -28,58 +28,38 @@ bool resolve_resource(Session& s, CUarrayMapInfo* m) {
          gen::resolve(s, id, HandleKind::CUarray, &m->resource.array);
 }
 
-template <class T>
-bool read_items(Reader& in, uint64_t count, uint64_t max, std::vector<T>* items) {
-  if (count > max) return false;
-  items->resize(count);
-  for (T& item : *items) item = in.get<T>();
-  return in.ok();
-}
-
-// u8 per-thread, u64 stream id, u32 count, count x CUarrayMapInfo.
-CUresult mem_map_array(Session& s, Reader& in, Writer&) {
-  const bool per_thread = in.u8() != 0;
-  const uint64_t stream_id = in.u64();
-  std::vector<CUarrayMapInfo> maps;
-  if (!read_items(in, in.u32(), protocol::kMaxArrayMaps, &maps) || !in.done()) return kMalformed;
+CUresult mem_map_array(Session& s, const op::MemMapArray::Request& q, protocol::Empty*) {
+  if (q.maps.size() > protocol::kMaxArrayMaps) return CUDA_ERROR_INVALID_VALUE;
   CUstream stream = nullptr;
-  if (!gen::resolve(s, stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.stream, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<CUarrayMapInfo> maps = q.maps;
   for (CUarrayMapInfo& m : maps)
     if (!resolve_resource(s, &m)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
-  auto map = per_thread ? d.cuMemMapArrayAsync_ptsz : d.cuMemMapArrayAsync;
+  auto map = q.per_thread ? d.cuMemMapArrayAsync_ptsz : d.cuMemMapArrayAsync;
   if (!map) return CUDA_ERROR_NOT_SUPPORTED;
   return map(maps.empty() ? nullptr : maps.data(), static_cast<unsigned>(maps.size()), stream);
 }
 
-// u8 per-thread, u64 stream id, u32 flags, u8 error index wanted, u64
-// count, count x CUmemDecompressParams -> u32 the driver's result, u64 the
-// error index (also on failure: it names the entry that failed).
-CUresult mem_batch_decompress(Session& s, Reader& in, Writer& out) {
-  const bool per_thread = in.u8() != 0;
-  const uint64_t stream_id = in.u64();
-  const unsigned flags = in.u32();
-  const bool want_index = in.u8() != 0;
-  std::vector<CUmemDecompressParams> params;
-  if (!read_items(in, in.u64(), protocol::kMaxDecompressions, &params) || !in.done())
-    return kMalformed;
+CUresult mem_batch_decompress(Session& s, const op::MemBatchDecompress::Request& q,
+                              op::MemBatchDecompress::Reply* reply) {
+  if (q.params.size() > protocol::kMaxDecompressions) return CUDA_ERROR_INVALID_VALUE;
   CUstream stream = nullptr;
-  if (!gen::resolve(s, stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.stream, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
-  auto decompress = per_thread ? d.cuMemBatchDecompressAsync_ptsz : d.cuMemBatchDecompressAsync;
+  auto decompress = q.per_thread ? d.cuMemBatchDecompressAsync_ptsz : d.cuMemBatchDecompressAsync;
+  std::vector<CUmemDecompressParams> params = q.params;
   size_t index = SIZE_MAX;
-  const CUresult rc = decompress
-                          ? decompress(params.empty() ? nullptr : params.data(), params.size(),
-                                       flags, want_index ? &index : nullptr, stream)
-                          : CUDA_ERROR_NOT_SUPPORTED;
-  out.u32(rc);
-  out.u64(index);
+  reply->result = decompress ? decompress(params.empty() ? nullptr : params.data(), params.size(),
+                                          q.flags, q.want_index ? &index : nullptr, stream)
+                             : CUDA_ERROR_NOT_SUPPORTED;
+  reply->index = index;
   return CUDA_SUCCESS;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemMapArray, mem_map_array},
-    {protocol::kOpMemBatchDecompress, mem_batch_decompress},
+    typed_entry<op::MemMapArray, mem_map_array>(),
+    typed_entry<op::MemBatchDecompress, mem_batch_decompress>(),
 };
 
 }  // namespace

@@ -7,33 +7,24 @@
 #include <vector>
 
 #include "client/managed/coherent_pages.h"
-#include "client/runtime.h"
+#include "client/op_calls.h"
 #include "custom.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 
 namespace {
 
-// u8 per-thread, u64 stream id, u32 flags, u8 error index wanted, u64
-// count, count x CUmemDecompressParams -> u32 result, u64 error index.
 CUresult decompress(CUmemDecompressParams* params, size_t count, unsigned flags,
                     size_t* error_index, CUstream stream, bool per_thread) {
   if ((count && !params) || count > scuda::protocol::kMaxDecompressions)
     return CUDA_ERROR_INVALID_VALUE;
-  scuda::protocol::Writer w;
-  w.u8(per_thread);
-  w.u64(scuda::client::handle_id(stream));
-  w.u32(flags);
-  w.u8(error_index != nullptr);
-  w.u64(count);
-  w.bytes(params, count * sizeof(CUmemDecompressParams));
-  std::vector<uint8_t> reply;
-  if (CUresult rc = scuda::client::call(scuda::protocol::kOpMemBatchDecompress, w, &reply);
-      rc != CUDA_SUCCESS)
-    return rc;
-  scuda::protocol::Reader r(reply);
-  const auto result = static_cast<CUresult>(r.u32());
-  const uint64_t index = r.u64();
-  if (!r.done()) return scuda::client::bad_reply("cuMemBatchDecompressAsync");
+  using Op = scuda::protocol::op::MemBatchDecompress;
+  const Op::Request request{static_cast<uint8_t>(per_thread), scuda::client::handle_id(stream),
+                            flags, static_cast<uint8_t>(error_index != nullptr),
+                            std::vector<CUmemDecompressParams>(params, params + count)};
+  Op::Reply reply;
+  if (CUresult rc = scuda::client::ask<Op>(request, &reply); rc != CUDA_SUCCESS) return rc;
+  const auto result = static_cast<CUresult>(reply.result);
+  const uint64_t index = reply.index;
   if (error_index) *error_index = index;
   // The device writes each destination and its actual byte count.
   for (size_t i = 0; result == CUDA_SUCCESS && i < count; ++i) {

@@ -3,24 +3,13 @@
 // which the session translates both ways (docs/protocol.md, "Graphs").
 #include <cuda.h>
 
-#include <vector>
-
-#include "client/runtime.h"
+#include "client/op_calls.h"
 #include "custom.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 
 namespace {
 
-using scuda::protocol::Reader;
-using scuda::protocol::Writer;
-
-Writer request(CUgraphNode node, CUkernelNodeAttrID attr, bool set) {
-  Writer w;
-  w.u64(scuda::client::handle_id(node));
-  w.u32(static_cast<uint32_t>(attr));
-  w.u8(set ? 1 : 0);
-  return w;
-}
+using Attribute = scuda::protocol::op::GraphKernelNodeAttribute;
 
 }  // namespace
 
@@ -28,23 +17,20 @@ CUresult scuda::client::custom::cuGraphKernelNodeSetAttribute(CUgraphNode node,
                                                               CUkernelNodeAttrID attr,
                                                               const CUkernelNodeAttrValue* value) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Writer w = request(node, attr, true);
-  w.put(*value);
-  std::vector<uint8_t> reply;
-  return scuda::client::call(scuda::protocol::kOpGraphKernelNodeAttribute, w, &reply);
+  Attribute::Reply reply;
+  return scuda::client::ask<Attribute>(
+      {scuda::client::handle_id(node), static_cast<uint32_t>(attr), *value}, &reply);
 }
 
 CUresult scuda::client::custom::cuGraphKernelNodeGetAttribute(CUgraphNode node,
                                                               CUkernelNodeAttrID attr,
                                                               CUkernelNodeAttrValue* value) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<uint8_t> reply;
-  const CUresult rc = scuda::client::call(scuda::protocol::kOpGraphKernelNodeAttribute,
-                                          request(node, attr, false), &reply);
+  Attribute::Reply reply;
+  const CUresult rc = scuda::client::ask<Attribute>(
+      {scuda::client::handle_id(node), static_cast<uint32_t>(attr), std::nullopt}, &reply);
   if (rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  const auto got = r.get<CUkernelNodeAttrValue>();
-  if (!r.done()) return scuda::client::bad_reply("cuGraphKernelNodeGetAttribute");
-  *value = got;
+  if (!reply.value) return scuda::client::bad_reply("cuGraphKernelNodeGetAttribute");
+  *value = *reply.value;
   return CUDA_SUCCESS;
 }

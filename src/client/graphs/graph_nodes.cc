@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -13,12 +14,14 @@
 #include "client/kernels/layouts.h"
 #include "client/memory/memory.h"
 #include "client/modules/lookups.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/streams/host_callbacks.h"
 #include "client_gen.h"
 #include "common/lock_order.h"
 #include "custom.h"
 #include "forward.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -153,27 +156,21 @@ CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   return CUDA_SUCCESS;
 }
 
-// Asks `op` for a node's parameters: P by value, then a u64 count and that
-// many T, which the client keeps with the node (in `kept`), since the
-// pointer the program gets must stay valid as the driver's would.
-template <class P, class T>
-CUresult get_with_array(uint32_t op, const char* name, CUgraphNode node,
-                        std::vector<T> NodeStorage::*kept, uint64_t max, P* params, T** items,
-                        uint64_t* count) {
+// Asks Op for a node's parameters and the array they point to, which the
+// client keeps with the node (in `kept`), since the pointer the program gets
+// must stay valid as the driver's would.
+template <class Op, class P, class T>
+CUresult get_with_array(CUgraphNode node, std::vector<T> NodeStorage::*kept, uint64_t max,
+                        P* params, T** items, uint64_t* count) {
   if (!params) return CUDA_ERROR_INVALID_VALUE;
-  Writer w;
-  w.u64(handle_id(node));
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(op, w, &reply); rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  *params = r.get<P>();
-  *count = r.u64();
-  const uint8_t* bytes = *count <= max ? r.take(*count * sizeof(T)) : nullptr;
-  if (!bytes || !r.done()) return bad_reply(name);
+  typename Op::Reply reply;
+  if (CUresult rc = ask<Op>({handle_id(node)}, &reply); rc != CUDA_SUCCESS) return rc;
+  if (reply.items.size() > max) return bad_reply(protocol::op_name(Op::kOp));
+  *params = reply.params;
+  *count = reply.items.size();
   std::lock_guard lock(storage().mu);
   std::vector<T>& v = storage().by_node[handle_id(node)].*kept;
-  v.resize(*count);
-  std::memcpy(v.data(), bytes, *count * sizeof(T));
+  v = std::move(reply.items);
   *items = v.data();
   return CUDA_SUCCESS;
 }
@@ -182,9 +179,8 @@ CUresult mem_alloc_get_params(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* para
   CUDA_MEM_ALLOC_NODE_PARAMS p{};
   CUmemAccessDesc* descs = nullptr;
   uint64_t count = 0;
-  if (CUresult rc = get_with_array(protocol::kOpGraphMemAllocNodeGetParams,
-                                   "cuGraphMemAllocNodeGetParams", node, &NodeStorage::access,
-                                   kMaxAccessDescs, params ? &p : nullptr, &descs, &count);
+  if (CUresult rc = get_with_array<protocol::op::GraphMemAllocNodeGetParams>(
+          node, &NodeStorage::access, kMaxAccessDescs, params ? &p : nullptr, &descs, &count);
       rc != CUDA_SUCCESS)
     return rc;
   p.accessDescs = descs;
@@ -198,9 +194,9 @@ CUresult batch_mem_op_get_params(CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS
   CUDA_BATCH_MEM_OP_NODE_PARAMS p{};
   CUstreamBatchMemOpParams* ops = nullptr;
   uint64_t count = 0;
-  if (CUresult rc = get_with_array(protocol::kOpGraphBatchMemOpNodeGetParams,
-                                   "cuGraphBatchMemOpNodeGetParams", node, &NodeStorage::mem_ops,
-                                   protocol::kMaxBatchMemOps, params ? &p : nullptr, &ops, &count);
+  if (CUresult rc = get_with_array<protocol::op::GraphBatchMemOpNodeGetParams>(
+          node, &NodeStorage::mem_ops, protocol::kMaxBatchMemOps, params ? &p : nullptr, &ops,
+          &count);
       rc != CUDA_SUCCESS)
     return rc;
   p.paramArray = ops;

@@ -7,26 +7,17 @@
 
 #include <vector>
 
-#include "client/runtime.h"
-#include "client_gen.h"
+#include "client/op_calls.h"
 #include "custom.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 
 namespace {
 
-// u8 per-thread, u64 stream id, u32 count, count x CUarrayMapInfo.
 CUresult map_arrays(CUarrayMapInfo* list, unsigned count, CUstream stream, bool per_thread) {
   if ((count && !list) || count > scuda::protocol::kMaxArrayMaps) return CUDA_ERROR_INVALID_VALUE;
-  scuda::protocol::Writer w;
-  w.u8(per_thread);
-  w.u64(scuda::client::handle_id(stream));
-  w.u32(count);
-  w.bytes(list, count * sizeof(CUarrayMapInfo));
-  std::vector<uint8_t> reply;
-  if (CUresult rc = scuda::client::call(scuda::protocol::kOpMemMapArray, w, &reply);
-      rc != CUDA_SUCCESS)
-    return rc;
-  return scuda::client::gen::finish(scuda::protocol::Reader(reply), "cuMemMapArrayAsync");
+  using Op = scuda::protocol::op::MemMapArray;
+  return scuda::client::ask<Op>({static_cast<uint8_t>(per_thread), scuda::client::handle_id(stream),
+                                 std::vector<CUarrayMapInfo>(list, list + count)});
 }
 
 }  // namespace
