@@ -17,7 +17,7 @@ namespace scuda::cli {
 namespace {
 
 // A job without a time limit: its token lasts this long, unless dropped.
-constexpr int64_t kDefaultLifetime = 7 * 24 * 3600;
+constexpr int64_t kDefaultLifetime = int64_t{7} * 24 * 3600;
 
 struct MintArgs {
   std::string key_file;
