@@ -18,6 +18,8 @@ namespace {
 
 // A job without a time limit: its token lasts this long, unless dropped.
 constexpr int64_t kDefaultLifetime = int64_t{7} * 24 * 3600;
+// Ten years: an expiry the clock's seconds hold with room to spare.
+constexpr int64_t kLongestLifetime = int64_t{3650} * 24 * 3600;
 
 struct MintArgs {
   std::string key_file;
@@ -99,7 +101,7 @@ void add_token_command(CLI::App& app) {
   mint_cmd
       ->add_option("--lifetime", m->lifetime,
                    "Seconds the token works for at most, unless dropped (the job's time limit)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, kLongestLifetime))
       ->capture_default_str();
   mint_cmd->callback([m] { std::exit(mint(*m)); });
   auto d = std::make_shared<DropArgs>();

@@ -1,7 +1,9 @@
 // The jobs whose tokens (common/job_tokens.h) a scheduler's epilog dropped:
 // kept in the session table, which every process of the server shares, so
 // that the session that takes the drop and every later handshake see the
-// same list. An entry lasts until its token would have expired anyway.
+// same list. An entry lasts until its token would have expired anyway, and
+// refuses only tokens that expire no later: a job requeued under the same
+// id gets a token minted later, which expires later.
 #pragma once
 
 #include <atomic>
@@ -22,11 +24,12 @@ struct RevokedJob {
 struct RevokedJobs {
   RevokedJob entries[kRevokedJobs];
 
-  // Refuses `job`'s tokens from now until `expires`; false when every entry
-  // holds a job whose token has not expired at `now`.
+  // Refuses `job`'s tokens that expire at or before `expires`; when the list
+  // is full, the entry that expires first gives way. False only for an id
+  // too long to keep, or a list every process is writing at once.
   bool revoke(const std::string& job, int64_t expires, int64_t now);
-  // Whether `job`'s tokens were dropped.
-  bool revoked(const std::string& job) const;
+  // Whether `job`'s token that expires at `expires` was dropped.
+  bool revoked(const std::string& job, int64_t expires) const;
 };
 
 }  // namespace scuda::server

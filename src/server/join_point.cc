@@ -61,10 +61,10 @@ std::string job_refusal(const std::string& presented, std::optional<Token>* toke
   const int64_t now = unix_now_ms() / 1000;
   if (!verify_job_token(g_admission.job_key, presented, now, &job, &why))
     return "authentication failed: " + why;
-  if (g_admission.table && g_admission.table->revoked_jobs.revoked(job.job))
+  if (g_admission.table && g_admission.table->revoked_jobs.revoked(job.job, job.expires))
     return fmt::format("authentication failed: job {}'s token was dropped (the job ended)",
                        job.job);
-  if (token) *token = Token{.name = job_token_name(job.job)};
+  if (token) *token = Token{.name = job_token_name(job.job), .expires = job.expires};
   return "";
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -146,11 +147,14 @@ bool Session::drop_job_token(const protocol::Hello& hello, uint64_t request_id) 
     refuse(request_id, "token-drop takes a job's token only");
     return false;
   }
-  if (!options_.table->revoked_jobs.revoke(job.job, job.expires, unix_now_ms() / 1000)) {
-    refuse(request_id, "the server's list of dropped job tokens is full; try again later");
+  const bool kept = options_.table->revoked_jobs.revoke(job.job, job.expires, unix_now_ms() / 1000);
+  const int ended = options_.table->end_sessions_of(job_token_name(job.job));
+  if (!kept) {
+    refuse(request_id, fmt::format("job {}'s {} sessions ended, but its token could not be listed "
+                                   "as dropped; drop it again",
+                                   job.job, ended));
     return false;
   }
-  const int ended = options_.table->end_sessions_of(job_token_name(job.job));
   spdlog::info("job {}'s token dropped: {} of its sessions ended", job.job, ended);
   const std::string text = fmt::format("job {}'s token dropped; {} sessions ended", job.job, ended);
   const uint32_t result = CUDA_SUCCESS;
@@ -161,13 +165,25 @@ bool Session::drop_job_token(const protocol::Hello& hello, uint64_t request_id) 
   return protocol::write_frame(socket_, h, &result, sizeof result, text.data(), text.size());
 }
 
+// A job's token dropped after this handshake was checked, but before the
+// slot named the token, was not seen by the drop's sweep of the sessions
+// (SessionTable::end_sessions_of): the slot names it now, so look again.
+bool Session::dropped_meanwhile(uint64_t request_id) {
+  if (!is_job_token_name(token_.name) || !options_.table) return false;
+  const std::string job = token_.name.substr(std::string_view("job:").size());
+  if (!options_.table->revoked_jobs.revoked(job, token_.expires)) return false;
+  refuse(request_id,
+         fmt::format("authentication failed: job {}'s token was dropped (the job ended)", job));
+  return true;
+}
+
 // Authentication came first: a client with a wrong token never waits. A
 // status request takes no place and never comes here.
 bool Session::take_place(uint64_t request_id) {
   report_.authenticated(token_.name, token_.priority);
   const WaitTerms terms{token_.name, token_.max_sessions, options_.max_sessions};
   switch (wait_for_place(socket_, request_id, options_.table, options_.slot, terms)) {
-    case Wait::kAdmitted: return true;
+    case Wait::kAdmitted: return !dropped_meanwhile(request_id);
     case Wait::kServerStopping:
       refuse(request_id, "the server is stopping; try another server or later");
       return false;

@@ -20,6 +20,7 @@ struct Token {
   int max_sessions = 0;   // 0: no limit
   uint64_t memory = 0;    // bytes of device memory across its sessions; 0: no cap
   int priority = 0;       // higher waits less
+  int64_t expires = 0;    // a job's token (job_token_name): its expiry, Unix seconds
 };
 
 class Tokens {

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/job_tokens.h"
+#include "server/job_revocations.h"
 #include "server_process.h"
 
 namespace scuda {
@@ -64,6 +66,34 @@ TEST(JobTokens, AnythingButWhatTheKeyMintedIsRefused) {
   EXPECT_EQ(mint_job_token(kKey, "a/b", kNow), "") << "a job id with a slash";
   EXPECT_EQ(mint_job_token(kKey, "", kNow), "");
   EXPECT_EQ(mint_job_token("", "42", kNow), "");
+}
+
+// A drop refuses the job's tokens that expire no later than the dropped one:
+// a job requeued under its id gets a later token, which goes on working.
+TEST(RevokedJobs, ADropRefusesTheJobsTokensUpToItsExpiryOnly) {
+  auto list = std::make_unique<server::RevokedJobs>();
+  ASSERT_TRUE(list->revoke("7", kNow + 60, kNow));
+  EXPECT_TRUE(list->revoked("7", kNow + 60));
+  EXPECT_TRUE(list->revoked("7", kNow + 30));
+  EXPECT_FALSE(list->revoked("7", kNow + 61)) << "the requeued job's later token";
+  EXPECT_FALSE(list->revoked("70", kNow + 60));
+  ASSERT_TRUE(list->revoke("7", kNow + 90, kNow));
+  EXPECT_TRUE(list->revoked("7", kNow + 61)) << "its later token dropped too";
+}
+
+// A full list still takes a drop: the entry whose token expires first gives
+// way, and an expired one is free again.
+TEST(RevokedJobs, AFullListGivesUpTheEntryThatExpiresFirst) {
+  auto list = std::make_unique<server::RevokedJobs>();
+  for (size_t i = 0; i < server::kRevokedJobs; ++i)
+    ASSERT_TRUE(list->revoke("j" + std::to_string(i), kNow + 1000 + static_cast<int64_t>(i), kNow));
+  ASSERT_TRUE(list->revoke("late", kNow + 5000, kNow));
+  EXPECT_TRUE(list->revoked("late", kNow + 5000));
+  EXPECT_FALSE(list->revoked("j0", kNow + 1000)) << "the soonest to expire gave way";
+  EXPECT_TRUE(list->revoked("j1", kNow + 1001));
+  ASSERT_TRUE(list->revoke("after", kNow + 9000, kNow + 1500));
+  EXPECT_TRUE(list->revoked("after", kNow + 9000));
+  EXPECT_TRUE(list->revoked("late", kNow + 5000)) << "an expired entry was taken, not a live one";
 }
 
 // A folder with the job key, the server's own token and the jobs' tokens.
