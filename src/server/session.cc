@@ -6,14 +6,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "common/job_tokens.h"
 #include "protocol/frame_io.h"
 #include "protocol/handshake.h"
 #include "protocol/ops.h"
@@ -75,7 +73,7 @@ int Session::run() {
   disarm_handshake_alarm();
   if (opening != Opening::kHello) return opening == Opening::kRouted ? 0 : 1;
   if (op == protocol::kOpStatus) return answer_status(socket_, hello_id, options_.table) ? 0 : 1;
-  if (op == protocol::kOpTokenDrop) return drop_job_token(hello, hello_id) ? 0 : 1;
+  if (op == protocol::kOpTokenDrop) return drop_job_token(hello_id) ? 0 : 1;
   if (!take_place(hello_id)) return 0;
   if (!welcome(hello, hello_id)) return 1;
   if (!output_.start()) spdlog::warn("kernels' printf output stays on the server: no pipe for it");
@@ -136,27 +134,24 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
   return true;
 }
 
-// The drop of a job's token, authenticated by that token (check_hello): its
+// The drop of a job's token, checked and named by check_hello: its
 // job's tokens are refused from now on, and its sessions end.
-bool Session::drop_job_token(const protocol::Hello& hello, uint64_t request_id) {
-  JobToken job;
-  std::string why;
-  if (!looks_like_job_token(hello.token) ||
-      !verify_job_token(options_.job_key, hello.token, unix_now_ms() / 1000, &job, &why) ||
-      !options_.table) {
+bool Session::drop_job_token(uint64_t request_id) {
+  const std::string job = job_of_token_name(token_.name);
+  if (job.empty() || !options_.table) {
     refuse(request_id, "token-drop takes a job's token only");
     return false;
   }
-  const bool kept = options_.table->revoked_jobs.revoke(job.job, job.expires, unix_now_ms() / 1000);
-  const int ended = options_.table->end_sessions_of(job_token_name(job.job));
+  const bool kept = options_.table->revoked_jobs.revoke(job, token_.expires, unix_now_ms() / 1000);
+  const int ended = options_.table->end_sessions_of(token_.name);
   if (!kept) {
     refuse(request_id, fmt::format("job {}'s {} sessions ended, but its token could not be listed "
                                    "as dropped; drop it again",
-                                   job.job, ended));
+                                   job, ended));
     return false;
   }
-  spdlog::info("job {}'s token dropped: {} of its sessions ended", job.job, ended);
-  const std::string text = fmt::format("job {}'s token dropped; {} sessions ended", job.job, ended);
+  spdlog::info("job {}'s token dropped: {} of its sessions ended", job, ended);
+  const std::string text = fmt::format("job {}'s token dropped; {} sessions ended", job, ended);
   const uint32_t result = CUDA_SUCCESS;
   FrameHeader h;
   h.flags = protocol::kReply;
@@ -169,8 +164,8 @@ bool Session::drop_job_token(const protocol::Hello& hello, uint64_t request_id) 
 // slot named the token, was not seen by the drop's sweep of the sessions
 // (SessionTable::end_sessions_of): the slot names it now, so look again.
 bool Session::dropped_meanwhile(uint64_t request_id) {
-  if (!is_job_token_name(token_.name) || !options_.table) return false;
-  const std::string job = token_.name.substr(std::string_view("job:").size());
+  const std::string job = job_of_token_name(token_.name);
+  if (job.empty() || !options_.table) return false;
   if (!options_.table->revoked_jobs.revoked(job, token_.expires)) return false;
   refuse(request_id,
          fmt::format("authentication failed: job {}'s token was dropped (the job ended)", job));

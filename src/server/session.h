@@ -118,7 +118,7 @@ class Session {
   bool check_hello(const protocol::Frame& f, protocol::Hello* hello);
   // Waits in the admission queue for a place; false when the session ends there.
   bool take_place(uint64_t request_id);
-  bool drop_job_token(const protocol::Hello& hello, uint64_t request_id);
+  bool drop_job_token(uint64_t request_id);
   bool dropped_meanwhile(uint64_t request_id);
   // A session's handshake: loads the driver and sends the welcome.
   bool welcome(const protocol::Hello& hello, uint64_t request_id);

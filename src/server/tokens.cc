@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -73,9 +74,16 @@ std::string read_token(const std::string& name, const toml::node& node, Token* t
 
 }  // namespace
 
-std::string job_token_name(const std::string& job) { return "job:" + job; }
+// What a job token's name starts with.
+constexpr std::string_view kJobName = "job:";
 
-bool is_job_token_name(const std::string& name) { return name.rfind("job:", 0) == 0; }
+std::string job_token_name(const std::string& job) { return std::string(kJobName) + job; }
+
+bool is_job_token_name(const std::string& name) { return name.rfind(kJobName, 0) == 0; }
+
+std::string job_of_token_name(const std::string& name) {
+  return is_job_token_name(name) ? name.substr(kJobName.size()) : std::string();
+}
 
 SecretDigest digest_of(const std::string& secret) {
   SecretDigest d{};

@@ -47,6 +47,8 @@ class Tokens {
 // the queue: "job:<id>". No name in a tokens file starts with "job:".
 std::string job_token_name(const std::string& job);
 bool is_job_token_name(const std::string& name);
+// The job id a job token's name holds; "" for any other name.
+std::string job_of_token_name(const std::string& name);
 
 // SHA-256 of `secret`.
 SecretDigest digest_of(const std::string& secret);
