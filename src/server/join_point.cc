@@ -54,14 +54,16 @@ bool admits_anyone(const Admission& a) { return a.tokens.open() && a.job_key.emp
 
 namespace {
 
-// A job's token: minted with the server's key, not expired, not dropped.
-std::string job_refusal(const std::string& presented, std::optional<Token>* token) {
+// A job's token: minted with the server's key, not expired, and not dropped
+// unless it comes to be dropped again (a retried epilog).
+std::string job_refusal(const std::string& presented, bool dropping, std::optional<Token>* token) {
   JobToken job;
   std::string why;
   const int64_t now = unix_now_ms() / 1000;
   if (!verify_job_token(g_admission.job_key, presented, now, &job, &why))
     return "authentication failed: " + why;
-  if (g_admission.table && g_admission.table->revoked_jobs.revoked(job.job, job.expires))
+  if (!dropping && g_admission.table &&
+      g_admission.table->revoked_jobs.revoked(job.job, job.expires))
     return fmt::format("authentication failed: job {}'s token was dropped (the job ended)",
                        job.job);
   if (token) *token = Token{.name = job_token_name(job.job), .expires = job.expires};
@@ -70,9 +72,10 @@ std::string job_refusal(const std::string& presented, std::optional<Token>* toke
 
 }  // namespace
 
-std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token) {
+std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token,
+                          bool dropping) {
   if (!g_admission.job_key.empty() && looks_like_job_token(hello.token)) {
-    if (std::string why = job_refusal(hello.token, token); !why.empty()) return why;
+    if (std::string why = job_refusal(hello.token, dropping, token); !why.empty()) return why;
   } else if (const Token* found = g_admission.tokens.match(hello.token)) {
     if (token) *token = *found;
   } else if (!admits_anyone(g_admission)) {

@@ -43,7 +43,10 @@ const Admission& admission();
 // Why `hello` cannot be served (a wrong token, a dropped or expired job's,
 // another build); "" if it can, and then *token is the token it gave (empty
 // on a server without tokens). A job's token is named job_token_name(id).
-std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token = nullptr);
+// `dropping`: the hello asks for its token's drop, which a dropped token may
+// ask again.
+std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token = nullptr,
+                          bool dropping = false);
 
 // Whether the server takes no token at all.
 bool admits_anyone(const Admission& a);

@@ -120,7 +120,8 @@ bool Session::check_hello(const Frame& f, protocol::Hello* hello) {
     return false;
   }
   std::optional<Token> token;
-  if (const std::string why = hello_refusal(*hello, &token); !why.empty()) {
+  const bool dropping = f.header.op == protocol::kOpTokenDrop;
+  if (const std::string why = hello_refusal(*hello, &token, dropping); !why.empty()) {
     refuse(f.header.request_id, why);
     return false;
   }
@@ -142,6 +143,7 @@ bool Session::drop_job_token(uint64_t request_id) {
     refuse(request_id, "token-drop takes a job's token only");
     return false;
   }
+  const bool again = options_.table->revoked_jobs.revoked(job, token_.expires);
   const bool kept = options_.table->revoked_jobs.revoke(job, token_.expires, unix_now_ms() / 1000);
   const int ended = options_.table->end_sessions_of(token_.name);
   if (!kept) {
@@ -150,8 +152,10 @@ bool Session::drop_job_token(uint64_t request_id) {
                                    job, ended));
     return false;
   }
-  spdlog::info("job {}'s token dropped: {} of its sessions ended", job, ended);
-  const std::string text = fmt::format("job {}'s token dropped; {} sessions ended", job, ended);
+  spdlog::info("job {}'s token dropped{}: {} of its sessions ended", job, again ? " again" : "",
+               ended);
+  const std::string text = fmt::format("job {}'s token {}; {} sessions ended", job,
+                                       again ? "was already dropped" : "dropped", ended);
   const uint32_t result = CUDA_SUCCESS;
   FrameHeader h;
   h.flags = protocol::kReply;

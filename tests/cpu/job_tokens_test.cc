@@ -4,6 +4,7 @@
 // sessions and refuses it, while other jobs' tokens and the server's own
 // token go on working.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "common/job_tokens.h"
 #include "server/job_revocations.h"
+#include "server/status/session_table.h"
 #include "server_process.h"
 
 namespace scuda {
@@ -158,6 +160,11 @@ TEST(JobTokens, AJobsTokenWorksUntilItsEpilogDropsIt) {
   Output refused = init_with(server, job7);
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("job 7's token was dropped"), std::string::npos) << refused.err;
+  Output again = drop(server, job7);  // an epilog run twice
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("job 7's token was already dropped; 0 sessions ended"),
+            std::string::npos)
+      << again.out;
 
   other_job.go();
   const int other_status = other_job.wait();
@@ -172,6 +179,62 @@ TEST(JobTokens, AJobsTokenWorksUntilItsEpilogDropsIt) {
   Output not_a_job = drop(server, files.path("server.token"));
   EXPECT_EQ(not_a_job.exit_code, 2);
   EXPECT_NE(not_a_job.err.find("holds no job's token"), std::string::npos) << not_a_job.err;
+}
+
+// A session process of the listener (`parent`) whose slot names `pid` and
+// job 7's token; the drop's sweep runs in a sibling.
+int ended_by_sibling(server::SessionTable* table, pid_t pid) {
+  server::SessionSlot* slot = table->take("peer");
+  slot->pid.store(pid);
+  std::snprintf(slot->token, sizeof slot->token, "job:7");
+  slot->state.store(server::kSlotActive);
+  const pid_t sibling = fork();
+  if (sibling == 0) _exit(table->end_sessions_of("job:7"));
+  int status = 0;
+  waitpid(sibling, &status, 0);
+  table->release(slot);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The drop signals a slot's pid only while it is a session of this server's
+// listener (here, the test process): a pid that has gone to another program
+// is left alone.
+TEST(JobTokens, TheDropSignalsOnlyTheListenersSessions) {
+  std::string error;
+  server::SessionTable* table = server::SessionTable::create(&error);
+  ASSERT_NE(table, nullptr) << error;
+  const pid_t session = fork();
+  if (session == 0) {
+    pause();
+    _exit(0);
+  }
+  EXPECT_EQ(ended_by_sibling(table, session), 1);
+  int status = 0;
+  waitpid(session, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+
+  // A process that is not the listener's child, under a slot's pid.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t middle = fork();
+  if (middle == 0) {
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      pause();
+      _exit(0);
+    }
+    (void)!write(ready[1], &grandchild, sizeof grandchild);
+    waitpid(grandchild, nullptr, 0);
+    _exit(0);
+  }
+  pid_t stranger = 0;
+  ASSERT_EQ(read(ready[0], &stranger, sizeof stranger), static_cast<ssize_t>(sizeof stranger));
+  EXPECT_EQ(ended_by_sibling(table, stranger), 0);
+  EXPECT_EQ(kill(stranger, 0), 0) << "a process outside the server was signalled";
+  kill(stranger, SIGKILL);
+  waitpid(middle, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
 }
 
 // A server given only a job key takes no client without a job's token.

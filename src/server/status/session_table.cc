@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -90,14 +91,50 @@ uint64_t SessionTable::charged_to(const char* name) const {
   return sum;
 }
 
+namespace {
+
+// The pid's parent, from /proc; 0 when it cannot be read.
+pid_t parent_of(pid_t pid) {
+  FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return 0;
+  // The command name in parentheses may hold spaces: the parent comes after
+  // its last ')' and the state letter.
+  char line[512] = {};
+  const size_t n = std::fread(line, 1, sizeof line - 1, f);
+  std::fclose(f);
+  const char* end = static_cast<const char*>(memrchr(line, ')', n));
+  int parent = 0;
+  return end && std::sscanf(end + 1, " %*c %d", &parent) == 1 ? parent : 0;
+}
+
+// Signals the session in `slot` that held pid `pid` at `generation`. The
+// listener frees a slot only after it reaped the pid, which another program
+// may then take: the signal goes through a pidfd, to a process that is a
+// child of this server's listener while the slot still names it.
+bool signal_session(const SessionSlot& slot, pid_t pid, uint32_t generation) {
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return false;
+  const bool same = parent_of(pid) == getppid() &&
+                    syscall(SYS_pidfd_send_signal, fd, 0, nullptr, 0) == 0 &&
+                    slot.generation.load(std::memory_order_acquire) == generation &&
+                    slot.pid.load() == pid && slot.state.load() != kSlotFree;
+  const bool sent = same && syscall(SYS_pidfd_send_signal, fd, SIGTERM, nullptr, 0) == 0;
+  close(fd);
+  return sent;
+}
+
+}  // namespace
+
 int SessionTable::end_sessions_of(const std::string& name) {
   int ended = 0;
   for (SessionSlot& slot : slots) {
+    const uint32_t generation = slot.generation.load(std::memory_order_acquire);
     const uint32_t state = slot.state.load(std::memory_order_acquire);
     const pid_t pid = slot.pid.load();
     if ((holds_place(state) || state == kSlotQueued) && pid > 0 && pid != getpid() &&
         name.size() < sizeof slot.token &&
-        strncmp(slot.token, name.c_str(), sizeof slot.token) == 0 && kill(pid, SIGTERM) == 0)
+        strncmp(slot.token, name.c_str(), sizeof slot.token) == 0 &&
+        signal_session(slot, pid, generation))
       ++ended;
   }
   return ended;

@@ -116,8 +116,9 @@ struct SessionTable {
   void release(pid_t pid);
   // Device memory charged by the sessions of token `name` that hold a place.
   uint64_t charged_to(const char* name) const;
-  // Any process: ends (SIGTERM) every session authenticated with token
-  // `name`, queued or running, but the caller's own; how many it ended.
+  // A session process: ends (SIGTERM) every session of this server
+  // authenticated with token `name`, queued or running, but the caller's
+  // own; how many it ended. A pid no longer the slot's is left alone.
   int end_sessions_of(const std::string& name);
 };
 
