@@ -5,12 +5,14 @@ JSON line in step_time.py's shape, so that run.sh and report.py serve both:
 `output_sha` a digest of the tokens (or embeddings) for comparing runs.
 Models have random weights from a fixed seed and a config, so nothing is
 downloaded. Usage: generate.py NAME (one of the keys of CASES, or
-bert-varlen), or generate.py --list."""
+bert-varlen), or generate.py --list; generate.py NAME --serve measures
+rounds on demand for alternate.py."""
 import argparse
 import ctypes
 import hashlib
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -53,7 +55,10 @@ def timed(fn):
     return (time.perf_counter() - start) * 1e3, out
 
 
-def generation(name, repeats, replies):
+def generation(name, replies):
+    """Builds and warms the model; returns the first call's time, a function
+    that measures one round (a 1-token call, the prefill, and a 64-token
+    call) and generate(n), a call of n tokens."""
     kind, batch, prompt, graphs = CASES[name]
     model = BUILDERS[kind]().cuda().eval()
     model.generation_config.eos_token_id = None
@@ -73,45 +78,73 @@ def generation(name, repeats, replies):
     first, _ = timed(lambda: generate(1))
     for _ in range(2 if graphs else 1):
         generate(NEW_TOKENS)
-    prefills, per_token, out, waits = [], [], None, []
-    for _ in range(repeats):
+
+    def one_round():
         r0 = replies() if replies else 0
-        prefills.append(timed(lambda: generate(1))[0])
+        prefill, _ = timed(lambda: generate(1))
         r1 = replies() if replies else 0
         total, out = timed(lambda: generate(NEW_TOKENS))
         r2 = replies() if replies else 0
-        per_token.append((total - prefills[-1]) / (NEW_TOKENS - 1))
-        waits.append(((r2 - r1) - (r1 - r0)) / (NEW_TOKENS - 1))
-    counted = {"replies_per_token": round(statistics.median(waits), 2)} if replies else {}
-    return counted | {"first_call_ms": round(first, 3), "first_step_ms": round(statistics.median(prefills), 3),
-            "step_ms": round(statistics.median(per_token), 3),
-            "output_sha": hashlib.sha256(out.cpu().numpy().tobytes()).hexdigest()[:16]}
+        result = {"first_step_ms": prefill, "step_ms": (total - prefill) / (NEW_TOKENS - 1),
+                  "output_sha": hashlib.sha256(out.cpu().numpy().tobytes()).hexdigest()[:16]}
+        if replies:
+            result["replies_per_token"] = ((r2 - r1) - (r1 - r0)) / (NEW_TOKENS - 1)
+        return result
+
+    return first, one_round, generate
 
 
-def embedding(repeats):
+def embedding(replies):
     """BERT-base-sized encoder, batches of 32 texts whose padded length changes
-    every batch: step_ms is one batch, texts_per_s follows from it."""
+    every batch: a round embeds every batch once, step_ms is one batch and
+    texts_per_s follows from it."""
     from transformers import BertConfig, BertModel
     model = BertModel(BertConfig(attn_implementation="sdpa")).half().cuda().eval()
     lengths = torch.randint(16, 256, (40,), generator=torch.Generator().manual_seed(1)).tolist()
     batches = [torch.randint(1000, 30000, (32, n)) for n in lengths]
-    digest = hashlib.sha256()
 
-    def run_all(keep):
+    def run_all():
+        digest = hashlib.sha256()
         with torch.no_grad():
             for b in batches:
                 ids = b.cuda()
                 out = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
-                pooled = out.float().mean(dim=1).cpu()
-                if keep:
-                    digest.update(pooled.numpy().tobytes())
+                digest.update(out.float().mean(dim=1).cpu().numpy().tobytes())
+        return digest.hexdigest()[:16]
 
-    first, _ = timed(lambda: run_all(False))
-    times = [timed(lambda: run_all(i == 0))[0] / len(batches) for i in range(repeats)]
-    step = statistics.median(times)
-    return {"first_call_ms": round(first, 3), "first_step_ms": round(first / len(batches), 3),
-            "step_ms": round(step, 3), "texts_per_s": round(32e3 / step, 1),
-            "output_sha": digest.hexdigest()[:16]}
+    first, _ = timed(run_all)
+
+    def one_round():
+        total, sha = timed(run_all)
+        step = total / len(batches)
+        # The first step stays the first pass's: its batches met cold caches.
+        return {"first_step_ms": first / len(batches), "step_ms": step,
+                "texts_per_s": 32e3 / step, "output_sha": sha}
+
+    return first, one_round, None
+
+
+def rounded(result):
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
+
+
+def medians(rounds):
+    """One result of several rounds: each figure's median, the last digest."""
+    out = dict(rounds[-1])
+    for key, value in rounds[-1].items():
+        if isinstance(value, float):
+            out[key] = statistics.median(r[key] for r in rounds)
+    return out
+
+
+def serve(first, one_round):
+    """Rounds on demand, for alternate.py: a line "ready" first, then one JSON
+    line per "round" read from stdin, until "quit" or its end."""
+    print(json.dumps({"ready": True, "first_call_ms": round(first, 3)}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        print(json.dumps(rounded(one_round())), flush=True)
 
 
 def main():
@@ -120,6 +153,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--list", action="store_true",
                         help="print the names of run.sh's group 'generation', and exit")
+    parser.add_argument("--serve", action="store_true",
+                        help="after warming up, measure a round per 'round' line on stdin "
+                             "(alternate.py)")
     args = parser.parse_args()
     if args.list:
         print(" ".join(GENERATION))
@@ -130,13 +166,18 @@ def main():
     replies = scuda_function("scuda_replies_awaited", ctypes.c_uint64)
     before = replies() if replies else None
     if args.name == "bert-varlen":
-        result = embedding(args.repeats)
+        first, one_round, _ = embedding(replies)
     else:
-        result = generation(args.name, args.repeats, replies)
-    result.update({"model": args.name, "device": torch.cuda.get_device_name()})
+        first, one_round, _ = generation(args.name, replies)
+    if args.serve:
+        serve(first, one_round)
+        return
+    result = medians([one_round() for _ in range(args.repeats)])
+    result.update({"model": args.name, "device": torch.cuda.get_device_name(),
+                   "first_call_ms": first})
     if replies:
         result["replies"] = replies() - before
-    print(json.dumps(result))
+    print(json.dumps(rounded(result)))
 
 
 if __name__ == "__main__":

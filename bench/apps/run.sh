@@ -7,6 +7,9 @@
 # SCUDA_LINKS: profiles to add (default "1ms-10gbit 150ms"; "" for none).
 # SCUDA_APP_REPEATS: how many times native and the warm loopback case run,
 # alternately (default 3): the steady ratio is their median.
+# SCUDA_APP_ROUNDS=N: generate.py's workloads run native and warm scuda as two
+# long-lived processes that alternate N rounds each (alternate.py), in place
+# of SCUDA_APP_REPEATS pairs of whole processes.
 # SCUDA_LINK_REPEATS: how many times each link's case runs (default 1).
 # SCUDA_APP_COLD=0 leaves out the cold case (empty caches); the first warm run
 # then meets the caches as the models before it left them.
@@ -35,6 +38,7 @@ limit=${SCUDA_APP_TIMEOUT:-300}
 repeats=${SCUDA_APP_REPEATS:-3}
 link_repeats=${SCUDA_LINK_REPEATS:-1}
 cold=${SCUDA_APP_COLD:-1}
+rounds=${SCUDA_APP_ROUNDS:-0}
 cache=$(mktemp -d /tmp/scuda-apps-cache.XXXXXX)
 # The client's answers kept across runs start empty too: the cold case fills
 # them and the server's module cache, the cases after it find both.
@@ -94,14 +98,25 @@ measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
   [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
   echo "{\"case\": \"$case\", \"repeat\": $repeat, \"result\": $line}" | tee -a "$out/apps.jsonl"
 }
+alternate() {  # alternate MODEL: native and warm scuda rounds, two processes
+  local model=$1
+  timeout "$((limit * 2))" "$python" bench/apps/alternate.py "$model" --rounds "$rounds" \
+    --python "$python" --logs "$out" --scuda-prefix "${isolate[*]} $bin/scuda run --server \
+${via[none]} --stats-json $out/apps_${model}_scuda-warm_stats.json --" | tee -a "$out/apps.jsonl"
+}
 for model in "${models[@]}"; do
-  measure "$model" native 1
-  [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
-  measure "$model" scuda-warm 1 scuda "${via[none]}"
-  for ((r = 2; r <= repeats; r++)); do
-    measure "$model" native "$r"
-    measure "$model" scuda-warm "$r" scuda "${via[none]}"
-  done
+  if [ "$rounds" -gt 0 ] && [ "$(program_for "$model")" = generate.py ]; then
+    [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
+    alternate "$model"
+  else
+    measure "$model" native 1
+    [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
+    measure "$model" scuda-warm 1 scuda "${via[none]}"
+    for ((r = 2; r <= repeats; r++)); do
+      measure "$model" native "$r"
+      measure "$model" scuda-warm "$r" scuda "${via[none]}"
+    done
+  fi
   for ((r = 1; r <= link_repeats; r++)); do
     for link in $links; do
       [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" "$r" scuda "${via[$link]}"
