@@ -21,6 +21,7 @@ cd "$(dirname "$0")/../.." || exit 1
 bin=build/bin
 python=${PYTHON:-python3}
 out=${OUT:-$(mktemp -d /tmp/scuda-apps.XXXXXX)}
+mkdir -p "$out" || exit 1
 # Groups stand for several models: "training" for step_time.py's, "generation"
 # for generate.py's list (every batch eager and compiled, the long prompt, the
 # embedding service).
