@@ -8,7 +8,7 @@
 namespace scuda::protocol {
 
 constexpr uint32_t kMagic = 0x41444353;  // "SCDA" on the wire
-constexpr uint16_t kProtocolVersion = 12;
+constexpr uint16_t kProtocolVersion = 13;
 constexpr size_t kHeaderSize = 24;
 // Largest payload either side accepts; bulk copies are split to fit.
 constexpr uint32_t kMaxPayload = 64u << 20;
@@ -22,6 +22,9 @@ enum FrameFlags : uint16_t {
   kError = 1 << 2,          // reply: payload is a protocol error message; the session ends
   kSynchronizing = 1 << 3,  // request: also report the first error of earlier one-way requests
   kOutput = 1 << 4,         // server to client, answering nothing: the session's standard output
+  // Synchronizing request: the client keeps registered memory in step, so
+  // the reply comes after the changes of the mirrors it pulled before.
+  kWantChanges = 1 << 5,
 };
 
 // An ERROR frame's op says what kind of refusal it is.

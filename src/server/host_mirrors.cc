@@ -3,11 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
 #include "common/changed_runs.h"
+#include "protocol/frame.h"
 
 namespace scuda::server {
 
@@ -139,7 +141,22 @@ bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer
   uint64_t offset = 0;
   Mirror* m = find(address, size, &offset);
   if (!m) return false;
+  m->kept = true;
   append_changes(address, m->host + offset, m->twin + offset, size, out);
+  return true;
+}
+
+bool HostMirrors::take_kept_changes(const std::function<bool(const protocol::Writer&)>& send) {
+  std::lock_guard lock(mu_);
+  for (auto& [address, m] : mirrors_) {
+    if (!m.kept) continue;
+    for (uint64_t at = 0; at < m.size; at += protocol::kChunkSize) {
+      const uint64_t n = std::min<uint64_t>(protocol::kChunkSize, m.size - at);
+      protocol::Writer w;
+      append_changes(address + at, m.host + at, m.twin + at, n, w);
+      if (w.size() && !send(w)) return false;
+    }
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -36,7 +37,12 @@ class HostMirrors {
   // device changed since the client last had them, each as (u64 address,
   // blob), and notes that the client has them now. False when the range
   // does not lie inside one mirror.
+  // The mirror is kept from then on: take_kept_changes includes it.
   bool take_changes(uint64_t address, uint64_t size, protocol::Writer& out);
+  // The changes of every kept mirror, in windows of at most kChunkSize
+  // bytes of mirror each, handed to `send` one window at a time (windows
+  // without changes are skipped); false as soon as `send` fails.
+  bool take_kept_changes(const std::function<bool(const protocol::Writer&)>& send);
   // The same for every mirror: from a driver thread, as a host callback is
   // reached, so that the client's memory holds what the stream's work wrote
   // before the callback runs.
@@ -50,6 +56,7 @@ class HostMirrors {
     void* map;      // the page-aligned mappings that hold them
     void* twin_map;
     size_t map_size;
+    bool kept = false;  // pulled by the client: its changes come with synchronizing replies
   };
   // The mirror holding the client's [address, address + size), or nullptr;
   // *offset is `address`'s offset in it.

@@ -349,7 +349,14 @@ bool Session::relay_output() {
     report_.sent(protocol::kHeaderSize + n);
     if (!protocol::write_frame(socket_, h, text.data() + at, n)) return false;
   }
-  return true;
+  if (!(request_.flags & protocol::kWantChanges)) return true;
+  // The changes travel as output named mirror-pull, in a pull's reply's
+  // layout: the client needs no request of its own for them.
+  h.op = protocol::kOpMirrorPull;
+  return mirrors_.take_kept_changes([&](const protocol::Writer& w) {
+    report_.sent(protocol::kHeaderSize + w.size());
+    return protocol::write_frame(socket_, h, w.data().data(), w.size());
+  });
 }
 
 CUresult Session::begin_reply(size_t size, const void* data, size_t first) {

@@ -131,7 +131,9 @@ class Session {
   bool serve_one(const protocol::FrameHeader& request);
   // The result to reply with, after the latched error rules.
   CUresult settle(CUresult rc);
-  // Sends what the session printed (kernels' printf) ahead of a reply.
+  // Sends, ahead of a synchronizing reply, what the session printed
+  // (kernels' printf) and, when the client asks, what the device changed in
+  // the mirrors it keeps in step.
   bool relay_output();
   void refuse(uint64_t request_id, const std::string& message,
               protocol::ErrorKind kind = protocol::kErrorFatal);

@@ -834,6 +834,34 @@ TEST_F(ManagedTest, RegisteredMemoryMovesOnlyTheBytesThatChangedOnceNamed) {
   EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
 }
 
+// Once a range was pulled, the session sends the device's changes to it
+// ahead of each synchronizing reply: a launch and a stream synchronization
+// cost the one round trip of the synchronization, as with no registered
+// memory at all.
+TEST_F(ManagedTest, ChangesOfAKeptRangeComeWithTheSynchronizationsReply) {
+  RegisterableVector<unsigned> h(4096, 0);
+  ASSERT_EQ(cuMemHostRegister(h.data(), h.size() * sizeof(unsigned), 0), CUDA_SUCCESS);
+  fill(h.data(), 1, 16);
+  ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);  // the first pull keeps it
+  ASSERT_EQ(h[0], 1u);
+  for (unsigned round = 2; round < 6; ++round) {
+    const uint64_t replies = scuda_replies_awaited();
+    const Traffic before = traffic();
+    const unsigned v = 0x01010101u * round;  // every byte changes
+    fill(h.data() + 100 * round, v, 8);
+    ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    EXPECT_EQ(scuda_replies_awaited() - replies, 1u) << "round " << round;
+    EXPECT_EQ(traffic().pulled - before.pulled, 8 * sizeof(unsigned)) << "round " << round;
+    for (unsigned i = 0; i < 8; ++i) ASSERT_EQ(h[100 * round + i], v) << round << " " << i;
+  }
+  h[3000] = 9;  // the host's change still goes ahead of the next launch
+  fill(h.data() + 3001, 10, 1);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(h[3000], 9u);
+  EXPECT_EQ(h[3001], 10u);
+  EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
 // A registered range no device work has named takes copies as ordinary
 // host memory: what the host wrote in between never reaches the device,
 // and a copy overwrites it even with the bytes the mirror already held.

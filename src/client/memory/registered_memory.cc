@@ -47,12 +47,16 @@ struct Range {
   bool implicit;      // mirrored for a graph node or captured copy, not by the program
   bool in_step;       // named by device work: pushed and pulled
   bool gone = false;  // implicit, and found unmapped: no longer kept in step
+  // Pulled once: the session sends its changes ahead of each synchronizing
+  // reply that asks for them, and no pull is needed.
+  bool kept = false;
 };
 
 struct Registry {
   RankedMutex mu{LockRank::kCoherence, "Registry::mu"};
   std::map<uintptr_t, Range> ranges;  // by address
   bool outstanding = false;           // device work sent since all streams were idle
+  size_t kept = 0;                    // ranges whose changes the session sends unasked
 };
 
 Registry& registry() {
@@ -161,8 +165,11 @@ bool apply(uintptr_t base, Range& r, const std::vector<uint8_t>& reply) {
 }
 
 // Pipelined: every window is asked for before the first reply is read.
+// Once pulled whole, the range is kept: the session sends its changes with
+// synchronizing replies from then on.
 void pull(Connection& conn, uintptr_t base, Range& r) {
   if ((r.flags & CU_MEMHOSTREGISTER_READ_ONLY) || !r.in_step) return;
+  bool pulled = true;
   std::vector<uint64_t> asked;
   for (size_t off = 0; off < r.size; off += kChunkSize) {
     protocol::Writer w;
@@ -181,6 +188,11 @@ void pull(Connection& conn, uintptr_t base, Range& r) {
           "host sees stale data",
           base, static_cast<int>(rc));
     else if (!apply(base, r, reply)) bad_reply("mirror-pull");
+    pulled = pulled && rc == CUDA_SUCCESS;
+  }
+  if (pulled && !r.kept) {
+    r.kept = true;
+    ++registry().kept;
   }
 }
 
@@ -195,6 +207,20 @@ void warn_other_address() {
 
 constexpr unsigned kKnownFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                  CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+
+// With the registry's lock held: apply_changes.
+bool apply_changes_locked(protocol::Reader& in) {
+  while (in.ok() && !in.done()) {
+    const uint64_t address = in.u64();
+    const std::string_view bytes = in.blob();
+    if (!in.ok()) return false;
+    // A range unregistered meanwhile no longer wants its changes.
+    auto it = find_range(reinterpret_cast<const void*>(address));
+    if (it != registry().ranges.end() && !apply_run(it->first, it->second, address, bytes))
+      return false;
+  }
+  return in.ok();
+}
 
 }  // namespace
 
@@ -245,6 +271,7 @@ CUresult unregister_range(void* p) {
     auto it = ranges.find(reinterpret_cast<uintptr_t>(p));
     if (it == ranges.end()) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     if (registry().outstanding) pull(*conn, it->first, it->second);
+    if (it->second.kept) --registry().kept;
     munmap(it->second.twin, it->second.size);
     ranges.erase(it);
     g_any.store(!ranges.empty(), std::memory_order_release);
@@ -355,16 +382,7 @@ void drop_mirrors(const void* p, size_t size) {
 
 bool apply_changes(protocol::Reader& in) {
   std::lock_guard lock(registry().mu);
-  while (in.ok() && !in.done()) {
-    const uint64_t address = in.u64();
-    const std::string_view bytes = in.blob();
-    if (!in.ok()) return false;
-    // A range unregistered meanwhile no longer wants its changes.
-    auto it = find_range(reinterpret_cast<const void*>(address));
-    if (it != registry().ranges.end() && !apply_run(it->first, it->second, address, bytes))
-      return false;
-  }
-  return in.ok();
+  return apply_changes_locked(in);
 }
 
 void before_device_work(Connection& conn) {
@@ -374,11 +392,20 @@ void before_device_work(Connection& conn) {
   registry().outstanding = true;
 }
 
-void after_sync(Connection& conn, bool whole_context) {
+uint16_t want_changes() {
+  if (!g_any.load(std::memory_order_acquire)) return 0;
+  std::lock_guard lock(registry().mu);
+  return registry().outstanding && registry().kept ? protocol::kWantChanges : 0;
+}
+
+void after_sync(Connection& conn, bool whole_context, bool changes_came) {
   if (!g_any.load(std::memory_order_acquire)) return;
   std::lock_guard lock(registry().mu);
+  for (const std::vector<uint8_t>& changes : conn.take_mirror_changes())
+    if (protocol::Reader in(changes); !apply_changes_locked(in)) bad_reply("mirror-pull");
   if (!registry().outstanding) return;
-  for (auto& [base, r] : registry().ranges) pull(conn, base, r);
+  for (auto& [base, r] : registry().ranges)
+    if (!(changes_came && r.kept)) pull(conn, base, r);
   if (whole_context) registry().outstanding = false;
 }
 

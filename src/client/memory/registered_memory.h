@@ -60,9 +60,15 @@ bool apply_changes(protocol::Reader& in);
 // work: pushes the bytes the host changed in the ranges kept in step
 // (one-way, ahead of the request).
 void before_device_work(Connection& conn);
+// The flag a synchronizing request carries so that the session sends,
+// ahead of its reply, the changes of the ranges pulled before
+// (protocol::kWantChanges), or 0 when there is nothing to ask.
+uint16_t want_changes();
 // With the connection's lock held, after a synchronizing call returned:
-// pulls the bytes the device changed in the ranges kept in step, if device
-// work was sent since every stream was last idle. `whole_context`: every stream is idle now.
-void after_sync(Connection& conn, bool whole_context);
+// applies the changes that came ahead of its reply, and pulls the bytes the
+// device changed in the other ranges kept in step, if device work was sent
+// since every stream was last idle. `whole_context`: every stream is idle
+// now; `changes_came`: the request asked for changes (want_changes).
+void after_sync(Connection& conn, bool whole_context, bool changes_came);
 
 }  // namespace scuda::client::registered

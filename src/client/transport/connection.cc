@@ -172,6 +172,15 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
       return false;
     }
     if (!(h->flags & protocol::kOutput)) return true;
+    if (h->op == protocol::kOpMirrorPull) {
+      std::vector<uint8_t> changes(h->length);
+      if (!reader_.read(changes.data(), changes.size())) {
+        *result = lost("the server closed the connection");
+        return false;
+      }
+      mirror_changes_.push_back(std::move(changes));
+      continue;
+    }
     std::string text(h->length, '\0');
     if (!reader_.read(text.data(), text.size())) {
       *result = lost("the server closed the connection");

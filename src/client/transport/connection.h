@@ -108,6 +108,10 @@ class Connection {
   // Replies the program has waited for (receive, receive_into and settle
   // calls), for benchmarks that count round trips; any thread may read it.
   uint64_t replies_awaited() const { return awaited_.load(std::memory_order_relaxed); }
+  // With the lock held: the changes of registered memory that came ahead of
+  // synchronizing replies (protocol::kWantChanges) since the last call, each
+  // in a mirror-pull reply's layout.
+  std::vector<std::vector<uint8_t>> take_mirror_changes() { return std::move(mirror_changes_); }
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
@@ -197,6 +201,7 @@ class Connection {
   uint32_t reply_op_ = 0;  // op of the reply being read, for stats
   bool awaiting_ = false;  // the reply being read is one the caller waits for
   std::atomic<uint64_t> awaited_{0};
+  std::vector<std::vector<uint8_t>> mirror_changes_;
 };
 
 }  // namespace scuda::client
