@@ -607,6 +607,30 @@ struct GraphInstantiate {
   };
 };
 
+// A stream's capture: its status, id and graph, and its dependency nodes
+// when they fit the ids proposed for them (else only their count, and the
+// client asks again with room for them). Graph and nodes new to the
+// session take the ids proposed.
+struct StreamCaptureInfo {
+  static constexpr Op kOp = kOpStreamCaptureInfo;
+  struct Request {
+    uint64_t stream = 0;
+    uint8_t mode = 0;  // kCopyPerThread: the per-thread default stream
+    uint64_t proposed_graph = 0;
+    std::vector<uint64_t> proposed_nodes;  // the room for dependencies
+    auto fields() { return std::tie(stream, mode, proposed_graph, proposed_nodes); }
+  };
+  struct Reply {
+    uint32_t status = 0;  // CUstreamCaptureStatus
+    uint64_t id = 0;
+    uint64_t graph = 0;
+    uint64_t count = 0;           // the dependencies, also when they did not fit
+    std::vector<uint64_t> nodes;  // empty when they did not fit
+    std::optional<std::vector<CUgraphEdgeData>> edges;  // one per node, when the driver has them
+    auto fields() { return std::tie(status, id, graph, count, nodes, edges); }
+  };
+};
+
 // Updates executable graph `exec` from `graph`; nodes new to the session take
 // the ids proposed. The reply comes also when the driver failed: the update's
 // result and the nodes it names say why.

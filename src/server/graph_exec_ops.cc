@@ -15,8 +15,6 @@ namespace scuda::server {
 namespace {
 
 namespace op = protocol::op;
-using protocol::Reader;
-using protocol::Writer;
 
 uint64_t node_id(Session& s, uint64_t proposed, CUgraphNode node) {
   return s.handles().bind(proposed, HandleKind::CUgraphNode, node);
@@ -64,25 +62,18 @@ CUresult exec_update(Session& s, const op::GraphExecUpdate::Request& q,
   return rc;
 }
 
-// u64 stream, u8 mode, u64 proposed graph id, u64 room, `room` proposed node
-// ids. Replies u32 status, u64 capture id, graph id, u64 count; then, when
-// count <= room, the dependency ids, u8 "edge data follows" and the edge data.
-CUresult capture_info(Session& s, Reader& in, Writer& out) {
-  const uint64_t stream_id = in.u64();
-  const bool per_thread = in.u8() & protocol::kCopyPerThread;
-  const uint64_t proposed_graph = in.u64();
+CUresult capture_info(Session& s, const op::StreamCaptureInfo::Request& q,
+                      op::StreamCaptureInfo::Reply* reply) {
   gen::OutHandles<CUgraphNode> proposed;
-  const uint64_t room = in.u64();
-  if (room > gen::kMaxArrayItems || room * 8 > in.remaining()) return kMalformed;
-  proposed.proposed.resize(room);
-  for (uint64_t& id : proposed.proposed) id = in.u64();
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed_graph) || !gen::can_bind_all(s, proposed))
+  proposed.proposed = q.proposed_nodes;
+  if (q.proposed_nodes.size() > gen::kMaxArrayItems || !s.handles().can_bind(q.proposed_graph) ||
+      !gen::can_bind_all(s, proposed))
     return CUDA_ERROR_INVALID_VALUE;
   CUstream stream = nullptr;
-  if (!gen::resolve(s, stream_id, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.stream, HandleKind::CUstream, &stream)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
-  auto fn = per_thread ? d.cuStreamGetCaptureInfo_v3_ptsz : d.cuStreamGetCaptureInfo_v3;
+  auto fn = q.mode & protocol::kCopyPerThread ? d.cuStreamGetCaptureInfo_v3_ptsz
+                                              : d.cuStreamGetCaptureInfo_v3;
   if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   cuuint64_t id = 0;
@@ -93,21 +84,21 @@ CUresult capture_info(Session& s, Reader& in, Writer& out) {
   if (CUresult rc = fn(stream, &status, &id, &graph, &deps, &edges, &count); rc != CUDA_SUCCESS)
     return rc;
   if (status == CU_STREAM_CAPTURE_STATUS_NONE) count = 0;
-  out.u32(status);
-  out.u64(id);
-  out.u64(s.handles().bind(proposed_graph, HandleKind::CUgraph, graph));
-  out.u64(count);
-  if (count > room) return CUDA_SUCCESS;
-  for (size_t i = 0; i < count; ++i) out.u64(node_id(s, proposed.proposed[i], deps[i]));
-  out.u8(edges != nullptr);
-  if (edges) out.bytes(edges, count * sizeof(CUgraphEdgeData));
+  reply->status = status;
+  reply->id = id;
+  reply->graph = s.handles().bind(q.proposed_graph, HandleKind::CUgraph, graph);
+  reply->count = count;
+  if (count > q.proposed_nodes.size()) return CUDA_SUCCESS;
+  for (size_t i = 0; i < count; ++i)
+    reply->nodes.push_back(node_id(s, q.proposed_nodes[i], deps[i]));
+  if (edges) reply->edges.emplace(edges, edges + count);
   return CUDA_SUCCESS;
 }
 
 const HandlerEntry kHandlers[] = {
     reporting_entry<op::GraphInstantiate, instantiate>(),
     reporting_entry<op::GraphExecUpdate, exec_update>(),
-    {protocol::kOpStreamCaptureInfo, capture_info},
+    typed_entry<op::StreamCaptureInfo, capture_info>(),
 };
 
 }  // namespace

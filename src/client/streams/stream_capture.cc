@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
 #include "forward.h"
@@ -122,28 +123,29 @@ thread_local CaptureInfo last;
 // a caller with too little room asks again.
 CUresult ask(CUstream stream, bool per_thread, uint64_t room, uint64_t* count) {
   using namespace scuda::client;
-  scuda::protocol::Writer w;
-  w.u64(handle_id(stream));
-  w.u8(per_thread ? scuda::protocol::kCopyPerThread : 0);
-  w.u64(new_handle_id());
-  w.u64(room);
-  for (uint64_t i = 0; i < room; ++i) w.u64(new_handle_id());
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(scuda::protocol::kOpStreamCaptureInfo, w, &reply); rc != CUDA_SUCCESS)
+  namespace op = scuda::protocol::op;
+  op::StreamCaptureInfo::Request q{
+      handle_id(stream), static_cast<uint8_t>(per_thread ? scuda::protocol::kCopyPerThread : 0),
+      new_handle_id(), std::vector<uint64_t>(room)};
+  for (uint64_t& id : q.proposed_nodes) id = new_handle_id();
+  op::StreamCaptureInfo::Reply reply;
+  if (CUresult rc = scuda::client::ask<op::StreamCaptureInfo>(q, &reply); rc != CUDA_SUCCESS)
     return rc;
-  scuda::protocol::Reader r(reply);
-  last.status = static_cast<CUstreamCaptureStatus>(r.u32());
-  last.id = r.u64();
-  last.graph = handle_from_id<CUgraph>(r.u64());
-  *count = r.u64();
-  if (*count > kMaxDependencies) return bad_reply("cuStreamGetCaptureInfo");
-  if (*count > room) return r.done() ? CUDA_SUCCESS : bad_reply("cuStreamGetCaptureInfo");
-  last.deps.resize(*count);
-  for (CUgraphNode& n : last.deps) n = handle_from_id<CUgraphNode>(r.u64());
-  last.has_edges = r.boolean();
-  last.edges.resize(last.has_edges ? *count : 0);
-  for (CUgraphEdgeData& e : last.edges) e = r.get<CUgraphEdgeData>();
-  return r.done() ? CUDA_SUCCESS : bad_reply("cuStreamGetCaptureInfo");
+  *count = reply.count;
+  const bool fits = reply.count <= room;
+  if (reply.count > kMaxDependencies || reply.nodes.size() != (fits ? reply.count : 0) ||
+      (reply.edges && reply.edges->size() != reply.nodes.size()))
+    return bad_reply("cuStreamGetCaptureInfo");
+  last.status = static_cast<CUstreamCaptureStatus>(reply.status);
+  last.id = reply.id;
+  last.graph = handle_from_id<CUgraph>(reply.graph);
+  if (!fits) return CUDA_SUCCESS;
+  last.deps.resize(reply.count);
+  for (size_t i = 0; i < reply.nodes.size(); ++i)
+    last.deps[i] = handle_from_id<CUgraphNode>(reply.nodes[i]);
+  last.has_edges = reply.edges.has_value();
+  last.edges = reply.edges ? std::move(*reply.edges) : std::vector<CUgraphEdgeData>{};
+  return CUDA_SUCCESS;
 }
 
 CUresult capture_info(Query server, bool per_thread, CUstream stream, CUstreamCaptureStatus* status,
