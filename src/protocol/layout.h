@@ -4,13 +4,17 @@
 // encode and decode any such struct with the codec's rules: a trivially
 // copyable field as its bytes, a string as a u64 length and its bytes, a
 // vector as a u64 count and its items, an optional as a u8 (1: present)
-// and then its value, a layout inside another as its fields. op_layouts.h holds the ops'.
+// and then its value, a layout inside another as its fields. A string_view
+// crosses as a string does and is read as a view into the bytes read, which
+// must outlive it: a data path's bytes are not copied. op_layouts.h holds
+// the ops'.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -34,12 +38,17 @@ template <Layout T>
 requires(!Plain<T>) void write_field(Writer& w, const T& v);
 template <Layout T>
 requires(!Plain<T>) void read_field(Reader& r, T& v);
+template <Layout T>
+requires(!Plain<T>) void write_field(Writer& w, const std::vector<T>& v);
+template <Layout T>
+requires(!Plain<T>) void read_field(Reader& r, std::vector<T>& v);
 
 template <Plain T>
 void write_field(Writer& w, const T& v) {
   w.put(v);
 }
 inline void write_field(Writer& w, const std::string& s) { w.str(s); }
+inline void write_field(Writer& w, std::string_view s) { w.str(s); }
 template <Plain T>
 void write_field(Writer& w, const std::vector<T>& v) {
   w.u64(v.size());
@@ -61,6 +70,7 @@ void read_field(Reader& r, T& v) {
   v = r.get<T>();
 }
 inline void read_field(Reader& r, std::string& s) { s = r.str(); }
+inline void read_field(Reader& r, std::string_view& s) { s = r.blob(); }
 
 // A count larger than the bytes left could hold, at `least` bytes an item,
 // fails the reader before anything is allocated.
@@ -114,6 +124,21 @@ template <Layout T>
 requires(!Plain<T>) void write_field(Writer& w, const T& v) { write(w, v); }
 template <Layout T>
 requires(!Plain<T>) void read_field(Reader& r, T& v) { read_fields(r, v); }
+template <Layout T>
+requires(!Plain<T>) void write_field(Writer& w, const std::vector<T>& v) {
+  w.u64(v.size());
+  for (const T& item : v) write(w, item);
+}
+// Every item takes a byte at least, so a count past the bytes left fails
+// the reader before anything is allocated.
+template <Layout T>
+requires(!Plain<T>) void read_field(Reader& r, std::vector<T>& v) {
+  const uint64_t n = r.u64();
+  v.clear();
+  if (!count_fits(r, n, 1)) return;
+  v.resize(n);
+  for (T& item : v) read_fields(r, item);
+}
 
 // Encodes `layout` alone.
 template <Layout T>

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -686,6 +687,43 @@ struct PeerReceive {
     auto fields() { return std::tie(dst, size, id); }
   };
   using Reply = Empty;
+};
+
+// JIT options as they cross: the driver's keys, and one number each (a log
+// size, a count; options that name client memory never cross).
+struct JitOptions {
+  std::vector<uint32_t> keys;    // CUjit_option, at most kMaxJitOptions
+  std::vector<uint64_t> values;  // one per key
+  auto fields() { return std::tie(keys, values); }
+};
+
+// One input of a link: its bytes are read in place.
+struct LinkInput {
+  uint32_t type = 0;  // CUjitInputType
+  std::string name;
+  std::string_view data;
+  JitOptions options;
+  auto fields() { return std::tie(type, name, data, options); }
+};
+
+// A whole JIT link in one request (at most kMaxLinkInputs inputs): the
+// session links with its driver and replies the image and the logs, also
+// when the link failed (then `result` says why and the image is empty).
+struct Link {
+  static constexpr Op kOp = kOpLink;
+  struct Request {
+    JitOptions options;
+    std::vector<LinkInput> inputs;
+    auto fields() { return std::tie(options, inputs); }
+  };
+  struct Reply {
+    uint32_t result = 0;  // CUresult of the link
+    std::string image;
+    std::string info_log;
+    std::string error_log;
+    uint32_t wall_ms = 0;  // CU_JIT_WALL_TIME, when asked
+    auto fields() { return std::tie(result, image, info_log, error_log, wall_ms); }
+  };
 };
 
 }  // namespace scuda::protocol::op

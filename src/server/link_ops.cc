@@ -6,17 +6,17 @@
 #include <vector>
 
 #include "protocol/jit_options.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::JitValue;
-using protocol::Reader;
-using protocol::Writer;
 
 // A list of options as the driver takes them, with room for the logs the
 // client asked for.
@@ -32,14 +32,13 @@ struct Options {
   }
 };
 
-// Reads an option list; log sizes become buffers of that size (bounded).
-// Only numbers cross for an input's own options.
-bool read_options(Reader& in, Options* o, bool logs) {
-  const uint32_t n = in.u32();
-  if (n > protocol::kMaxJitOptions) return false;
-  for (uint32_t i = 0; i < n && in.ok(); ++i) {
-    const auto key = static_cast<CUjit_option>(in.u32());
-    const uint64_t value = in.u64();
+// The options as the driver takes them; log sizes become buffers of that
+// size (bounded). Only numbers cross for an input's own options.
+bool take_options(const protocol::op::JitOptions& in, Options* o, bool logs) {
+  if (in.keys.size() > protocol::kMaxJitOptions || in.values.size() != in.keys.size()) return false;
+  for (size_t i = 0; i < in.keys.size(); ++i) {
+    const auto key = static_cast<CUjit_option>(in.keys[i]);
+    const uint64_t value = in.values[i];
     const JitValue kind = protocol::jit_value(key);
     if (kind == JitValue::kNumber || (logs && kind == JitValue::kWallTime)) {
       o->add(key, reinterpret_cast<void*>(static_cast<uintptr_t>(value)));
@@ -53,59 +52,51 @@ bool read_options(Reader& in, Options* o, bool logs) {
       return false;
     }
   }
-  return in.ok();
+  return true;
 }
 
-struct Input {
-  CUjitInputType type;
-  std::string name;
-  std::string_view data;
-  Options options;
-};
+// The bytes the driver wrote into a log buffer, to its NUL.
+std::string log_of(const std::string& log) { return {log.c_str()}; }
 
-std::string_view log_of(const std::string& log) { return std::string_view(log.c_str()); }
-
-CUresult link(Session& s, Reader& in, Writer& out) {
-  Options options;
-  if (!read_options(in, &options, true)) return kMalformed;
-  const uint32_t count = in.u32();
-  if (count > protocol::kMaxLinkInputs) return kMalformed;
-  std::vector<Input> inputs(count);
-  for (Input& input : inputs) {
-    input.type = static_cast<CUjitInputType>(in.u32());
-    input.name = in.str();
-    input.data = in.blob();
-    if (!read_options(in, &input.options, false)) return kMalformed;
-  }
-  if (!in.done()) return kMalformed;
-  const DriverTable& d = s.driver();
+// Links every input with the session's driver; the link state ends here.
+CUresult link_inputs(const DriverTable& d, Options& options, std::vector<Options>& own,
+                     const op::Link::Request& q, op::Link::Reply* reply) {
   CUlinkState state = nullptr;
   CUresult rc =
       d.cuLinkCreate_v2(options.count(), options.keys.data(), options.values.data(), &state);
-  for (size_t i = 0; rc == CUDA_SUCCESS && i < inputs.size(); ++i) {
-    Input& x = inputs[i];
-    rc = d.cuLinkAddData_v2(state, x.type, const_cast<char*>(x.data.data()), x.data.size(),
-                            x.name.c_str(), x.options.count(), x.options.keys.data(),
-                            x.options.values.data());
+  for (size_t i = 0; rc == CUDA_SUCCESS && i < q.inputs.size(); ++i) {
+    const op::LinkInput& x = q.inputs[i];
+    Options& o = own[i];
+    rc = d.cuLinkAddData_v2(state, static_cast<CUjitInputType>(x.type),
+                            const_cast<char*>(x.data.data()), x.data.size(), x.name.c_str(),
+                            o.count(), o.keys.data(), o.values.data());
   }
   void* image = nullptr;
   size_t size = 0;
   if (rc == CUDA_SUCCESS) rc = d.cuLinkComplete(state, &image, &size);
-  uint32_t wall = 0;
+  if (rc == CUDA_SUCCESS) reply->image.assign(static_cast<const char*>(image), size);
+  if (state) d.cuLinkDestroy(state);
+  return rc;
+}
+
+CUresult link(Session& s, const op::Link::Request& q, op::Link::Reply* reply) {
+  Options options;
+  std::vector<Options> own(q.inputs.size());
+  if (q.inputs.size() > protocol::kMaxLinkInputs || !take_options(q.options, &options, true))
+    return kMalformed;
+  for (size_t i = 0; i < q.inputs.size(); ++i)
+    if (!take_options(q.inputs[i].options, &own[i], false)) return kMalformed;
+  reply->result = link_inputs(s.driver(), options, own, q, reply);
   for (unsigned i = 0; i < options.count(); ++i)
     if (options.keys[i] == CU_JIT_WALL_TIME)
-      wall = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(options.values[i]));
-  out.u32(rc);
-  out.blob(rc == CUDA_SUCCESS ? image : nullptr, rc == CUDA_SUCCESS ? size : 0);
-  out.str(log_of(options.info));
-  out.str(log_of(options.error));
-  out.u32(wall);
-  if (state) d.cuLinkDestroy(state);
+      reply->wall_ms = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(options.values[i]));
+  reply->info_log = log_of(options.info);
+  reply->error_log = log_of(options.error);
   return CUDA_SUCCESS;
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpLink, link},
+    typed_entry<op::Link, link>(),
 };
 
 }  // namespace

@@ -202,6 +202,36 @@ TEST(Layout, OpRequestsDecodeAsEncoded) {
   EXPECT_TRUE(read(none, &empty));
 }
 
+// A list of layouts crosses as a count and each one's fields; a
+// string_view field is read as a view into the received bytes, not a copy.
+// A count of layouts past the bytes left fails before anything is made.
+TEST(Layout, LayoutListsCrossAndDataFieldsAreReadInPlace) {
+  op::Link::Request q;
+  q.options = {{CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES}, {256}};
+  const std::string ptx = "// ptx text", cubin(3000, 'c');
+  q.inputs.push_back({CU_JIT_INPUT_PTX, "a.ptx", ptx, {{CU_JIT_OPTIMIZATION_LEVEL}, {3}}});
+  q.inputs.push_back({CU_JIT_INPUT_CUBIN, "b.cubin", cubin, {}});
+  const Writer w = encode(q);
+  Reader r(w.data());
+  op::Link::Request got;
+  ASSERT_TRUE(read(r, &got));
+  ASSERT_EQ(got.inputs.size(), 2u);
+  EXPECT_EQ(got.options.keys, q.options.keys);
+  EXPECT_EQ(got.options.values, q.options.values);
+  EXPECT_EQ(got.inputs[0].name, "a.ptx");
+  EXPECT_EQ(got.inputs[0].data, ptx);
+  EXPECT_EQ(got.inputs[0].options.values, std::vector<uint64_t>{3});
+  EXPECT_EQ(got.inputs[1].data, cubin);
+  const auto* first = reinterpret_cast<const char*>(w.data().data());
+  EXPECT_GE(got.inputs[1].data.data(), first);
+  EXPECT_LE(got.inputs[1].data.data() + cubin.size(), first + w.size()) << "copied, not viewed";
+
+  Writer many = encode(op::JitOptions{});
+  many.u64(uint64_t{1} << 40);
+  Reader m(many.data());
+  EXPECT_FALSE(read(m, &got));
+}
+
 // A launch configuration inside another request takes the place of its
 // fields; a launch's arguments follow the configuration as bytes of their
 // own, which read_fields leaves for the server to take as they are.

@@ -11,11 +11,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "custom.h"
 #include "protocol/jit_options.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
@@ -30,23 +31,33 @@ struct LogTarget {
   void** size_slot = nullptr;
 };
 
+// An input as the program gave it, kept until cuLinkComplete.
+struct Input {
+  uint32_t type = 0;
+  std::string name;
+  std::string data;
+  protocol::op::JitOptions options;
+};
+
 struct LinkState {
-  protocol::Writer options;  // the create options, as they cross
+  protocol::op::JitOptions options;  // the create options, as they cross
   LogTarget info, error;
   void** wall_time_slot = nullptr;
-  uint32_t inputs = 0;
-  protocol::Writer input_bytes;
-  std::vector<uint8_t> image;  // cuLinkComplete's answer, owned until cuLinkDestroy
+  std::vector<Input> inputs;
+  std::string image;  // cuLinkComplete's answer, owned until cuLinkDestroy
 };
 
 LinkState* state_of(CUlinkState s) { return reinterpret_cast<LinkState*>(s); }
 
 // Encodes the options that cross; with `state`, notes where the logs and
 // the wall time go. Options naming arrays of client pointers are refused.
-CUresult put_options(unsigned n, const CUjit_option* options, void** values, protocol::Writer& w,
-                     LinkState* state) {
+CUresult put_options(unsigned n, const CUjit_option* options, void** values,
+                     protocol::op::JitOptions& crossing, LinkState* state) {
   if (n > protocol::kMaxJitOptions || (n && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<std::pair<uint32_t, uint64_t>> crossing;
+  auto cross = [&](uint32_t key, uint64_t value) {
+    crossing.keys.push_back(key);
+    crossing.values.push_back(value);
+  };
   for (unsigned i = 0; i < n; ++i) {
     const uint64_t value = reinterpret_cast<uintptr_t>(values[i]);
     switch (protocol::jit_value(options[i])) {
@@ -65,19 +76,14 @@ CUresult put_options(unsigned n, const CUjit_option* options, void** values, pro
         if (!state) break;
         (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ? state->info : state->error).size_slot =
             &values[i];
-        crossing.emplace_back(options[i], value);
+        cross(options[i], value);
         break;
       case JitValue::kWallTime:
         if (state) state->wall_time_slot = &values[i];
-        if (state) crossing.emplace_back(options[i], 0);
+        if (state) cross(options[i], 0);
         break;
-      case JitValue::kNumber: crossing.emplace_back(options[i], value); break;
+      case JitValue::kNumber: cross(options[i], value); break;
     }
-  }
-  w.u32(static_cast<uint32_t>(crossing.size()));
-  for (auto [option, value] : crossing) {
-    w.u32(option);
-    w.u64(value);
   }
   return CUDA_SUCCESS;
 }
@@ -85,14 +91,11 @@ CUresult put_options(unsigned n, const CUjit_option* options, void** values, pro
 CUresult add_input(LinkState* st, CUjitInputType type, const void* data, size_t size,
                    const char* name, unsigned n, CUjit_option* options, void** values) {
   if (!st || !data || !size) return CUDA_ERROR_INVALID_VALUE;
-  if (st->inputs == protocol::kMaxLinkInputs) return CUDA_ERROR_INVALID_VALUE;
-  protocol::Writer w;
-  w.u32(type);
-  w.str(name ? name : "");
-  w.blob(data, size);
-  if (CUresult rc = put_options(n, options, values, w, nullptr); rc != CUDA_SUCCESS) return rc;
-  st->input_bytes.bytes(w.data().data(), w.size());
-  ++st->inputs;
+  if (st->inputs.size() == protocol::kMaxLinkInputs) return CUDA_ERROR_INVALID_VALUE;
+  Input input{type, name ? name : "", std::string(static_cast<const char*>(data), size), {}};
+  if (CUresult rc = put_options(n, options, values, input.options, nullptr); rc != CUDA_SUCCESS)
+    return rc;
+  st->inputs.push_back(std::move(input));
   return CUDA_SUCCESS;
 }
 
@@ -110,25 +113,16 @@ void deliver_log(const LogTarget& t, std::string_view log) {
 
 CUresult complete(LinkState* st, void** image, size_t* size) {
   if (!st || !image || !size) return CUDA_ERROR_INVALID_VALUE;
-  protocol::Writer w;
-  w.bytes(st->options.data().data(), st->options.size());
-  w.u32(st->inputs);
-  w.bytes(st->input_bytes.data().data(), st->input_bytes.size());
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpLink, w, &reply); rc != CUDA_SUCCESS) return rc;
-  protocol::Reader r(reply);
-  const auto linked = static_cast<CUresult>(r.u32());
-  const std::string_view bytes = r.blob();
-  const std::string_view info = r.blob();
-  const std::string_view error = r.blob();
-  const uint32_t wall = r.u32();
-  if (!r.done()) return bad_reply("cuLinkComplete");
-  deliver_log(st->info, info);
-  deliver_log(st->error, error);
-  if (st->wall_time_slot) std::memcpy(st->wall_time_slot, &wall, sizeof wall);
-  if (!error.empty()) spdlog::debug("cuLinkComplete: {}", error);
-  if (linked != CUDA_SUCCESS) return linked;
-  st->image.assign(bytes.begin(), bytes.end());
+  protocol::op::Link::Request q{st->options, {}};
+  for (const Input& x : st->inputs) q.inputs.push_back({x.type, x.name, x.data, x.options});
+  protocol::op::Link::Reply reply;
+  if (CUresult rc = ask<protocol::op::Link>(q, &reply); rc != CUDA_SUCCESS) return rc;
+  deliver_log(st->info, reply.info_log);
+  deliver_log(st->error, reply.error_log);
+  if (st->wall_time_slot) std::memcpy(st->wall_time_slot, &reply.wall_ms, sizeof reply.wall_ms);
+  if (!reply.error_log.empty()) spdlog::debug("cuLinkComplete: {}", reply.error_log);
+  if (reply.result != CUDA_SUCCESS) return static_cast<CUresult>(reply.result);
+  st->image = std::move(reply.image);
   *image = st->image.data();
   *size = st->image.size();
   return CUDA_SUCCESS;
