@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client/runtime.h"
+#include "client/transport/connection.h"
 #include "protocol/op_layouts.h"
 
 namespace scuda::client {
@@ -49,6 +50,24 @@ CUresult ask_reporting(const typename Op::Request& request,
   if (!protocol::read(r, &outputs)) return bad_reply(protocol::op_name(Op::kOp));
   reply->emplace(outputs);
   return rc;
+}
+
+// With the connection's lock held: sends Op's request one-way on `conn`,
+// its last field's bytes (a string_view) from where they lie, uncopied.
+template <class Op>
+bool post_data(Connection& conn, const typename Op::Request& request) {
+  protocol::Writer head;
+  const std::string_view data = protocol::write_head(head, request);
+  return conn.send(Op::kOp, protocol::kOneWay, head.data().data(), head.size(), data.data(),
+                   data.size());
+}
+
+// With the connection's lock held: sends Op's request on `conn` and says
+// its id, whose reply the caller reads.
+template <class Op>
+bool send_request(Connection& conn, const typename Op::Request& request, uint64_t* id) {
+  const protocol::Writer w = protocol::encode(request);
+  return conn.send(Op::kOp, 0, w.data().data(), w.size(), nullptr, 0, id);
 }
 
 // Sends Op's request one-way: a failure comes at the next synchronizing call.

@@ -140,6 +140,23 @@ requires(!Plain<T>) void read_field(Reader& r, std::vector<T>& v) {
   for (T& item : v) read_fields(r, item);
 }
 
+// Writes `layout` but the bytes of its last field, a string_view, whose
+// length it does write; returns those bytes, which a data path's sender
+// sends from where they lie, right after, instead of copying them.
+template <Layout T>
+std::string_view write_head(Writer& w, const T& layout) {
+  auto f = const_cast<T&>(layout).fields();
+  constexpr size_t n = std::tuple_size_v<decltype(f)>;
+  static_assert(std::is_same_v<std::remove_cvref_t<std::tuple_element_t<n - 1, decltype(f)>>,
+                               std::string_view>,
+                "write_head is for layouts whose last field is a string_view");
+  [&]<size_t... I>(std::index_sequence<I...>) { (write_field(w, std::get<I>(f)), ...); }
+  (std::make_index_sequence<n - 1>{});
+  const std::string_view data = std::get<n - 1>(f);
+  w.u64(data.size());
+  return data;
+}
+
 // Encodes `layout` alone.
 template <Layout T>
 Writer encode(const T& layout) {

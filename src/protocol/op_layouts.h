@@ -726,4 +726,50 @@ struct Link {
   };
 };
 
+// Bytes written at `address`, read in place (the data paths' requests).
+struct DataAt {
+  uint64_t address = 0;
+  std::string_view bytes;
+  auto fields() { return std::tie(address, bytes); }
+};
+
+// A window of `size` bytes (at most kChunkSize) at `address`.
+struct Window {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  auto fields() { return std::tie(address, size); }
+};
+
+// Bytes the client's host changed in managed memory, into device memory at
+// `address` (one-way).
+struct PagePush {
+  static constexpr Op kOp = kOpPagePush;
+  using Request = DataAt;
+  using Reply = Empty;
+};
+
+// Device memory into the client's host pages: the reply carries the
+// window's bytes as they are, after the result.
+struct PagePull {
+  static constexpr Op kOp = kOpPagePull;
+  using Request = Window;
+  using Reply = Empty;
+};
+
+// The runs of a window of registered memory that the device changed: the
+// reply holds (u64 address, blob) per run to its end, the layout the
+// changes sent ahead of synchronizing replies share (docs/protocol.md).
+struct MirrorPull {
+  static constexpr Op kOp = kOpMirrorPull;
+  using Request = Window;
+};
+
+// Bytes the client's host changed in registered memory, into its mirror in
+// the session at the client's `address` (one-way).
+struct MirrorPush {
+  static constexpr Op kOp = kOpMirrorPush;
+  using Request = DataAt;
+  using Reply = Empty;
+};
+
 }  // namespace scuda::protocol::op

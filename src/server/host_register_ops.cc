@@ -2,7 +2,7 @@
 // client's range (host_mirrors.h); the client pushes what its host changed
 // and pulls what the device changed.
 #include "protocol/frame.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
 #include "server/typed_handler.h"
@@ -26,27 +26,23 @@ CUresult host_unregister(Session& s, const op::HostUnregister::Request& q, proto
   return s.mirrors().remove(s.driver(), q.address);
 }
 
-// u64 address, blob; one-way.
-CUresult mirror_push(Session& s, Reader& in, Writer&) {
-  const uint64_t address = in.u64();
-  const std::string_view bytes = in.blob();
-  if (!in.done()) return kMalformed;
-  return s.mirrors().write(address, bytes) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+CUresult mirror_push(Session& s, const op::MirrorPush::Request& q, protocol::Empty*) {
+  return s.mirrors().write(q.address, q.bytes) ? CUDA_SUCCESS
+                                               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
-// u64 address, u64 size -> (u64 address, blob) for each changed run.
+// Replies (u64 address, blob) for each changed run, written as it finds them.
 CUresult mirror_pull(Session& s, Reader& in, Writer& out) {
-  const uint64_t address = in.u64();
-  const uint64_t size = in.u64();
-  if (!in.done() || size > protocol::kChunkSize) return kMalformed;
-  return s.mirrors().take_changes(address, size, out) ? CUDA_SUCCESS
-                                                      : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  op::MirrorPull::Request q;
+  if (!protocol::read(in, &q) || q.size > protocol::kChunkSize) return kMalformed;
+  return s.mirrors().take_changes(q.address, q.size, out) ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 const HandlerEntry kHandlers[] = {
     typed_entry<op::HostRegister, host_register>(),
     typed_entry<op::HostUnregister, host_unregister>(),
-    {protocol::kOpMirrorPush, mirror_push},
+    typed_entry<op::MirrorPush, mirror_push>(),
     {protocol::kOpMirrorPull, mirror_pull},
 };
 

@@ -4,37 +4,34 @@
 // they are ordered with the work the client sends around them.
 #include "protocol/changed_blocks.h"
 #include "protocol/frame.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/dispatch.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::Reader;
 using protocol::Writer;
 
-CUresult page_push(Session& s, Reader& in, Writer&) {
-  const CUdeviceptr dst = in.u64();
-  const std::string_view data = in.blob();
-  if (!in.done()) return kMalformed;
+CUresult page_push(Session& s, const op::PagePush::Request& q, protocol::Empty*) {
   auto fn = s.driver().cuMemcpyHtoD_v2;
-  return fn ? fn(dst, data.data(), data.size()) : CUDA_ERROR_NOT_SUPPORTED;
+  return fn ? fn(q.address, q.bytes.data(), q.bytes.size()) : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 // The device bytes go through the session's page-locked staging buffer: a
 // copy into it runs several times faster than into pageable memory.
-CUresult page_pull(Session& s, Reader& in, Writer&) {
-  const CUdeviceptr src = in.u64();
-  const uint64_t size = in.u64();
-  if (!in.done() || size > protocol::kChunkSize) return kMalformed;
+CUresult page_pull(Session& s, const op::PagePull::Request& q, protocol::Empty*) {
+  if (q.size > protocol::kChunkSize) return kMalformed;
   auto fn = s.driver().cuMemcpyDtoH_v2;
   if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* staged = s.staging().get();
   if (!staged) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (CUresult rc = fn(staged, src, size); rc != CUDA_SUCCESS) return rc;
-  s.begin_reply(size, staged, size);
+  if (CUresult rc = fn(staged, q.address, q.size); rc != CUDA_SUCCESS) return rc;
+  s.begin_reply(q.size, staged, q.size);
   return kReplied;
 }
 
@@ -57,8 +54,8 @@ CUresult page_pull_changed(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpPagePush, page_push},
-    {protocol::kOpPagePull, page_pull},
+    typed_entry<op::PagePush, page_push>(),
+    typed_entry<op::PagePull, page_pull>(),
     {protocol::kOpPagePullChanged, page_pull_changed},
 };
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/managed/coherent_pages.h"
+#include "client/op_calls.h"
 #include "client/stats.h"
 #include "client/transport/lane_copies.h"
 #include "client/transport/lanes.h"
@@ -53,11 +54,8 @@ bool lane_push(Connection& conn, const Range& r, uint32_t lanes) {
 void push_frames(Connection& conn, const Range& r) {
   for (size_t off = 0; off < r.size; off += protocol::kChunkSize) {
     const size_t n = std::min(protocol::kChunkSize, r.size - off);
-    protocol::Writer w;
-    w.u64(r.address + off);
-    w.u64(n);
-    conn.send(protocol::kOpPagePush, protocol::kOneWay, w.data().data(), w.size(),
-              static_cast<const uint8_t*>(r.client_bytes()) + off, n);
+    const auto* bytes = static_cast<const char*>(r.client_bytes()) + off;
+    post_data<protocol::op::PagePush>(conn, {r.address + off, std::string_view(bytes, n)});
   }
 }
 
@@ -71,17 +69,18 @@ bool ask(Connection& conn, Range& r, std::vector<Asked>& asked) {
   for (size_t off = 0; off < r.size; off += kPullPiece) {
     const Range piece{r.address + off, std::min(kPullPiece, r.size - off),
                       static_cast<uint8_t*>(r.client_bytes()) + off, r.compare};
-    protocol::Writer w;
-    if (piece.compare) {
-      stats::Timed timed("managed: hash");
-      protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
-    } else {
-      w.u64(piece.address);
-      w.u64(piece.size);
-    }
-    const uint32_t op = piece.compare ? protocol::kOpPagePullChanged : protocol::kOpPagePull;
     uint64_t id = 0;
-    if (!conn.send(op, 0, w.data().data(), w.size(), nullptr, 0, &id)) return false;
+    if (piece.compare) {
+      protocol::Writer w;
+      {
+        stats::Timed timed("managed: hash");
+        protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
+      }
+      if (!conn.send(protocol::kOpPagePullChanged, 0, w.data().data(), w.size(), nullptr, 0, &id))
+        return false;
+    } else if (!send_request<protocol::op::PagePull>(conn, {piece.address, piece.size}, &id)) {
+      return false;
+    }
     asked.push_back({id, piece, &r});
   }
   return true;

@@ -102,11 +102,8 @@ void push_changes(Connection& conn, uintptr_t address, uint8_t* twin, const uint
     std::memcpy(twin + at, now + at, n);
     for (size_t off = 0; off < n; off += kChunkSize) {
       const size_t k = std::min(kChunkSize, n - off);
-      protocol::Writer w;
-      w.u64(address + at + off);
-      w.u64(k);
-      conn.send(protocol::kOpMirrorPush, protocol::kOneWay, w.data().data(), w.size(),
-                twin + at + off, k);
+      const auto* bytes = reinterpret_cast<const char*>(twin + at + off);
+      post_data<protocol::op::MirrorPush>(conn, {address + at + off, std::string_view(bytes, k)});
       coherence::count_traffic(k, 0);
     }
   });
@@ -172,11 +169,10 @@ void pull(Connection& conn, uintptr_t base, Range& r) {
   bool pulled = true;
   std::vector<uint64_t> asked;
   for (size_t off = 0; off < r.size; off += kChunkSize) {
-    protocol::Writer w;
-    w.u64(base + off);
-    w.u64(std::min(kChunkSize, r.size - off));
     uint64_t id = 0;
-    if (!conn.send(protocol::kOpMirrorPull, 0, w.data().data(), w.size(), nullptr, 0, &id)) return;
+    if (!send_request<protocol::op::MirrorPull>(
+            conn, {base + off, std::min(kChunkSize, r.size - off)}, &id))
+      return;
     asked.push_back(id);
   }
   for (uint64_t id : asked) {
