@@ -14,8 +14,6 @@ namespace scuda::server {
 namespace {
 
 namespace op = protocol::op;
-using protocol::Reader;
-using protocol::Writer;
 
 // The join point each lane's join must name.
 CUresult open_lanes(Session& s, const op::Lanes::Request& q, op::JoinPoint* a) {
@@ -42,22 +40,23 @@ CUresult refusal(Session& s, const Lanes::Copy& c, uint64_t stream_id, bool asyn
   return async ? refuse_capture(d, *stream, false) : CUDA_SUCCESS;
 }
 
-// u64 device address, u64 stream id, u8 mode (kCopyAsync, and kCopySettled
-// one-way), u64 size, u32 lanes. Every lane moves its stripes whatever the
-// result, so that the lanes stay in step with the requests. A synchronous
-// copy runs on the default stream, with its ordering; one the client waits
-// for, or a settled one, waits for its stream here.
-CUresult lane_copy(Session& s, Reader& in, bool to_device) {
+// op::LaneCopy. Every lane moves its stripes whatever the result, so that
+// the lanes stay in step with the requests. A synchronous copy runs on the
+// default stream, with its ordering; one the client waits for, or a settled
+// one, waits for its stream here.
+template <bool kToDevice>
+CUresult lane_copy(Session& s, const op::LaneCopy& q, protocol::Empty*) {
+  constexpr bool to_device = kToDevice;
   Lanes::Copy c{};
   c.to_device = to_device;
-  c.device = in.u64();
-  const uint64_t stream_id = in.u64();
-  const uint8_t mode = in.u8();
-  c.size = in.u64();
-  c.lanes = in.u32();
+  c.device = q.device;
+  const uint64_t stream_id = q.stream;
+  const uint8_t mode = q.mode;
+  c.size = q.size;
+  c.lanes = q.lanes;
   const bool one_way = s.request().flags & protocol::kOneWay;
   const bool settled = mode & protocol::kCopySettled;
-  if (!in.done() || (mode & ~(protocol::kCopyAsync | protocol::kCopySettled)) || !c.lanes ||
+  if ((mode & ~(protocol::kCopyAsync | protocol::kCopySettled)) || !c.lanes ||
       c.lanes > s.lanes().count() || (one_way && !to_device) || (settled && !one_way))
     return kMalformed;
   const bool async = mode & protocol::kCopyAsync;
@@ -74,13 +73,10 @@ CUresult lane_copy(Session& s, Reader& in, bool to_device) {
   return rc;
 }
 
-CUresult host_to_device(Session& s, Reader& in, Writer&) { return lane_copy(s, in, true); }
-CUresult device_to_host(Session& s, Reader& in, Writer&) { return lane_copy(s, in, false); }
-
 const HandlerEntry kHandlers[] = {
     typed_entry<op::Lanes, open_lanes>(),
-    {protocol::kOpMemcpyHtoDLanes, host_to_device},
-    {protocol::kOpMemcpyDtoHLanes, device_to_host},
+    typed_entry<op::MemcpyHtoDLanes, lane_copy<true>>(),
+    typed_entry<op::MemcpyDtoHLanes, lane_copy<false>>(),
 };
 
 }  // namespace

@@ -9,11 +9,12 @@
 
 #include "common/compression.h"
 #include "protocol/compressed_pieces.h"
-#include "protocol/ops.h"
+#include "protocol/op_layouts.h"
 #include "server/copy_checks.h"
 #include "server/dispatch.h"
 #include "server/piece_events.h"
 #include "server/session.h"
+#include "server/typed_handler.h"
 
 namespace scuda::server {
 
@@ -29,8 +30,7 @@ CUresult refuse_capture(const DriverTable& d, void* stream, bool per_thread) {
 
 namespace {
 
-using protocol::Reader;
-using protocol::Writer;
+namespace op = protocol::op;
 
 // An async copy this small goes to the driver from pageable memory, which
 // it stages and returns at once; a larger one is effectively synchronous
@@ -89,13 +89,6 @@ CUresult inflated_to_device(Session& s, CopyToDevice copy, StreamSync sync, CUde
   return release_half(s, sync, on, per_thread, copy(dst, buf, size, on));
 }
 
-// Copies into device memory: u64 dst, u64 stream id, u8 mode, u64 size,
-// then `size` bytes (at most one chunk) that the handler reads itself, or
-// with kCopyCompressed an lz4 block of them, to the frame's end. A
-// synchronous copy runs on the default stream, with its ordering; an async
-// one keeps its stream's order.
-constexpr uint32_t kHtoDHead = 8 + 8 + 1 + 8;
-
 // Whether a compressed chunk's sizes can be those of a real one, which
 // bounds what is read before the block is decoded.
 CUresult check_block(Session& s, uint64_t size) {
@@ -108,13 +101,15 @@ CUresult check_block(Session& s, uint64_t size) {
   return CUDA_SUCCESS;
 }
 
-CUresult host_to_device(Session& s, Reader& in, Writer&) {
-  const CUdeviceptr dst = in.u64();
-  const uint64_t stream_id = in.u64();
-  const uint8_t mode = in.u8();
-  const uint64_t size = in.u64();
+// Copies into device memory (op::MemcpyHtoD): the bytes, or with
+// kCopyCompressed their lz4 block, are read here from the frame's tail. A
+// synchronous copy runs on the default stream, with its ordering; an async
+// one keeps its stream's order.
+CUresult host_to_device(Session& s, const op::MemcpyHtoD::Request& q, protocol::Empty*) {
+  const CUdeviceptr dst = q.dst;
+  const uint64_t size = q.size;
+  const uint8_t mode = q.mode;
   const bool compressed = mode & protocol::kCopyCompressed;
-  if (!in.done()) return kMalformed;
   if (compressed) {
     if (CUresult rc = check_block(s, size); rc != CUDA_SUCCESS) return rc;
   } else if (size != s.unread() || size > protocol::kChunkSize) {
@@ -124,7 +119,7 @@ CUresult host_to_device(Session& s, Reader& in, Writer&) {
   const bool per_thread = mode & protocol::kCopyPerThread;
   const bool async = mode & protocol::kCopyAsync;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+  if (!s.handles().resolve(q.stream, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
   if (async)
     if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
@@ -181,16 +176,15 @@ CUresult compressed_to_host(Session& s, CopyToHost copy, uint8_t* buf, CUdevicep
 // as its copy completes, while the next ones are still in flight. A piece
 // that fails after the reply has begun is sent as zeros and its error is
 // returned by the next synchronizing request.
-CUresult device_to_host(Session& s, Reader& in, Writer&) {
-  const CUdeviceptr src = in.u64();
-  const uint64_t size = in.u64();
-  const uint64_t stream_id = in.u64();
-  const uint8_t mode = in.u8();
-  if (!in.done() || size > protocol::kChunkSize) return kMalformed;
+CUresult device_to_host(Session& s, const op::MemcpyDtoH::Request& q, protocol::Empty*) {
+  const CUdeviceptr src = q.src;
+  const uint64_t size = q.size;
+  const uint8_t mode = q.mode;
+  if (size > protocol::kChunkSize) return kMalformed;
   const DriverTable& d = s.driver();
   const bool per_thread = mode & protocol::kCopyPerThread;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+  if (!s.handles().resolve(q.stream, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
   if (mode & protocol::kCopyAsync)
     if (CUresult rc = refuse_capture(d, stream, per_thread); rc != CUDA_SUCCESS) return rc;
@@ -215,8 +209,8 @@ CUresult device_to_host(Session& s, Reader& in, Writer&) {
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpMemcpyHtoD, host_to_device, kHtoDHead},
-    {protocol::kOpMemcpyDtoH, device_to_host},
+    typed_entry<op::MemcpyHtoD, host_to_device>(),
+    typed_entry<op::MemcpyDtoH, device_to_host>(),
 };
 
 }  // namespace

@@ -28,10 +28,19 @@ CUresult typed(Session& s, protocol::Reader& in, protocol::Writer& out) {
   return rc;
 }
 
+// The bytes of Op's request that its layout decodes: all of them, unless
+// Op names a head (kHeadBytes) that bulk bytes follow, which its handler
+// reads itself.
+template <class Op>
+constexpr uint32_t head_bytes() {
+  if constexpr (requires { Op::kHeadBytes; }) return Op::kHeadBytes;
+  return 0;
+}
+
 // The dispatch row of Op, handled by F.
 template <class Op, TypedHandler<Op> F>
 constexpr HandlerEntry typed_entry() {
-  return {Op::kOp, typed<Op, F>};
+  return {Op::kOp, typed<Op, F>, head_bytes<Op>()};
 }
 
 // A handler of an op whose reply carries the driver's outputs also when the

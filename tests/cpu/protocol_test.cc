@@ -232,6 +232,12 @@ TEST(Layout, LayoutListsCrossAndDataFieldsAreReadInPlace) {
   EXPECT_FALSE(read(m, &got));
 }
 
+// A copy's head is what the server decodes before it reads the bytes
+// itself: its declared size must be its layout's.
+TEST(Layout, ACopysHeadIsAsLongAsItsLayout) {
+  EXPECT_EQ(encode(op::MemcpyHtoD::Request{}).size(), op::MemcpyHtoD::kHeadBytes);
+}
+
 // A launch configuration inside another request takes the place of its
 // fields; a launch's arguments follow the configuration as bytes of their
 // own, which read_fields leaves for the server to take as they are.

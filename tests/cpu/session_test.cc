@@ -360,11 +360,8 @@ TEST(Session, MalformedCompressedChunksEndTheSession) {
   for (const Case& c : cases) {
     Socket sock = raw_connect(server);
     hello(sock, good_hello());
-    protocol::Writer w;
-    w.u64(0x1000);
-    w.u64(0);
-    w.u8(protocol::kCopyCompressed);
-    w.u64(c.raw);
+    protocol::Writer w = protocol::encode(
+        protocol::op::MemcpyHtoD::Request{0x1000, 0, protocol::kCopyCompressed, c.raw});
     w.bytes(c.block.data(), c.block.size());
     protocol::FrameHeader req;
     req.op = protocol::kOpMemcpyHtoD;
@@ -732,12 +729,7 @@ Channel ask_for_lanes(Socket& sock, uint64_t request_id, uint32_t lanes) {
 // device address 0 (the bytes never reach a device), with copy `mode` bits.
 void write_lane_copy(Socket& sock, uint64_t request_id, uint64_t size, uint32_t lanes,
                      uint8_t mode = 0) {
-  protocol::Writer w;
-  w.u64(0);
-  w.u64(0);
-  w.u8(mode);
-  w.u64(size);
-  w.u32(lanes);
+  const protocol::Writer w = protocol::encode(protocol::op::LaneCopy{0, 0, mode, size, lanes});
   protocol::FrameHeader req;
   req.op = protocol::kOpMemcpyHtoDLanes;
   req.flags = protocol::kSynchronizing;

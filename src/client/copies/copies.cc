@@ -27,6 +27,7 @@
 #include "custom.h"
 #include "forward.h"
 #include "protocol/frame.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -91,11 +92,10 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
     const bool last = offset + n == size;
     const bool probe = offset == 0 && !last && capture_active();
     const auto chunk = copy_compression::outgoing(static_cast<const uint8_t*>(src) + offset, n);
-    protocol::Writer w;
-    w.u64(dst + offset);
-    w.u64(handle_id(stream));
-    w.u8(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
-    w.u64(n);  // the blob's length (raw); its bytes, or their lz4 block, follow as the frame's tail
+    const auto sent_mode =
+        static_cast<uint8_t>(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
+    const protocol::Writer w = protocol::encode(
+        protocol::op::MemcpyHtoD::Request{dst + offset, handle_id(stream), sent_mode, n});
     const uint16_t flags = (wait && last) || probe ? sync_flag(mode) : protocol::kOneWay;
     const auto start = Clock::now();
     if (!conn.send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
@@ -140,12 +140,10 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
                     CUstream stream, uint8_t mode, uint32_t lanes, bool wait) {
   const bool to_device = op == protocol::kOpMemcpyHtoDLanes;
   conn.settle_all();
-  protocol::Writer w;
-  w.u64(device);
-  w.u64(handle_id(stream));
-  w.u8(mode & (protocol::kCopyAsync | protocol::kCopySettled));
-  w.u64(size);
-  w.u32(lanes);
+  const auto lane_mode =
+      static_cast<uint8_t>(mode & (protocol::kCopyAsync | protocol::kCopySettled));
+  const protocol::Writer w =
+      protocol::encode(protocol::op::LaneCopy{device, handle_id(stream), lane_mode, size, lanes});
   uint64_t id = 0;
   const uint16_t flags = wait ? sync_flag(mode) : protocol::kOneWay;
   if (!conn.send(op, flags, w.data().data(), w.size(), nullptr, 0, &id) || !conn.flush())
@@ -212,11 +210,10 @@ CUresult chunks_to_host(Connection& conn, void* dst, CUdeviceptr src, size_t siz
   do {
     const size_t n = std::min(kChunkSize, size - offset);
     const bool compressed = copy_compression::ask_compressed(n);
-    protocol::Writer w;
-    w.u64(src + offset);
-    w.u64(n);
-    w.u64(handle_id(stream));
-    w.u8(compressed ? mode | protocol::kCopyCompressed : mode);
+    const auto sent_mode =
+        static_cast<uint8_t>(compressed ? mode | protocol::kCopyCompressed : mode);
+    const protocol::Writer w = protocol::encode(
+        protocol::op::MemcpyDtoH::Request{src + offset, n, handle_id(stream), sent_mode});
     uint64_t id = 0;
     if (!conn.send(protocol::kOpMemcpyDtoH, sync_flag(mode), w.data().data(), w.size(), nullptr, 0,
                    &id))
