@@ -815,4 +815,35 @@ struct MemcpyHtoDLanes : NoOutputs<kOpMemcpyHtoDLanes, LaneCopy> {};
 
 struct MemcpyDtoHLanes : NoOutputs<kOpMemcpyDtoHLanes, LaneCopy> {};
 
+// An image to load as a module or library, named by its SHA-256: sent
+// with it, or without it, when the server's cache should hold it (else the
+// load fails with kImageNotHeld and the client sends the image).
+struct ImageLoad {
+  uint64_t proposed = 0;
+  ImageHash hash{};
+  uint64_t size = 0;
+  std::optional<std::string_view> image;
+  auto fields() { return std::tie(proposed, hash, size, image); }
+};
+
+// The loaded object's id, and whether the server's cache holds the image
+// now (so that later loads send its hash alone).
+struct ImageLoaded {
+  uint64_t id = 0;
+  uint8_t cached = 0;
+  auto fields() { return std::tie(id, cached); }
+};
+
+struct ModuleLoad {
+  static constexpr Op kOp = kOpModuleLoad;
+  using Request = ImageLoad;
+  using Reply = ImageLoaded;
+};
+
+struct LibraryLoad {
+  static constexpr Op kOp = kOpLibraryLoad;
+  using Request = ImageLoad;
+  using Reply = ImageLoaded;
+};
+
 }  // namespace scuda::protocol::op

@@ -105,12 +105,6 @@ constexpr uint32_t kMaxPointerAttributes = 64;
 using ImageHash = std::array<uint8_t, 32>;
 ImageHash image_hash(const void* data, size_t size);
 
-// What follows the hash in a load request.
-enum ImageSource : uint8_t {
-  kImageFollows = 0,  // the image, as a blob
-  kHashOnly = 1,      // nothing: the server finds the image by its hash
-};
-
 // The result of a hash-only load the server has no image for; the client then
 // sends the image.
 constexpr uint32_t kImageNotHeld = 301;  // CUDA_ERROR_FILE_NOT_FOUND

@@ -22,8 +22,6 @@ namespace scuda::server {
 namespace {
 
 namespace op = protocol::op;
-using protocol::Reader;
-using protocol::Writer;
 
 // Every attribute the driver answers for a function or kernel. The client
 // caches them, so it need not ask for any.
@@ -47,14 +45,12 @@ struct LoadRequest {
 };
 
 // Returns kMalformed, protocol::kImageNotHeld, or CUDA_SUCCESS with the image.
-CUresult read_load(Reader& in, LoadRequest* req) {
-  req->proposed = in.u64();
-  const uint8_t source = in.u8();
-  req->hash = in.get<protocol::ImageHash>();
-  req->size = in.u64();
-  req->hash_only = source == protocol::kHashOnly;
-  if (source == protocol::kImageFollows) req->image = std::string(in.blob());
-  if (!in.done() || source > protocol::kHashOnly) return kMalformed;
+CUresult read_load(const op::ImageLoad& q, LoadRequest* req) {
+  req->proposed = q.proposed;
+  req->hash = q.hash;
+  req->size = q.size;
+  req->hash_only = !q.image;
+  if (q.image) req->image = std::string(*q.image);
   const std::string name = hash_hex(req->hash).substr(0, 12);
   if (req->hash_only) {
     const bool found = module_cache().find(req->hash, req->size, &req->image);
@@ -91,9 +87,10 @@ CUresult unknown_handle(uint64_t id) {
 
 // The shared body of module and library loads: `load` calls the driver.
 template <class Load>
-CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load load) {
+CUresult load_image(Session& s, const op::ImageLoad& q, op::ImageLoaded* a, HandleKind kind,
+                    Load load) {
   LoadRequest req;
-  CUresult rc = read_load(in, &req);
+  CUresult rc = read_load(q, &req);
   // A one-way load by hash named an image this session held, so the
   // client has no copy left to send: the file went bad under the session.
   if (rc == protocol::kImageNotHeld && (s.request().flags & protocol::kOneWay)) {
@@ -116,13 +113,12 @@ CUresult load_image(Session& s, Reader& in, Writer& out, HandleKind kind, Load l
   const uint64_t id =
       s.handles().bind(req.proposed, kind, handle, !(s.request().flags & protocol::kOneWay));
   if (kind == HandleKind::CUlibrary) s.handles().lend(id, image);
-  out.u64(id);
-  out.u8(cache.holds(req.hash) ? 1 : 0);
+  *a = {id, static_cast<uint8_t>(cache.holds(req.hash) ? 1 : 0)};
   return CUDA_SUCCESS;
 }
 
-CUresult module_load(Session& s, Reader& in, Writer& out) {
-  return load_image(s, in, out, HandleKind::CUmodule, [&](const char* image, void** handle) {
+CUresult module_load(Session& s, const op::ImageLoad& q, op::ImageLoaded* a) {
+  return load_image(s, q, a, HandleKind::CUmodule, [&](const char* image, void** handle) {
     CUmodule mod = nullptr;
     CUresult rc = s.driver().cuModuleLoadData(&mod, image);
     *handle = mod;
@@ -130,8 +126,8 @@ CUresult module_load(Session& s, Reader& in, Writer& out) {
   });
 }
 
-CUresult library_load(Session& s, Reader& in, Writer& out) {
-  return load_image(s, in, out, HandleKind::CUlibrary, [&](const char* image, void** handle) {
+CUresult library_load(Session& s, const op::ImageLoad& q, op::ImageLoaded* a) {
+  return load_image(s, q, a, HandleKind::CUlibrary, [&](const char* image, void** handle) {
     if (!s.driver().cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
     // As cudart does: the driver reads the session's copy, which lives as
     // long as the library (load_image), rather than making its own, which
@@ -268,8 +264,8 @@ CUresult function_info(Session& s, const op::FunctionInfo::Request& q, op::Funct
 }
 
 const HandlerEntry kHandlers[] = {
-    {protocol::kOpModuleLoad, module_load},
-    {protocol::kOpLibraryLoad, library_load},
+    typed_entry<op::ModuleLoad, module_load>(),
+    typed_entry<op::LibraryLoad, library_load>(),
     typed_entry<op::ModuleGetFunction, module_get_function>(),
     typed_entry<op::LibraryGetKernel, library_get_kernel>(),
     typed_entry<op::KernelGetFunction, kernel_get_function>(),

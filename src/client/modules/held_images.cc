@@ -7,6 +7,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
@@ -49,20 +50,17 @@ bool server_caches() {
 
 protocol::Writer load_request(uint64_t proposed, const protocol::ImageHash& hash, const void* image,
                               size_t size) {
-  protocol::Writer w;
-  w.u64(proposed);
-  w.u8(image ? protocol::kImageFollows : protocol::kHashOnly);
-  w.put(hash);
-  w.u64(size);
-  if (image) w.blob(image, size);
-  return w;
+  protocol::op::ImageLoad q{proposed, hash, size, std::nullopt};
+  if (image) q.image = std::string_view(static_cast<const char*>(image), size);
+  return protocol::encode(q);
 }
 
 CUresult read_load_reply(protocol::Reader& r, const protocol::ImageHash& hash, uint64_t size,
                          bool sent, uint64_t* id) {
-  *id = r.u64();
-  const bool now_held = r.u8() != 0;
-  if (!r.done()) return bad_reply("module load");
+  protocol::op::ImageLoaded loaded;
+  if (!protocol::read(r, &loaded)) return bad_reply("module load");
+  *id = loaded.id;
+  const bool now_held = loaded.cached != 0;
   std::lock_guard lock(held().mu);
   if (now_held) {
     held().hashes.insert(hash);
