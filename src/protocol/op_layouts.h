@@ -512,6 +512,27 @@ struct GraphKernelNodeAttribute {
   };
 };
 
+// A kernel node's parameters, handles as the client's ids (a function new
+// to the session takes the id proposed) and pointers zeroed; its arguments
+// packed by the kernel's layout (always present: an unknown one has no
+// slots); and the function's name ("" when the driver has none), which the
+// client may never have looked up.
+struct GraphKernelNodeGetParams {
+  static constexpr Op kOp = kOpGraphKernelNodeGetParams;
+  struct Request {
+    uint64_t node = 0;
+    uint64_t proposed = 0;
+    auto fields() { return std::tie(node, proposed); }
+  };
+  struct Reply {
+    CUDA_KERNEL_NODE_PARAMS params{};
+    std::string args;
+    ParamSlots layout;
+    std::string name;
+    auto fields() { return std::tie(params, args, layout, name); }
+  };
+};
+
 // A node's parameters by value, pointers zeroed, and the array they point
 // to, which the client keeps for the pointer it returns.
 template <class Params, class Item>

@@ -116,40 +116,30 @@ std::string packed_arguments(const CUDA_KERNEL_NODE_PARAMS& k, const ParamLayout
   return buf;
 }
 
-// u64 node, u64 proposed function id. Replies the parameters with handles
-// as ids (a function new to the session takes the proposed id) and pointers
-// zeroed, the packed arguments, the kernel's layout and the function's name
-// (empty when the driver has none): the client may never have looked the
-// function up, and cuDNN asks its name right after.
-CUresult kernel_node_get_params(Session& s, Reader& in, Writer& out) {
-  const uint64_t node_id = in.u64();
-  const uint64_t proposed = in.u64();
-  if (!in.done()) return kMalformed;
-  if (!s.handles().can_bind(proposed)) return CUDA_ERROR_INVALID_VALUE;
+// The function's name comes along: cuDNN asks it right after.
+CUresult kernel_node_get_params(Session& s, const op::GraphKernelNodeGetParams::Request& q,
+                                op::GraphKernelNodeGetParams::Reply* reply) {
+  if (!s.handles().can_bind(q.proposed)) return CUDA_ERROR_INVALID_VALUE;
   CUgraphNode node = nullptr;
-  if (!gen::resolve(s, node_id, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gen::resolve(s, q.node, HandleKind::CUgraphNode, &node)) return CUDA_ERROR_INVALID_HANDLE;
   const DriverTable& d = s.driver();
   if (!d.cuGraphKernelNodeGetParams_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_KERNEL_NODE_PARAMS k{};
   if (CUresult rc = d.cuGraphKernelNodeGetParams_v2(node, &k); rc != CUDA_SUCCESS) return rc;
-  // Always present on the wire: an unknown layout goes as one without slots.
-  const protocol::op::ParamSlots layout{
-      (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{})};
-  const std::string args = packed_arguments(k, *layout);
-  CUDA_KERNEL_NODE_PARAMS wire = k;
+  reply->layout =
+      (k.func ? function_layout(d, k.func) : kernel_layout(d, k.kern)).value_or(ParamLayout{});
+  reply->args = packed_arguments(k, *reply->layout);
+  CUDA_KERNEL_NODE_PARAMS& wire = reply->params;
+  wire = k;
   wire.func =
-      reinterpret_cast<CUfunction>(s.handles().bind(proposed, HandleKind::CUfunction, k.func));
+      reinterpret_cast<CUfunction>(s.handles().bind(q.proposed, HandleKind::CUfunction, k.func));
   wire.kern = reinterpret_cast<CUkernel>(s.handles().find(k.kern));
   wire.ctx = reinterpret_cast<CUcontext>(s.handles().find(k.ctx));
   wire.kernelParams = nullptr;
   wire.extra = nullptr;
-  out.put(wire);
-  out.blob(args.data(), args.size());
-  protocol::write_field(out, layout);
   const char* name = nullptr;
-  if (!k.func || !d.cuFuncGetName || d.cuFuncGetName(&name, k.func) != CUDA_SUCCESS || !name)
-    name = "";
-  out.str(name);
+  if (k.func && d.cuFuncGetName && d.cuFuncGetName(&name, k.func) == CUDA_SUCCESS && name)
+    reply->name = name;
   return CUDA_SUCCESS;
 }
 
@@ -229,7 +219,7 @@ const HandlerEntry kHandlers[] = {
     {protocol::kOpGraphAddNode, add_node},
     {protocol::kOpGraphNodeSetParams, node_set_params},
     {protocol::kOpGraphExecNodeSetParams, exec_node_set_params},
-    {protocol::kOpGraphKernelNodeGetParams, kernel_node_get_params},
+    typed_entry<op::GraphKernelNodeGetParams, kernel_node_get_params>(),
 };
 
 }  // namespace

@@ -131,19 +131,16 @@ void expose_arguments(uint64_t node, std::string args, const Layout& layout,
 // proposed here) and sends the layout it packed the arguments by.
 CUresult kernel_get_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* k) {
   if (!k) return CUDA_ERROR_INVALID_VALUE;
-  Writer w;
-  w.u64(handle_id(node));
-  w.u64(new_handle_id());
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpGraphKernelNodeGetParams, w, &reply); rc != CUDA_SUCCESS)
+  protocol::op::GraphKernelNodeGetParams::Reply reply;
+  if (CUresult rc =
+          ask<protocol::op::GraphKernelNodeGetParams>({handle_id(node), new_handle_id()}, &reply);
+      rc != CUDA_SUCCESS)
     return rc;
-  Reader r(reply);
-  *k = r.get<CUDA_KERNEL_NODE_PARAMS>();
-  std::string args(r.blob());
-  Layout layout;
-  if (!read_layout(r, &layout)) return bad_reply("cuGraphKernelNodeGetParams");
-  const std::string_view name = r.blob();
-  if (!r.done()) return bad_reply("cuGraphKernelNodeGetParams");
+  if (!reply.layout || !valid_layout(*reply.layout)) return bad_reply("cuGraphKernelNodeGetParams");
+  *k = reply.params;
+  std::string args = std::move(reply.args);
+  const Layout layout = std::move(*reply.layout);
+  const std::string& name = reply.name;
   if (k->func) note_function_name(handle_id(k->func), name);
   if (k->func && !find_layout(handle_id(k->func)))
     note_layout(handle_id(k->func), std::make_shared<const Layout>(layout));

@@ -59,14 +59,6 @@ bool valid_layout(const Layout& layout) {
   return true;
 }
 
-bool read_layout(protocol::Reader& r, Layout* layout) {
-  protocol::op::ParamSlots slots;
-  protocol::read_field(r, slots);
-  if (!r.ok() || !slots || !valid_layout(*slots)) return false;
-  *layout = std::move(*slots);
-  return true;
-}
-
 }  // namespace scuda::client
 
 CUresult scuda::client::custom::cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset,

@@ -20,8 +20,5 @@ std::shared_ptr<const Layout> find_layout(uint64_t id);
 // Whether each parameter lies inside the most bytes a launch may carry, and
 // there are not more of them than a kernel may have.
 bool valid_layout(const Layout& layout);
-// Decodes a layout as the server sends it (protocol::op::ParamSlots);
-// false if malformed, invalid or unknown.
-bool read_layout(protocol::Reader& r, Layout* layout);
 
 }  // namespace scuda::client
