@@ -538,6 +538,47 @@ TEST_F(CaptureTest, CaptureQueriesAreLocalWhileNoCaptureIsActive) {
   cuGraphDestroy(graph);
 }
 
+// While a capture is active, the stream that began it answers queries of
+// its capture's status, id and graph after the server told them once; a
+// query for dependencies still asks, and a new capture is asked again.
+TEST_F(CaptureTest, ACapturesIdIsAskedOnceOnTheStreamThatBeganIt) {
+  cuuint64_t ids[2] = {0, 0};
+  for (cuuint64_t& first_id : ids) {
+    ASSERT_EQ(cuStreamBeginCapture(s1_, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph first_graph = nullptr;
+    uint64_t before = scuda_replies_awaited();
+    ASSERT_EQ(
+        cuStreamGetCaptureInfo(s1_, &status, &first_id, &first_graph, nullptr, nullptr, nullptr),
+        CUDA_SUCCESS);
+    EXPECT_EQ(scuda_replies_awaited(), before + 1);
+    before = scuda_replies_awaited();
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_EQ(cuMemsetD32Async(a_, bits(1.0f), kN, s1_), CUDA_SUCCESS);
+      cuuint64_t id = 0;
+      CUgraph graph = nullptr;
+      status = CU_STREAM_CAPTURE_STATUS_NONE;
+      ASSERT_EQ(cuStreamGetCaptureInfo(s1_, &status, &id, &graph, nullptr, nullptr, nullptr),
+                CUDA_SUCCESS);
+      EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+      EXPECT_EQ(id, first_id);
+      EXPECT_EQ(graph, first_graph);
+    }
+    EXPECT_EQ(scuda_replies_awaited(), before) << "the id was known";
+    size_t count = 0;
+    const CUgraphNode* deps = nullptr;
+    ASSERT_EQ(cuStreamGetCaptureInfo(s1_, &status, nullptr, nullptr, &deps, nullptr, &count),
+              CUDA_SUCCESS);
+    EXPECT_EQ(scuda_replies_awaited(), before + 1) << "dependencies are the server's";
+    EXPECT_EQ(count, 1u) << "the last memset";
+    CUgraph graph = nullptr;
+    ASSERT_EQ(cuStreamEndCapture(s1_, &graph), CUDA_SUCCESS);
+    EXPECT_EQ(graph, first_graph);
+    cuGraphDestroy(graph);
+  }
+  EXPECT_NE(ids[0], ids[1]) << "the second capture's id was asked";
+}
+
 // A stream's context and priority, and the device's priority range, are asked
 // of the server once; the default stream's context is the current one.
 TEST_F(CaptureTest, StreamContextAndPriorityAreAskedOnce) {

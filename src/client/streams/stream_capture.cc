@@ -4,14 +4,19 @@
 // answered here (PyTorch asks several times per step, also while it replays
 // graphs) and copies and callbacks need not learn whether they were
 // captured. While one is active, queries go to the server, since a capture
-// can spread to other streams through events. An active capture's graph and
-// dependency nodes come back as client ids (the server binds nodes new to
-// the session to ids proposed here).
+// can spread to other streams through events; but once the server has told
+// a capture's id and graph, a query of the stream that began it asking
+// for no dependencies is answered here until the capture ends (PyTorch's
+// allocator asks that for each allocation during a capture). Such a query
+// still reads a capture that an illegal call invalidated as active: its
+// end reports the invalidation. An active capture's graph and dependency
+// nodes come back as client ids (the server binds nodes new to the session
+// to ids proposed here).
 #include "client/streams/stream_capture.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -45,7 +50,8 @@ class ActiveCaptures {
   // another thread sent after it takes the process for one without captures.
   void add(const Key& k) {
     std::lock_guard lock(mu_);
-    if (keys_.insert(k).second) count_.fetch_add(1);
+    if (keys_.emplace(k, Known{}).second) count_.fetch_add(1);
+    else keys_[k] = Known{};  // begun again: its id is new
   }
   void remove(const Key& k) {
     std::lock_guard lock(mu_);
@@ -56,10 +62,31 @@ class ActiveCaptures {
     return keys_.count(k) != 0;
   }
   bool any() const { return count_.load() != 0; }
+  // The server said capture `id` of graph `graph` is active on the stream
+  // that began it.
+  void learn(const Key& k, cuuint64_t id, CUgraph graph) {
+    std::lock_guard lock(mu_);
+    auto it = keys_.find(k);
+    if (it != keys_.end()) it->second = Known{true, id, graph};
+  }
+  // What the server said of the capture `k` began, if it said it.
+  bool known(const Key& k, cuuint64_t* id, CUgraph* graph) {
+    std::lock_guard lock(mu_);
+    auto it = keys_.find(k);
+    if (it == keys_.end() || !it->second.told) return false;
+    *id = it->second.id;
+    *graph = it->second.graph;
+    return true;
+  }
 
  private:
+  struct Known {
+    bool told = false;
+    cuuint64_t id = 0;
+    CUgraph graph = nullptr;
+  };
   scuda::RankedMutex mu_{scuda::LockRank::kLeaf, "stream captures"};
-  std::set<Key> keys_;
+  std::map<Key, Known> keys_;
   std::atomic<int> count_{0};
 };
 
@@ -154,11 +181,21 @@ CUresult capture_info(Query server, bool per_thread, CUstream stream, CUstreamCa
   if (!(id || graph || deps || edges || count) || !active().any())
     return is_capturing(server, stream, status);
   if (!status) return CUDA_ERROR_INVALID_VALUE;
+  const auto k = ActiveCaptures::key(stream, per_thread);
+  cuuint64_t known_id = 0;
+  CUgraph known_graph = nullptr;
+  if (!deps && !edges && !count && active().known(k, &known_id, &known_graph)) {
+    *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (id) *id = known_id;
+    if (graph) *graph = known_graph;
+    return CUDA_SUCCESS;
+  }
   uint64_t n = 0;
   for (uint64_t room = kFirstRoom;; room = n) {
     if (CUresult rc = ask(stream, per_thread, room, &n); rc != CUDA_SUCCESS) return rc;
     if (n <= room) break;
   }
+  if (last.status == CU_STREAM_CAPTURE_STATUS_ACTIVE) active().learn(k, last.id, last.graph);
   *status = last.status;
   // As CUDA does, the other outputs are written only while capturing.
   if (last.status == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
