@@ -32,6 +32,7 @@
 #include "common/socket.h"
 #include "protocol/changed_blocks.h"
 #include "protocol/frame_io.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace {
@@ -66,9 +67,10 @@ void decode_layout(const uint8_t* data, size_t size) {
   static std::vector<uint8_t> argument(64 << 10);
   static std::vector<void*> params(32768, argument.data());
   Reader r(data, size);
-  client::Layout layout;
-  if (!client::read_layout(r, &layout)) return;
-  client::note_layout(kFunction, std::make_shared<const client::Layout>(std::move(layout)));
+  protocol::op::ParamSlots slots;
+  protocol::read_field(r, slots);
+  if (!r.ok() || !slots || !client::valid_layout(*slots)) return;
+  client::note_layout(kFunction, std::make_shared<const client::Layout>(std::move(*slots)));
   protocol::Writer w;
   client::pack_arguments(kFunction, params.data(), nullptr, w);
 }
