@@ -10,6 +10,8 @@
 // the ops'.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -120,6 +122,40 @@ void read_fields(Reader& r, T& layout) {
   std::apply([&](auto&... f) { (read_field(r, f), ...); }, layout.fields());
 }
 
+template <class T>
+constexpr bool kIsOptional = false;
+template <class T>
+constexpr bool kIsOptional<std::optional<T>> = true;
+template <class T>
+constexpr bool kIsVector = false;
+template <class T>
+constexpr bool kIsVector<std::vector<T>> = true;
+
+template <Layout T>
+constexpr size_t min_wire_size();
+
+// The fewest bytes a field of type U takes on the wire.
+template <class U>
+constexpr size_t min_field_size() {
+  using V = std::remove_cvref_t<U>;
+  if constexpr (kIsVector<V> || std::is_same_v<V, std::string> ||
+                std::is_same_v<V, std::string_view>)
+    return sizeof(uint64_t);                    // a count or length
+  else if constexpr (kIsOptional<V>) return 1;  // its presence byte
+  else if constexpr (Plain<V>) return sizeof(V);
+  else return min_wire_size<V>();
+}
+
+// The fewest bytes a layout of type T takes on the wire.
+template <Layout T>
+constexpr size_t min_wire_size() {
+  using Fields = decltype(std::declval<T&>().fields());
+  return []<size_t... I>(std::index_sequence<I...>) {
+    return (size_t{0} + ... + min_field_size<std::tuple_element_t<I, Fields>>());
+  }
+  (std::make_index_sequence<std::tuple_size_v<Fields>>{});
+}
+
 template <Layout T>
 requires(!Plain<T>) void write_field(Writer& w, const T& v) { write(w, v); }
 template <Layout T>
@@ -129,13 +165,13 @@ requires(!Plain<T>) void write_field(Writer& w, const std::vector<T>& v) {
   w.u64(v.size());
   for (const T& item : v) write(w, item);
 }
-// Every item takes a byte at least, so a count past the bytes left fails
-// the reader before anything is allocated.
+// A count past what the bytes left could hold, at each item's fewest bytes,
+// fails the reader before anything is allocated.
 template <Layout T>
 requires(!Plain<T>) void read_field(Reader& r, std::vector<T>& v) {
   const uint64_t n = r.u64();
   v.clear();
-  if (!count_fits(r, n, 1)) return;
+  if (!count_fits(r, n, std::max<size_t>(1, min_wire_size<T>()))) return;
   v.resize(n);
   for (T& item : v) read_fields(r, item);
 }

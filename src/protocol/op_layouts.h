@@ -805,6 +805,7 @@ struct MemcpyHtoD {
   using Reply = Empty;
   static constexpr uint32_t kHeadBytes = 8 + 8 + 1 + 8;
 };
+static_assert(min_wire_size<MemcpyHtoD::Request>() == MemcpyHtoD::kHeadBytes);
 
 // A chunk of a copy out of device memory (at most kChunkSize bytes): the
 // reply carries the bytes after the result (compressed pieces with

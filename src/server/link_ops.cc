@@ -81,9 +81,9 @@ CUresult link_inputs(const DriverTable& d, Options& options, std::vector<Options
 
 CUresult link(Session& s, const op::Link::Request& q, op::Link::Reply* reply) {
   Options options;
-  std::vector<Options> own(q.inputs.size());
   if (q.inputs.size() > protocol::kMaxLinkInputs || !take_options(q.options, &options, true))
     return kMalformed;
+  std::vector<Options> own(q.inputs.size());
   for (size_t i = 0; i < q.inputs.size(); ++i)
     if (!take_options(q.inputs[i].options, &own[i], false)) return kMalformed;
   reply->result = link_inputs(s.driver(), options, own, q, reply);

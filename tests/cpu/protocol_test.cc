@@ -230,6 +230,15 @@ TEST(Layout, LayoutListsCrossAndDataFieldsAreReadInPlace) {
   many.u64(uint64_t{1} << 40);
   Reader m(many.data());
   EXPECT_FALSE(read(m, &got));
+  // An input takes 36 bytes at least (type, name, data, two counts): a
+  // count the bytes cannot hold at that rate is refused before allocating.
+  EXPECT_EQ(min_wire_size<op::LinkInput>(), 36u);
+  Writer sparse = encode(op::JitOptions{});
+  sparse.u64(10);
+  sparse.bytes(std::string(100, '\0').data(), 100);
+  Reader sp(sparse.data());
+  EXPECT_FALSE(read(sp, &got));
+  EXPECT_TRUE(got.inputs.empty()) << "nothing was made for the count";
 }
 
 // A copy's head is what the server decodes before it reads the bytes
