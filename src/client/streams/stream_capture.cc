@@ -40,18 +40,20 @@ class ActiveCaptures {
  public:
   using Key = std::pair<uint64_t, std::thread::id>;
 
+  // The thread's own default stream has one key however it is named.
   static Key key(CUstream stream, bool per_thread) {
     const uint64_t id = scuda::client::handle_id(stream);
-    const bool threads_own =
-        id == scuda::client::handle_id(CU_STREAM_PER_THREAD) || (per_thread && !id);
-    return {id, threads_own ? std::this_thread::get_id() : std::thread::id{}};
+    const uint64_t own = scuda::client::handle_id(CU_STREAM_PER_THREAD);
+    const bool threads_own = id == own || (per_thread && !id);
+    return threads_own ? Key{own, std::this_thread::get_id()} : Key{id, std::thread::id{}};
   }
   // Counts the capture before its request is sent, so that no call of
   // another thread sent after it takes the process for one without captures.
   void add(const Key& k) {
     std::lock_guard lock(mu_);
-    if (keys_.emplace(k, Known{}).second) count_.fetch_add(1);
-    else keys_[k] = Known{};  // begun again: its id is new
+    const Known fresh{++begun_};
+    if (keys_.emplace(k, fresh).second) count_.fetch_add(1);
+    else keys_[k] = fresh;  // begun again: its id is new
   }
   void remove(const Key& k) {
     std::lock_guard lock(mu_);
@@ -62,12 +64,20 @@ class ActiveCaptures {
     return keys_.count(k) != 0;
   }
   bool any() const { return count_.load() != 0; }
-  // The server said capture `id` of graph `graph` is active on the stream
-  // that began it.
-  void learn(const Key& k, cuuint64_t id, CUgraph graph) {
+  // Which capture `k` began, as a number that a new begin changes; 0 when
+  // it began none.
+  uint64_t begun(const Key& k) {
     std::lock_guard lock(mu_);
     auto it = keys_.find(k);
-    if (it != keys_.end()) it->second = Known{true, id, graph};
+    return it == keys_.end() ? 0 : it->second.begun;
+  }
+  // The server said capture `id` of graph `graph` is active on the stream
+  // that began it, asked while `k`'s capture was `begun`: kept only if no
+  // other capture has begun there since.
+  void learn(const Key& k, uint64_t begun, cuuint64_t id, CUgraph graph) {
+    std::lock_guard lock(mu_);
+    auto it = keys_.find(k);
+    if (it != keys_.end() && it->second.begun == begun) it->second = Known{begun, true, id, graph};
   }
   // What the server said of the capture `k` began, if it said it.
   bool known(const Key& k, cuuint64_t* id, CUgraph* graph) {
@@ -81,12 +91,14 @@ class ActiveCaptures {
 
  private:
   struct Known {
+    uint64_t begun = 0;
     bool told = false;
     cuuint64_t id = 0;
     CUgraph graph = nullptr;
   };
   scuda::RankedMutex mu_{scuda::LockRank::kLeaf, "stream captures"};
   std::map<Key, Known> keys_;
+  uint64_t begun_ = 0;
   std::atomic<int> count_{0};
 };
 
@@ -190,12 +202,14 @@ CUresult capture_info(Query server, bool per_thread, CUstream stream, CUstreamCa
     if (graph) *graph = known_graph;
     return CUDA_SUCCESS;
   }
+  const uint64_t begun = active().begun(k);
   uint64_t n = 0;
   for (uint64_t room = kFirstRoom;; room = n) {
     if (CUresult rc = ask(stream, per_thread, room, &n); rc != CUDA_SUCCESS) return rc;
     if (n <= room) break;
   }
-  if (last.status == CU_STREAM_CAPTURE_STATUS_ACTIVE) active().learn(k, last.id, last.graph);
+  if (last.status == CU_STREAM_CAPTURE_STATUS_ACTIVE && begun)
+    active().learn(k, begun, last.id, last.graph);
   *status = last.status;
   // As CUDA does, the other outputs are written only while capturing.
   if (last.status == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
