@@ -395,9 +395,11 @@ uint16_t want_changes() {
 }
 
 void after_sync(Connection& conn, bool whole_context, bool changes_came) {
+  // Taken whatever comes next, so that no change outlives its request.
+  const std::vector<std::vector<uint8_t>> came = conn.take_mirror_changes();
   if (!g_any.load(std::memory_order_acquire)) return;
   std::lock_guard lock(registry().mu);
-  for (const std::vector<uint8_t>& changes : conn.take_mirror_changes())
+  for (const std::vector<uint8_t>& changes : came)
     if (protocol::Reader in(changes); !apply_changes_locked(in)) bad_reply("mirror-pull");
   if (!registry().outstanding) return;
   for (auto& [base, r] : registry().ranges)

@@ -98,6 +98,7 @@ bool Connection::send(uint32_t op, uint16_t flags, const void* head, size_t head
   h.flags = flags;
   h.request_id = next_request_++;
   if (id) *id = h.request_id;
+  if (flags & protocol::kWantChanges) changes_asked_ = true;
   if (stats::enabled())
     stats::count_send(op, protocol::kHeaderSize + head_size + tail_size, flags & protocol::kOneWay);
   if ((flags & protocol::kOneWay) && outbox_.hold(h, head, head_size, tail, tail_size))
@@ -173,6 +174,10 @@ bool Connection::next_header(protocol::FrameHeader* h, CUresult* result) {
     }
     if (!(h->flags & protocol::kOutput)) return true;
     if (h->op == protocol::kOpMirrorPull) {
+      if (!changes_asked_) {
+        *result = lost("the server sent changes of registered memory that nothing asked for");
+        return false;
+      }
       std::vector<uint8_t> changes(h->length);
       if (!reader_.read(changes.data(), changes.size())) {
         *result = lost("the server closed the connection");

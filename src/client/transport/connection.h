@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/transport/outbox.h"
@@ -111,7 +112,10 @@ class Connection {
   // With the lock held: the changes of registered memory that came ahead of
   // synchronizing replies (protocol::kWantChanges) since the last call, each
   // in a mirror-pull reply's layout.
-  std::vector<std::vector<uint8_t>> take_mirror_changes() { return std::move(mirror_changes_); }
+  std::vector<std::vector<uint8_t>> take_mirror_changes() {
+    changes_asked_ = false;
+    return std::exchange(mirror_changes_, {});
+  }
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
   bool sync_context(uint64_t ctx_id);
@@ -202,6 +206,7 @@ class Connection {
   bool awaiting_ = false;  // the reply being read is one the caller waits for
   std::atomic<uint64_t> awaited_{0};
   std::vector<std::vector<uint8_t>> mirror_changes_;
+  bool changes_asked_ = false;  // a request flagged kWantChanges awaits its changes
 };
 
 }  // namespace scuda::client
