@@ -107,18 +107,32 @@ pid_t parent_of(pid_t pid) {
   return end && std::sscanf(end + 1, " %*c %d", &parent) == 1 ? parent : 0;
 }
 
+// Whether `slot` still names the session that held `pid` at `generation`,
+// and the pid is a child of this server's listener.
+bool still_the_session(const SessionSlot& slot, pid_t pid, uint32_t generation) {
+  return parent_of(pid) == getppid() &&
+         slot.generation.load(std::memory_order_acquire) == generation && slot.pid.load() == pid &&
+         slot.state.load() != kSlotFree;
+}
+
 // Signals the session in `slot` that held pid `pid` at `generation`. The
 // listener frees a slot only after it reaped the pid, which another program
 // may then take: the signal goes through a pidfd, to a process that is a
-// child of this server's listener while the slot still names it.
+// child of this server's listener while the slot still names it. Where
+// pidfds are missing (kernels before 5.3, or a seccomp filter that refuses
+// them) the same checks come before a plain kill, which leaves the window
+// between the check and the signal open.
 bool signal_session(const SessionSlot& slot, pid_t pid, uint32_t generation) {
   const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (fd < 0) return false;
-  const bool same = parent_of(pid) == getppid() &&
+  if (fd < 0) {
+    const bool no_pidfd = errno == ENOSYS || errno == EPERM;
+    return no_pidfd && still_the_session(slot, pid, generation) && kill(pid, SIGTERM) == 0;
+  }
+  // Alive after the checks: the pid still named the pidfd's process when
+  // its parent was read.
+  const bool sent = still_the_session(slot, pid, generation) &&
                     syscall(SYS_pidfd_send_signal, fd, 0, nullptr, 0) == 0 &&
-                    slot.generation.load(std::memory_order_acquire) == generation &&
-                    slot.pid.load() == pid && slot.state.load() != kSlotFree;
-  const bool sent = same && syscall(SYS_pidfd_send_signal, fd, SIGTERM, nullptr, 0) == 0;
+                    syscall(SYS_pidfd_send_signal, fd, SIGTERM, nullptr, 0) == 0;
   close(fd);
   return sent;
 }
