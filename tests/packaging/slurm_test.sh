@@ -44,7 +44,7 @@ stop_all() {
   for pid in "${daemons[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
   for pid in "${daemons[@]}" "${jobs[@]}"; do wait "$pid" 2>/dev/null || true; done
   if ((status != 0)); then
-    for log in "$work"/log/* "$work"/*.out; do
+    for log in "$work"/log/* "$work"/*.out "$work"/*.program; do
       [ -f "$log" ] && { echo "==== $log"; tail -n 40 "$log"; }
     done
   fi
@@ -225,7 +225,9 @@ set -eu
 { echo "server=\${SCUDA_SERVER:-}"; echo "token=\$(cat "\${SCUDA_TOKEN_FILE:-/dev/null}")"
   echo "token_mode=\$(stat -c %a "\${SCUDA_TOKEN_FILE:-/dev/null}")"; echo "preload=\${LD_PRELOAD:-}"
 } >"$work/\$1.env"
-python3 "$work/bin/client_program.py"
+# Into a file of the job's own, whole before .running appears: srun
+# forwards the job's output to NAME.out in its own time.
+python3 "$work/bin/client_program.py" >"$work/\$1.program" 2>&1
 touch "$work/\$1.running"
 while [ ! -e "$work/\$1.release" ]; do sleep 0.1; done
 EOF
@@ -260,9 +262,9 @@ for name in a b; do
   fi
   [ "$(got "$name" token_mode)" = 400 ] || fail "job $name's token copy is mode $(got "$name" token_mode)"
   [[ $(got "$name" preload) == "$lib_dir"/libscuda.so* ]] || fail "job $name's LD_PRELOAD: $(got "$name" preload)"
-  grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/$name.out" ||
+  grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/$name.program" ||
     fail "job $name's program did not run through scuda"
-  grep -q "^nvml: 1 devices, from $lib_dir/libnvidia-ml.so.1$" "$work/$name.out" ||
+  grep -q "^nvml: 1 devices, from $lib_dir/libnvidia-ml.so.1$" "$work/$name.program" ||
     fail "job $name's NVML calls did not go through scuda"
 done
 [ "$(got a server)" != "$(got b server)" ] || fail "jobs a and b got the same GPU $(got a server)"
