@@ -201,11 +201,11 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
   std::lock_guard lock(conn->mutex());
   before_sending(*conn, op, request);
   uint64_t id = 0;
-  const uint16_t changes = synchronizing ? registered::want_changes() : 0;
-  const auto flags = static_cast<uint16_t>(synchronizing ? protocol::kSynchronizing | changes : 0);
+  const auto flags = static_cast<uint16_t>(
+      synchronizing ? protocol::kSynchronizing | registered::want_changes() : 0);
   if (!send_in_context(conn, op, flags, request, &id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   CUresult rc = conn->receive(id, reply);
-  if (synchronizing) coherence::after_sync(*conn, whole_context_sync(op), changes != 0);
+  if (synchronizing) coherence::after_sync(*conn, whole_context_sync(op));
   if (synchronizing && rc == CUDA_SUCCESS) rc = conn->take_deferred_error();
   if (rc != CUDA_SUCCESS)
     spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));

@@ -189,8 +189,8 @@ void before_request(Connection& conn, bool device_work) {
   p.outstanding = true;
 }
 
-void after_sync(Connection& conn, bool whole_context, bool changes_came) {
-  registered::after_sync(conn, whole_context, changes_came);
+void after_sync(Connection& conn, bool whole_context) {
+  registered::after_sync(conn, whole_context);
   // Managed memory is the first server's (docs/pools.md).
   if (!g_any.load(std::memory_order_acquire) || routed_server() != 0) return;
   Pages& p = pages();

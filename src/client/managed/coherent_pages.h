@@ -35,9 +35,8 @@ void keep(uintptr_t base, size_t size);
 void before_request(Connection& conn, bool device_work);
 // With the connection's lock held, after a synchronizing call returned:
 // invalidates what the device may have changed and pulls the ranges
-// prefetched to the host. `whole_context`: every stream is idle now;
-// `changes_came`: the request carried registered::want_changes()'s flag.
-void after_sync(Connection& conn, bool whole_context, bool changes_came = false);
+// prefetched to the host. `whole_context`: every stream is idle now.
+void after_sync(Connection& conn, bool whole_context);
 
 // For the requests this thread sends while one lives: their device work
 // writes no managed memory (a copy into other memory), so the host's pages

@@ -69,18 +69,16 @@ bool ask(Connection& conn, Range& r, std::vector<Asked>& asked) {
   for (size_t off = 0; off < r.size; off += kPullPiece) {
     const Range piece{r.address + off, std::min(kPullPiece, r.size - off),
                       static_cast<uint8_t*>(r.client_bytes()) + off, r.compare};
-    uint64_t id = 0;
+    protocol::Writer w;
     if (piece.compare) {
-      protocol::Writer w;
-      {
-        stats::Timed timed("managed: hash");
-        protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
-      }
-      if (!conn.send(protocol::kOpPagePullChanged, 0, w.data().data(), w.size(), nullptr, 0, &id))
-        return false;
-    } else if (!send_request<protocol::op::PagePull>(conn, {piece.address, piece.size}, &id)) {
-      return false;
+      stats::Timed timed("managed: hash");
+      protocol::write_changed_pull(w, piece.address, piece.host, piece.size, kHashBlock);
+    } else {
+      protocol::write(w, protocol::op::PagePull::Request{piece.address, piece.size});
     }
+    const uint32_t op = piece.compare ? protocol::kOpPagePullChanged : protocol::op::PagePull::kOp;
+    uint64_t id = 0;
+    if (!conn.send(op, 0, w.data().data(), w.size(), nullptr, 0, &id)) return false;
     asked.push_back({id, piece, &r});
   }
   return true;

@@ -394,9 +394,10 @@ uint16_t want_changes() {
   return registry().outstanding && registry().kept ? protocol::kWantChanges : 0;
 }
 
-void after_sync(Connection& conn, bool whole_context, bool changes_came) {
+void after_sync(Connection& conn, bool whole_context) {
   // Taken whatever comes next, so that no change outlives its request.
-  const std::vector<std::vector<uint8_t>> came = conn.take_mirror_changes();
+  std::vector<std::vector<uint8_t>> came;
+  const bool changes_came = conn.take_mirror_changes(&came);
   if (!g_any.load(std::memory_order_acquire)) return;
   std::lock_guard lock(registry().mu);
   for (const std::vector<uint8_t>& changes : came)

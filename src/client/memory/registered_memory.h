@@ -67,8 +67,8 @@ uint16_t want_changes();
 // With the connection's lock held, after a synchronizing call returned:
 // applies the changes that came ahead of its reply, and pulls the bytes the
 // device changed in the other ranges kept in step, if device work was sent
-// since every stream was last idle. `whole_context`: every stream is idle
-// now; `changes_came`: the request asked for changes (want_changes).
-void after_sync(Connection& conn, bool whole_context, bool changes_came);
+// since every stream was last idle (the kept ones too, unless the request
+// asked for their changes). `whole_context`: every stream is idle now.
+void after_sync(Connection& conn, bool whole_context);
 
 }  // namespace scuda::client::registered

@@ -109,12 +109,13 @@ class Connection {
   // Replies the program has waited for (receive, receive_into and settle
   // calls), for benchmarks that count round trips; any thread may read it.
   uint64_t replies_awaited() const { return awaited_.load(std::memory_order_relaxed); }
-  // With the lock held: the changes of registered memory that came ahead of
-  // synchronizing replies (protocol::kWantChanges) since the last call, each
-  // in a mirror-pull reply's layout.
-  std::vector<std::vector<uint8_t>> take_mirror_changes() {
-    changes_asked_ = false;
-    return std::exchange(mirror_changes_, {});
+  // With the lock held: moves into *changes those of registered memory that
+  // came ahead of synchronizing replies (protocol::kWantChanges) since the
+  // last call, each in a mirror-pull reply's layout; whether a request asked
+  // for them since.
+  bool take_mirror_changes(std::vector<std::vector<uint8_t>>* changes) {
+    *changes = std::exchange(mirror_changes_, {});
+    return std::exchange(changes_asked_, false);
   }
   // With the lock held: makes `ctx_id` the server's current context if the
   // last one sent differs.
