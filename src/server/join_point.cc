@@ -52,6 +52,10 @@ const Admission& admission() { return g_admission; }
 
 bool admits_anyone(const Admission& a) { return a.tokens.open() && a.job_key.empty(); }
 
+std::string dropped_refusal(const std::string& job) {
+  return fmt::format("authentication failed: job {}'s token was dropped (the job ended)", job);
+}
+
 namespace {
 
 // A job's token: minted with the server's key, not expired, and not dropped
@@ -64,8 +68,7 @@ std::string job_refusal(const std::string& presented, bool dropping, std::option
     return "authentication failed: " + why;
   if (!dropping && g_admission.table &&
       g_admission.table->revoked_jobs.revoked(job.job, job.expires))
-    return fmt::format("authentication failed: job {}'s token was dropped (the job ended)",
-                       job.job);
+    return dropped_refusal(job.job);
   if (token) *token = Token{.name = job_token_name(job.job), .expires = job.expires};
   return "";
 }

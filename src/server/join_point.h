@@ -48,6 +48,9 @@ const Admission& admission();
 std::string hello_refusal(const protocol::Hello& hello, std::optional<Token>* token = nullptr,
                           bool dropping = false);
 
+// What a client of job `job`'s dropped token is told.
+std::string dropped_refusal(const std::string& job);
+
 // Whether the server takes no token at all.
 bool admits_anyone(const Admission& a);
 

@@ -171,8 +171,7 @@ bool Session::dropped_meanwhile(uint64_t request_id) {
   const std::string job = job_of_token_name(token_.name);
   if (job.empty() || !options_.table) return false;
   if (!options_.table->revoked_jobs.revoked(job, token_.expires)) return false;
-  refuse(request_id,
-         fmt::format("authentication failed: job {}'s token was dropped (the job ended)", job));
+  refuse(request_id, dropped_refusal(job));
   return true;
 }
 
