@@ -512,6 +512,63 @@ struct GraphKernelNodeAttribute {
   };
 };
 
+// A graph node's parameters (add-node and both set-params): the driver's
+// struct with its handles as the client's ids and its pointers zeroed, then
+// what those pointers pointed to. Each list is empty unless the node's type
+// has it, and then holds as many items as the struct's count says.
+struct NodeParams {
+  CUgraphNodeParams params{};
+  std::string_view args;                          // a kernel's, packed by its layout
+  std::vector<CUmemAccessDesc> access;            // an allocation's access descriptors
+  std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation's
+  std::vector<uint64_t> bodies;                   // a conditional's proposed body graphs, adding
+  auto fields() { return std::tie(params, args, access, mem_ops, bodies); }
+};
+
+// A node added to `graph` after `deps` (with their edge data, as many, when
+// present), bound to the id proposed; the reply names a conditional node's
+// body graphs (the ids proposed) and an allocation node's address.
+struct GraphAddNode {
+  static constexpr Op kOp = kOpGraphAddNode;
+  struct Request {
+    uint64_t graph = 0;
+    uint64_t proposed = 0;
+    std::optional<std::vector<uint64_t>> deps;
+    std::optional<std::vector<CUgraphEdgeData>> edges;
+    NodeParams node;
+    auto fields() { return std::tie(graph, proposed, deps, edges, node); }
+  };
+  struct Reply {
+    uint64_t node = 0;
+    std::vector<uint64_t> bodies;
+    uint64_t address = 0;
+    auto fields() { return std::tie(node, bodies, address); }
+  };
+};
+
+// New parameters for a node of a graph.
+struct GraphNodeSetParams {
+  static constexpr Op kOp = kOpGraphNodeSetParams;
+  struct Request {
+    uint64_t node = 0;
+    NodeParams params;
+    auto fields() { return std::tie(node, params); }
+  };
+  using Reply = Empty;
+};
+
+// New parameters for a node's copy in an executable graph.
+struct GraphExecNodeSetParams {
+  static constexpr Op kOp = kOpGraphExecNodeSetParams;
+  struct Request {
+    uint64_t exec = 0;
+    uint64_t node = 0;
+    NodeParams params;
+    auto fields() { return std::tie(exec, node, params); }
+  };
+  using Reply = Empty;
+};
+
 // A kernel node's parameters, handles as the client's ids (a function new
 // to the session takes the id proposed) and pointers zeroed; its arguments
 // packed by the kernel's layout (always present: an unknown one has no

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "protocol/ops.h"
 #include "server/callback_channel.h"
@@ -22,47 +23,52 @@ bool translate(Session& s, H* field, HandleKind kind) {
   return true;
 }
 
-bool read_kernel(protocol::Reader& in, NodeParams* n) {
-  n->args = std::string(in.blob());
-  n->args_size = n->args.size();
+using WireNode = protocol::op::NodeParams;
+
+// The driver only reads the arguments, the access descriptors and the
+// operations that the request's lists hold, though its struct names some
+// of them without const.
+void take_kernel(const WireNode& w, NodeParams* n) {
+  n->args_size = w.args.size();
   CUDA_KERNEL_NODE_PARAMS_v3& k = n->p.kernel;
   k.kernelParams = nullptr;
   k.extra = nullptr;
-  if (n->args_size) {
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, n->args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                     &n->args_size, CU_LAUNCH_PARAM_END};
-    std::copy(std::begin(extra), std::end(extra), n->extra);
-    k.extra = n->extra;
-  }
-  return in.ok();
+  if (!n->args_size) return;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<char*>(w.args.data()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &n->args_size, CU_LAUNCH_PARAM_END};
+  std::copy(std::begin(extra), std::end(extra), n->extra);
+  k.extra = n->extra;
 }
 
-bool read_alloc(protocol::Reader& in, NodeParams* n) {
+bool take_alloc(const WireNode& w, NodeParams* n) {
   CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = n->p.alloc;
-  if (a.accessDescCount > kMaxAccessDescs) return false;
-  n->access.resize(a.accessDescCount);
-  for (CUmemAccessDesc& d : n->access) d = in.get<CUmemAccessDesc>();
-  a.accessDescs = n->access.empty() ? nullptr : n->access.data();
+  if (a.accessDescCount > kMaxAccessDescs || w.access.size() != a.accessDescCount) return false;
+  a.accessDescs = w.access.empty() ? nullptr : w.access.data();
   a.poolProps.win32SecurityAttributes = nullptr;
-  return in.ok();
+  return true;
 }
 
-bool read_batch_mem_op(protocol::Reader& in, NodeParams* n) {
+bool take_batch_mem_op(const WireNode& w, NodeParams* n) {
   CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& b = n->p.memOp;
-  if (b.count > protocol::kMaxBatchMemOps) return false;
-  n->mem_ops.resize(b.count);
-  for (CUstreamBatchMemOpParams& op : n->mem_ops) op = in.get<CUstreamBatchMemOpParams>();
-  b.paramArray = n->mem_ops.empty() ? nullptr : n->mem_ops.data();
-  return in.ok();
+  if (b.count > protocol::kMaxBatchMemOps || w.mem_ops.size() != b.count) return false;
+  b.paramArray =
+      w.mem_ops.empty() ? nullptr : const_cast<CUstreamBatchMemOpParams*>(w.mem_ops.data());
+  return true;
 }
 
-bool read_conditional(protocol::Reader& in, bool adding, NodeParams* n) {
+// Only an add proposes ids for the body graphs the driver makes.
+bool take_conditional(const WireNode& w, bool adding, NodeParams* n) {
   CUDA_CONDITIONAL_NODE_PARAMS& c = n->p.conditional;
   c.phGraph_out = nullptr;
-  if (c.size > kMaxBodies) return false;
-  if (adding) n->proposed_bodies.resize(c.size);
-  for (uint64_t& id : n->proposed_bodies) id = in.u64();
-  return in.ok();
+  return c.size <= kMaxBodies && w.bodies.size() == (adding ? c.size : 0);
+}
+
+// A list that the node's type has no use for.
+bool stray_list(const WireNode& w, CUgraphNodeType type) {
+  return (!w.args.empty() && type != CU_GRAPH_NODE_TYPE_KERNEL) ||
+         (!w.access.empty() && type != CU_GRAPH_NODE_TYPE_MEM_ALLOC) ||
+         (!w.mem_ops.empty() && type != CU_GRAPH_NODE_TYPE_BATCH_MEM_OP) ||
+         (!w.bodies.empty() && type != CU_GRAPH_NODE_TYPE_CONDITIONAL);
 }
 
 CUresult check_memcpy(Session& s, CUDA_MEMCPY_NODE_PARAMS* m) {
@@ -93,14 +99,15 @@ CUresult handle_only(bool ok) { return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HA
 
 }  // namespace
 
-bool read_node_params(protocol::Reader& in, bool adding, NodeParams* n) {
-  n->p = in.get<CUgraphNodeParams>();
+bool take_node_params(const WireNode& wire, bool adding, NodeParams* n) {
+  n->p = wire.params;
+  if (stray_list(wire, n->p.type)) return false;
   switch (n->p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL: return read_kernel(in, n);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return read_alloc(in, n);
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return read_conditional(in, adding, n);
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return read_batch_mem_op(in, n);
-    default: return in.ok();
+    case CU_GRAPH_NODE_TYPE_KERNEL: take_kernel(wire, n); return true;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return take_alloc(wire, n);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return take_conditional(wire, adding, n);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return take_batch_mem_op(wire, n);
+    default: return true;
   }
 }
 

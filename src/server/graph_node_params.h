@@ -7,29 +7,26 @@
 
 #include <cuda.h>
 
-#include <string>
-#include <vector>
-
-#include "protocol/codec.h"
+#include "protocol/op_layouts.h"
 #include "server/session.h"
 
 namespace scuda::server {
 
+// A node's parameters ready for the driver: the request's struct, its
+// pointers set to the request's lists, which must outlive it.
 struct NodeParams {
   NodeParams() = default;
   NodeParams(const NodeParams&) = delete;  // `p` points into the members
 
   CUgraphNodeParams p{};
-  std::string args;
   size_t args_size = 0;
   void* extra[5] = {};
-  std::vector<CUmemAccessDesc> access;
-  std::vector<CUstreamBatchMemOpParams> mem_ops;  // a batch memory operation node's
-  std::vector<uint64_t> proposed_bodies;          // a conditional node's, when adding
 };
 
-// Decodes; false when the request is malformed. Checks nothing else.
-bool read_node_params(protocol::Reader& in, bool adding, NodeParams* n);
+// Points n->p at `wire`'s lists; false (a malformed request) when a list's
+// count is not the struct's or a list comes with a node type that has none.
+// Checks nothing else.
+bool take_node_params(const protocol::op::NodeParams& wire, bool adding, NodeParams* n);
 // Resolves the handles and checks the fields the driver would trust.
 CUresult resolve_node_params(Session& s, NodeParams* n);
 

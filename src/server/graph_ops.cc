@@ -33,64 +33,78 @@ bool can_bind_bodies(Session& s, const std::vector<uint64_t>& proposed) {
   return std::all_of(ids.begin(), ids.end(), [&](uint64_t id) { return s.handles().can_bind(id); });
 }
 
-// The outputs of an add beyond the node: a conditional node's body graphs,
-// an allocation's address.
-void write_added(Session& s, const NodeParams& n, Writer& out) {
-  if (n.p.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-    for (size_t i = 0; i < n.proposed_bodies.size(); ++i)
-      out.u64(s.handles().bind(n.proposed_bodies[i], HandleKind::CUgraph,
-                               n.p.conditional.phGraph_out[i]));
-  }
-  if (n.p.type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) out.u64(n.p.alloc.dptr);
+// The dependencies' nodes, in `nodes`; false when one is not known.
+bool resolve_nodes(Session& s, const std::vector<uint64_t>& ids, std::vector<CUgraphNode>* nodes) {
+  nodes->resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (!gen::resolve(s, ids[i], HandleKind::CUgraphNode, &(*nodes)[i])) return false;
+  return true;
 }
 
-// u64 graph, u64 proposed node id, dependencies, edge data, node params.
-CUresult add_node(Session& s, Reader& in, Writer& out) {
-  const uint64_t graph_id = in.u64();
-  const uint64_t proposed = in.u64();
-  auto deps = gen::get_in_handles<CUgraphNode>(in);
-  auto edges = gen::get_in_items<CUgraphEdgeData>(in);
+// The outputs of an add beyond the node: a conditional node's body graphs,
+// an allocation's address.
+void note_added(Session& s, const std::vector<uint64_t>& proposed_bodies, const NodeParams& n,
+                op::GraphAddNode::Reply* reply) {
+  if (n.p.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    for (size_t i = 0; i < proposed_bodies.size(); ++i)
+      reply->bodies.push_back(s.handles().bind(proposed_bodies[i], HandleKind::CUgraph,
+                                               n.p.conditional.phGraph_out[i]));
+  }
+  if (n.p.type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) reply->address = n.p.alloc.dptr;
+}
+
+CUresult add_node(Session& s, const op::GraphAddNode::Request& r, op::GraphAddNode::Reply* reply) {
   NodeParams n;
-  if (!read_node_params(in, true, &n) || !in.done()) return kMalformed;
-  const size_t count = deps.ids.size();
-  if (!edges.fits(count)) return kMalformed;
-  if (!s.handles().can_bind(proposed) || !can_bind_bodies(s, n.proposed_bodies))
+  const size_t count = r.deps ? r.deps->size() : 0;
+  if (!take_node_params(r.node, true, &n) || count > gen::kMaxArrayItems ||
+      (r.edges && r.edges->size() != count))
+    return kMalformed;
+  if (!s.handles().can_bind(r.proposed) || !can_bind_bodies(s, r.node.bodies))
     return CUDA_ERROR_INVALID_VALUE;
   CUgraph graph = nullptr;
-  if (!gen::resolve(s, graph_id, HandleKind::CUgraph, &graph) ||
-      !gen::resolve_handles(s, &deps, HandleKind::CUgraphNode))
+  std::vector<CUgraphNode> deps;
+  if (!gen::resolve(s, r.graph, HandleKind::CUgraph, &graph) ||
+      (r.deps && !resolve_nodes(s, *r.deps, &deps)))
     return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult rc = resolve_node_params(s, &n); rc != CUDA_SUCCESS) return rc;
   if (!s.driver().cuGraphAddNode_v2) return CUDA_ERROR_NOT_SUPPORTED;
   CUgraphNode node = nullptr;
-  CUresult rc = s.driver().cuGraphAddNode_v2(&node, graph, deps.ptr(), edges.ptr(), count, &n.p);
+  const CUgraphEdgeData* edges = r.edges ? r.edges->data() : nullptr;
+  CUresult rc = s.driver().cuGraphAddNode_v2(&node, graph, r.deps ? deps.data() : nullptr, edges,
+                                             count, &n.p);
   if (rc != CUDA_SUCCESS) return rc;
-  out.u64(s.handles().bind(proposed, HandleKind::CUgraphNode, node));
-  write_added(s, n, out);
+  reply->node = s.handles().bind(r.proposed, HandleKind::CUgraphNode, node);
+  note_added(s, r.node.bodies, n, reply);
   return CUDA_SUCCESS;
 }
 
-// [u64 exec,] u64 node, node params.
-CUresult set_params(Session& s, Reader& in, bool exec) {
-  const uint64_t exec_id = exec ? in.u64() : 0;
-  const uint64_t node_id = in.u64();
+// exec_id 0: a node of a graph; else the node's copy in that executable graph.
+CUresult set_params(Session& s, uint64_t exec_id, uint64_t node_id, const op::NodeParams& wire) {
   NodeParams n;
-  if (!read_node_params(in, false, &n) || !in.done()) return kMalformed;
+  if (!take_node_params(wire, false, &n)) return kMalformed;
   CUgraphExec graph_exec = nullptr;
   CUgraphNode node = nullptr;
-  if ((exec && !gen::resolve(s, exec_id, HandleKind::CUgraphExec, &graph_exec)) ||
+  if ((exec_id && !gen::resolve(s, exec_id, HandleKind::CUgraphExec, &graph_exec)) ||
       !gen::resolve(s, node_id, HandleKind::CUgraphNode, &node))
     return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult rc = resolve_node_params(s, &n); rc != CUDA_SUCCESS) return rc;
   const DriverTable& d = s.driver();
-  if (!exec)
+  if (!exec_id)
     return d.cuGraphNodeSetParams ? d.cuGraphNodeSetParams(node, &n.p) : CUDA_ERROR_NOT_SUPPORTED;
   return d.cuGraphExecNodeSetParams ? d.cuGraphExecNodeSetParams(graph_exec, node, &n.p)
                                     : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-CUresult node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, false); }
-CUresult exec_node_set_params(Session& s, Reader& in, Writer&) { return set_params(s, in, true); }
+CUresult node_set_params(Session& s, const op::GraphNodeSetParams::Request& r, protocol::Empty*) {
+  return set_params(s, 0, r.node, r.params);
+}
+
+// An executable graph's id is never 0: the client's ids start at 1.
+CUresult exec_node_set_params(Session& s, const op::GraphExecNodeSetParams::Request& r,
+                              protocol::Empty*) {
+  if (!r.exec) return CUDA_ERROR_INVALID_HANDLE;
+  return set_params(s, r.exec, r.node, r.params);
+}
 
 // The arguments as one buffer, packed by `layout` from kernelParams, or the
 // buffer an `extra` list names.
@@ -216,9 +230,9 @@ const HandlerEntry kHandlers[] = {
     typed_entry<op::GraphKernelNodeAttribute, kernel_node_attribute>(),
     typed_entry<op::GraphMemAllocNodeGetParams, mem_alloc_node_get_params>(),
     typed_entry<op::GraphBatchMemOpNodeGetParams, batch_mem_op_node_get_params>(),
-    {protocol::kOpGraphAddNode, add_node},
-    {protocol::kOpGraphNodeSetParams, node_set_params},
-    {protocol::kOpGraphExecNodeSetParams, exec_node_set_params},
+    typed_entry<op::GraphAddNode, add_node>(),
+    typed_entry<op::GraphNodeSetParams, node_set_params>(),
+    typed_entry<op::GraphExecNodeSetParams, exec_node_set_params>(),
     typed_entry<op::GraphKernelNodeGetParams, kernel_node_get_params>(),
 };
 

@@ -562,6 +562,47 @@ TEST(Session, ArrayCountsBeyondTheRoomSentAreMalformed) {
   EXPECT_NE(exchange(sock, req, w).find("malformed cuGraphGetNodes"), std::string::npos);
 }
 
+// A node's lists must hold what its struct counts, and only the lists its
+// type has: anything else would hand the driver a count the server's
+// buffers do not back.
+TEST(Session, NodeParamsWhoseListsDisagreeWithTheirStructAreMalformed) {
+  ServerProcess server;
+  protocol::op::NodeParams alloc;
+  alloc.params.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  alloc.params.alloc.accessDescCount = 2;
+  alloc.access.resize(1);
+  protocol::op::NodeParams memset_with_args;
+  memset_with_args.params.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  memset_with_args.args = "abcd";
+  protocol::op::NodeParams batch;
+  batch.params.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+  batch.params.memOp.count = 1;
+  protocol::op::NodeParams conditional_set;
+  conditional_set.params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  conditional_set.params.conditional.size = 1;
+  conditional_set.bodies = {77};
+  const std::pair<uint32_t, protocol::Writer> cases[] = {
+      {protocol::kOpGraphAddNode, protocol::encode(protocol::op::GraphAddNode::Request{
+                                      1, 2, std::nullopt, std::nullopt, alloc})},
+      {protocol::kOpGraphAddNode, protocol::encode(protocol::op::GraphAddNode::Request{
+                                      1, 2, std::nullopt, std::nullopt, memset_with_args})},
+      {protocol::kOpGraphNodeSetParams,
+       protocol::encode(protocol::op::GraphNodeSetParams::Request{1, batch})},
+      {protocol::kOpGraphExecNodeSetParams,
+       protocol::encode(protocol::op::GraphExecNodeSetParams::Request{1, 2, conditional_set})},
+  };
+  for (const auto& [op, request] : cases) {
+    Socket sock = raw_connect(server);
+    hello(sock, good_hello());
+    protocol::FrameHeader req;
+    req.op = op;
+    req.request_id = 1;
+    const std::string answer = exchange(sock, req, request);
+    EXPECT_NE(answer.find(std::string("malformed ") + protocol::op_name(op)), std::string::npos)
+        << answer;
+  }
+}
+
 // The same for buffers whose size a parameter gives: the server checks the
 // buffer against its own reading of that parameter.
 TEST(Session, BufferSizesBeyondTheRoomSentAreMalformed) {

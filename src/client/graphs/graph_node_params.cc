@@ -25,15 +25,21 @@ CUresult refuse(const char* what) {
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-CUresult write_kernel(protocol::Writer& w, CUgraphNodeParams p) {
-  CUDA_KERNEL_NODE_PARAMS_v3& k = p.kernel;
+using WireNode = protocol::op::NodeParams;
+
+// The arguments are packed into `packed` as a launch packs them (a length,
+// then the bytes), and the node's view skips the length.
+CUresult take_kernel(const CUgraphNodeParams& p, protocol::Writer* packed, WireNode* out) {
+  const CUDA_KERNEL_NODE_PARAMS_v3& k = p.kernel;
   const uint64_t fn = k.func ? handle_id(k.func) : handle_id(k.kern);
-  void** params = k.kernelParams;
-  void** extra = k.extra;
-  k.kernelParams = nullptr;
-  k.extra = nullptr;
-  w.put(p);
-  return pack_arguments(fn, params, extra, w);
+  if (CUresult rc = pack_arguments(fn, k.kernelParams, k.extra, *packed); rc != CUDA_SUCCESS)
+    return rc;
+  const std::vector<uint8_t>& bytes = packed->data();
+  out->args = std::string_view(reinterpret_cast<const char*>(bytes.data()) + sizeof(uint64_t),
+                               bytes.size() - sizeof(uint64_t));
+  out->params.kernel.kernelParams = nullptr;
+  out->params.kernel.extra = nullptr;
+  return CUDA_SUCCESS;
 }
 
 // One side of a 3D copy, as the fields that place it.
@@ -71,8 +77,8 @@ CUresult device_side(Side s, const CUDA_MEMCPY3D& c) {
   return CUDA_SUCCESS;
 }
 
-CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
-  CUDA_MEMCPY3D& c = p.memcpy.copyParams;
+CUresult take_memcpy(WireNode* out) {
+  CUDA_MEMCPY3D& c = out->params.memcpy.copyParams;
   const Side src{&c.srcMemoryType, &c.srcDevice, c.srcHost,  c.srcXInBytes,
                  c.srcY,           c.srcZ,       c.srcPitch, c.srcHeight};
   const Side dst{&c.dstMemoryType, &c.dstDevice, c.dstHost,  c.dstXInBytes,
@@ -85,77 +91,72 @@ CUresult write_memcpy(protocol::Writer& w, CUgraphNodeParams p) {
   c.dstArray = nullptr;
   c.reserved0 = nullptr;
   c.reserved1 = nullptr;
-  w.put(p);
   return CUDA_SUCCESS;
 }
 
 // The function runs on the client: the node names the callback's id in its
 // data, and the server's stand-in host function reaches it over the
 // callback channel, as a stream's host callback does.
-CUresult write_host(protocol::Writer& w, CUgraphNodeParams p) {
+CUresult take_host(WireNode* out) {
+  CUDA_HOST_NODE_PARAMS_v2& h = out->params.host;
   uint64_t id = 0;
-  if (CUresult rc = queue_graph_callback(p.host.fn, p.host.userData, &id); rc != CUDA_SUCCESS)
-    return rc;
-  p.host.fn = nullptr;
-  p.host.userData = reinterpret_cast<void*>(id);
-  w.put(p);
+  if (CUresult rc = queue_graph_callback(h.fn, h.userData, &id); rc != CUDA_SUCCESS) return rc;
+  h.fn = nullptr;
+  h.userData = reinterpret_cast<void*>(id);
   return CUDA_SUCCESS;
 }
 
-CUresult write_alloc(protocol::Writer& w, CUgraphNodeParams p) {
-  CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = p.alloc;
+CUresult take_alloc(WireNode* out) {
+  CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = out->params.alloc;
   if (a.accessDescCount && !a.accessDescs) return CUDA_ERROR_INVALID_VALUE;
-  const CUmemAccessDesc* descs = a.accessDescs;
+  out->access.assign(a.accessDescs, a.accessDescs + a.accessDescCount);
   a.accessDescs = nullptr;
   a.poolProps.win32SecurityAttributes = nullptr;
-  w.put(p);
-  w.bytes(descs, a.accessDescCount * sizeof(CUmemAccessDesc));
   return CUDA_SUCCESS;
 }
 
 // The operations follow the parameters: plain values and device
 // addresses, which the server's driver reads as they are.
-CUresult write_batch_mem_op(protocol::Writer& w, CUgraphNodeParams p) {
-  CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& b = p.memOp;
+CUresult take_batch_mem_op(WireNode* out) {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& b = out->params.memOp;
   if (b.count > protocol::kMaxBatchMemOps || (b.count && !b.paramArray))
     return CUDA_ERROR_INVALID_VALUE;
-  const CUstreamBatchMemOpParams* ops = b.paramArray;
+  out->mem_ops.assign(b.paramArray, b.paramArray + b.count);
   b.paramArray = nullptr;
-  w.put(p);
-  w.bytes(ops, b.count * sizeof(CUstreamBatchMemOpParams));
   return CUDA_SUCCESS;
 }
 
-CUresult write_conditional(protocol::Writer& w, CUgraphNodeParams p, bool adding,
-                           std::vector<uint64_t>* bodies) {
-  if (p.conditional.size > kMaxBodies) return CUDA_ERROR_INVALID_VALUE;
-  p.conditional.phGraph_out = nullptr;
-  w.put(p);
-  if (!adding) return CUDA_SUCCESS;
-  bodies->resize(p.conditional.size);
-  for (uint64_t& id : *bodies) w.u64(id = new_handle_id());
+// An add proposes an id for each body graph the driver makes.
+CUresult take_conditional(bool adding, WireNode* out) {
+  CUDA_CONDITIONAL_NODE_PARAMS& c = out->params.conditional;
+  if (c.size > kMaxBodies) return CUDA_ERROR_INVALID_VALUE;
+  c.phGraph_out = nullptr;
+  if (adding) {
+    out->bodies.resize(c.size);
+    for (uint64_t& id : out->bodies) id = new_handle_id();
+  }
   return CUDA_SUCCESS;
 }
 
 }  // namespace
 
-CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool adding,
-                           std::vector<uint64_t>* bodies) {
+CUresult take_node_params(const CUgraphNodeParams& p, bool adding, protocol::Writer* packed,
+                          protocol::op::NodeParams* out) {
+  out->params = p;
   switch (p.type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL: return write_kernel(w, p);
-    case CU_GRAPH_NODE_TYPE_MEMCPY: return write_memcpy(w, p);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return write_alloc(w, p);
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return write_conditional(w, p, adding, bodies);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return take_kernel(p, packed, out);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return take_memcpy(out);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return take_alloc(out);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return take_conditional(adding, out);
     case CU_GRAPH_NODE_TYPE_MEMSET:
     case CU_GRAPH_NODE_TYPE_GRAPH:
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
-      w.put(p);  // plain values and handles (client ids) only
-      return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_HOST: return write_host(w, p);
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return write_batch_mem_op(w, p);
+      return CUDA_SUCCESS;  // plain values and handles (client ids) only
+    case CU_GRAPH_NODE_TYPE_HOST: return take_host(out);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return take_batch_mem_op(out);
     default: return refuse("external semaphore nodes");
   }
 }

@@ -1,22 +1,23 @@
-// Graph node parameters on the wire (docs/protocol.md, "Graph nodes"): the
-// CUgraphNodeParams struct as bytes, with its handles already client ids and
-// every pointer zeroed, followed by what the pointers pointed to.
+// Graph node parameters for the wire (protocol::op::NodeParams,
+// docs/protocol.md, "Graphs and stream capture"): the CUgraphNodeParams
+// struct with its handles already client ids and every pointer zeroed, and
+// the lists of what the pointers pointed to.
 #pragma once
 
 #include <cuda.h>
 
-#include <vector>
-
 #include "protocol/codec.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
-// Writes `p` for a request. Kernel arguments are packed in the kernel's
-// layout; memcpy nodes must name device memory only; a conditional node gets
-// `bodies` proposed ids for its body graphs when `adding`. Returns
-// CUDA_ERROR_NOT_SUPPORTED, with a log line, for what cannot be remoted.
-CUresult write_node_params(protocol::Writer& w, const CUgraphNodeParams& p, bool adding,
-                           std::vector<uint64_t>* bodies);
+// Fills `out` from `p`. Kernel arguments are packed in the kernel's layout
+// into `packed`, which `out` views and must outlive; memcpy nodes naming
+// host memory are sent naming its mirror; a conditional node gets proposed
+// ids for its body graphs when `adding`. Returns CUDA_ERROR_NOT_SUPPORTED,
+// with a log line, for what cannot be remoted.
+CUresult take_node_params(const CUgraphNodeParams& p, bool adding, protocol::Writer* packed,
+                          protocol::op::NodeParams* out);
 
 // The same for the typed entry points' structs.
 CUgraphNodeParams kernel_node(const CUDA_KERNEL_NODE_PARAMS& k);

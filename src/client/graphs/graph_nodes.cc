@@ -28,7 +28,7 @@ namespace scuda::client {
 
 namespace {
 
-using protocol::Reader;
+namespace op = protocol::op;
 using protocol::Writer;
 
 // What the driver would own for a node, valid while the node lives: the
@@ -56,53 +56,55 @@ Storage& storage() {
   return *s;
 }
 
-// Reads the outputs of an add: a conditional node's bodies, an allocation's address.
-CUresult read_added(Reader& r, uint64_t node, CUgraphNodeParams* p, size_t bodies) {
+// Keeps the outputs of an add: a conditional node's bodies, an
+// allocation's address.
+CUresult keep_added(const op::GraphAddNode::Reply& added, size_t bodies, CUgraphNodeParams* p) {
   if (p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    if (added.bodies.size() != bodies) return bad_reply("cuGraphAddNode");
     std::lock_guard lock(storage().mu);
-    std::vector<CUgraph>& out = storage().by_node[node].bodies;
-    out.resize(bodies);
-    for (CUgraph& g : out) g = handle_from_id<CUgraph>(r.u64());
+    std::vector<CUgraph>& out = storage().by_node[added.node].bodies;
+    out.clear();
+    for (uint64_t id : added.bodies) out.push_back(handle_from_id<CUgraph>(id));
     p->conditional.phGraph_out = out.data();
   }
   if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
-    p->alloc.dptr = r.u64();
-    if (r.ok()) note_allocation(p->alloc.dptr, p->alloc.bytesize);
+    p->alloc.dptr = added.address;
+    note_allocation(p->alloc.dptr, p->alloc.bytesize);
   }
-  return gen::finish(r, "cuGraphAddNode");
+  return CUDA_SUCCESS;
+}
+
+std::vector<uint64_t> ids_of(const CUgraphNode* nodes, size_t count) {
+  std::vector<uint64_t> ids(count);
+  for (size_t i = 0; i < count; ++i) ids[i] = handle_id(nodes[i]);
+  return ids;
 }
 
 CUresult add_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
                   const CUgraphEdgeData* edges, size_t count, CUgraphNodeParams* p) {
   if (!node || !p || (count && !deps)) return CUDA_ERROR_INVALID_VALUE;
-  Writer w;
-  w.u64(handle_id(graph));
-  const uint64_t proposed = new_handle_id();
-  w.u64(proposed);
-  gen::put_in_handles(w, deps, count);
-  gen::put_in_items(w, edges, count);
-  std::vector<uint64_t> bodies;
-  if (CUresult rc = write_node_params(w, *p, true, &bodies); rc != CUDA_SUCCESS) return rc;
-  std::vector<uint8_t> reply;
-  if (CUresult rc = call(protocol::kOpGraphAddNode, w, &reply); rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  const uint64_t id = r.u64();
-  *node = handle_from_id<CUgraphNode>(id);
-  return read_added(r, id, p, bodies.size());
+  op::GraphAddNode::Request request;
+  request.graph = handle_id(graph);
+  request.proposed = new_handle_id();
+  if (deps) request.deps = ids_of(deps, count);
+  if (edges) request.edges.emplace(edges, edges + count);
+  Writer packed;
+  if (CUresult rc = take_node_params(*p, true, &packed, &request.node); rc != CUDA_SUCCESS)
+    return rc;
+  op::GraphAddNode::Reply added;
+  if (CUresult rc = ask<op::GraphAddNode>(request, &added); rc != CUDA_SUCCESS) return rc;
+  *node = handle_from_id<CUgraphNode>(added.node);
+  return keep_added(added, request.node.bodies.size(), p);
 }
 
 // exec 0: a node of a graph; else the node's copy in that executable graph.
 CUresult set_params(CUgraphExec exec, CUgraphNode node, const CUgraphNodeParams* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  Writer w;
-  if (exec) w.u64(handle_id(exec));
-  w.u64(handle_id(node));
-  if (CUresult rc = write_node_params(w, *p, false, nullptr); rc != CUDA_SUCCESS) return rc;
-  std::vector<uint8_t> reply;
-  const uint32_t op = exec ? protocol::kOpGraphExecNodeSetParams : protocol::kOpGraphNodeSetParams;
-  if (CUresult rc = call(op, w, &reply); rc != CUDA_SUCCESS) return rc;
-  Reader r(reply);
-  return gen::finish(r, "cuGraphNodeSetParams");
+  Writer packed;
+  op::NodeParams params;
+  if (CUresult rc = take_node_params(*p, false, &packed, &params); rc != CUDA_SUCCESS) return rc;
+  if (!exec) return ask<op::GraphNodeSetParams>({handle_id(node), std::move(params)});
+  return ask<op::GraphExecNodeSetParams>({handle_id(exec), handle_id(node), std::move(params)});
 }
 
 // Points the returned parameters at arguments kept for the node: one
