@@ -1,8 +1,12 @@
 // Host memory the program registers (cuMemHostRegister), mirrored in the
-// session so that kernels can use it (registered_memory.cc).
+// session so that kernels can use it (registered_memory.cc), and host
+// memory that device work names, mirrored the same way (implicit_mirrors.cc).
 #pragma once
 
 #include <cuda.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "client/transport/connection.h"
 
@@ -49,6 +53,10 @@ CUresult unregister_range(void* p);
 // Stops mirroring the implicit ranges overlapping [p, p + size), which the
 // program is about to free (their pages may come back as other memory).
 void drop_mirrors(const void* p, size_t size);
+// The implicit ranges that overlap [*start, *stop), their bases added to
+// *bases, widening it to cover them all; false if a range the program
+// registered overlaps it (implicit_mirrors.cc merges mirrors with it).
+bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>* bases);
 
 // Writes the runs the device changed, as a reached host callback carries
 // them (u64 address, blob bytes, to the end), into the program's memory;
