@@ -71,8 +71,8 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
   void* map = map_anonymous(reinterpret_cast<void*>(base), map_size);
   if (!map) {
     spdlog::warn(
-        "registered host memory at {:#x} is taken in the session; the device sees it "
-        "at another address (programs must use cuMemHostGetDevicePointer)",
+        "registered host memory at {:#x} is taken in the session: its mirror goes "
+        "elsewhere, and the client rewrites kernel arguments that point into it",
         address);
     map = map_anonymous(nullptr, map_size);
   }

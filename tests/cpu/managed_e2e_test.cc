@@ -9,8 +9,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <new>
+#include <sstream>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -803,6 +806,61 @@ TEST_F(ManagedTest, RegisteredHostMemoryIsSeenByKernelsBothWays) {
   EXPECT_EQ(h[7], 200.0f);
   for (int i = 8; i < n; ++i) ASSERT_EQ(h[i], 4.0f * i) << i;
   EXPECT_EQ(cuMemHostUnregister(h.data()), CUDA_SUCCESS);
+}
+
+// The [begin, end) ranges mapped in process `pid`.
+std::vector<std::pair<uintptr_t, uintptr_t>> mappings_of(const std::string& pid) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> out;
+  std::ifstream maps("/proc/" + pid + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream range(line.substr(0, line.find(' ')));
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    char dash = 0;
+    if (range >> std::hex >> begin >> dash >> end) out.emplace_back(begin, end);
+  }
+  return out;
+}
+
+// A page-aligned address of `size` bytes that the server's listener (and
+// so each session it forks) has mapped and this process has not, or 0.
+uintptr_t taken_in_the_server(size_t size) {
+  const auto here = mappings_of("self");
+  for (const auto& [begin, end] : mappings_of(std::to_string(scuda::test::shared_server().pid()))) {
+    if (end - begin < size || begin >= (uintptr_t{1} << 47)) continue;  // not [vsyscall]
+    bool free_here = true;
+    for (const auto& [b, e] : here) free_here = free_here && (e <= begin || b >= begin + size);
+    if (free_here) return begin;
+  }
+  return 0;
+}
+
+// Where the program's address is taken in the session, the mirror goes
+// elsewhere: a kernel given the host address, and a memset of it, still
+// reach the mirror, since the client rewrites the address.
+TEST_F(ManagedTest, RegisteredMemoryMirroredElsewhereIsReachedThroughItsHostAddress) {
+  const size_t size = 4096;
+  const uintptr_t at = taken_in_the_server(size);
+  ASSERT_NE(at, 0u) << "no mapping of the server's is free in this process";
+  void* p = mmap(reinterpret_cast<void*>(at), size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(p, reinterpret_cast<void*>(at));
+  auto* h = static_cast<float*>(p);
+  for (int i = 0; i < 64; ++i) h[i] = i;
+  ASSERT_EQ(cuMemHostRegister(p, size, 0), CUDA_SUCCESS);
+  CUdeviceptr dptr = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&dptr, p, 0), CUDA_SUCCESS);
+  EXPECT_NE(dptr, reinterpret_cast<CUdeviceptr>(p)) << "the session mirrored it in place";
+  scale(h, 3.0f, 64);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(h[i], 3.0f * i) << i;
+  ASSERT_EQ(cuMemsetD32(reinterpret_cast<CUdeviceptr>(h + 100), 7, 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  unsigned word = 0;
+  std::memcpy(&word, h + 101, sizeof word);
+  EXPECT_EQ(word, 7u);
+  EXPECT_EQ(cuMemHostUnregister(p), CUDA_SUCCESS);
+  munmap(p, size);
 }
 
 // A registered range no device work has named costs nothing: the device

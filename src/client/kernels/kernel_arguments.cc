@@ -36,8 +36,8 @@ CUresult pack_extra(void** extra, protocol::Writer& w) {
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (!pointer || !size) return CUDA_ERROR_INVALID_VALUE;
-  mirror_argument_pointers(static_cast<const uint8_t*>(pointer), *size);
-  w.blob(pointer, *size);
+  w.blob(pointer, *size);  // the request's copy, which the mirrors may rewrite
+  mirror_argument_pointers(w.data().data() + w.size() - *size, *size);
   return CUDA_SUCCESS;
 }
 

@@ -131,14 +131,15 @@ CUdeviceptr mirror_of(uintptr_t p) {
 
 CUdeviceptr device_view(CUdeviceptr p) {
   registered::name_for_device(reinterpret_cast<const void*>(p));
-  if (!g_plain.any() || !PublishedSpans::contains(*g_plain.snapshot(), p)) return p;
-  const CUdeviceptr device = mirror_of(p);
-  return device ? device : p;
+  if (g_plain.any() && PublishedSpans::contains(*g_plain.snapshot(), p))
+    if (const CUdeviceptr device = mirror_of(p)) return device;
+  return registered::translated(p);
 }
 
-void mirror_argument_pointers(const uint8_t* args, size_t size) {
+void mirror_argument_pointers(uint8_t* args, size_t size) {
   registered::name_arguments(args, size);
-  g_plain.for_each_word_inside(args, size, [](uint64_t word) { mirror_of(word); });
+  g_plain.for_each_word_inside(args, size, [](uint64_t word, size_t) { mirror_of(word); });
+  registered::translate_arguments(args, size);
 }
 
 bool is_host_block(const void* p, unsigned* flags) {

@@ -23,7 +23,9 @@ CUdeviceptr device_view(CUdeviceptr p);
 // Mirrors each page-locked block that a pointer-sized word of the packed
 // kernel arguments [args, args + size) points into, and keeps each
 // registered range one points into in step with its mirror, so that the
-// kernel reaches them. Words are read at every 8-byte offset.
-void mirror_argument_pointers(const uint8_t* args, size_t size);
+// kernel reaches them; a word pointing into a mirror the session had to
+// place at another address is rewritten to the mirror's address. Words are
+// read at every 8-byte offset.
+void mirror_argument_pointers(uint8_t* args, size_t size);
 
 }  // namespace scuda::client

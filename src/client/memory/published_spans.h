@@ -33,9 +33,9 @@ class PublishedSpans {
     auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(address, UINTPTR_MAX));
     return it != spans.begin() && address < std::prev(it)->second;
   }
-  // Calls hit(word) for each pointer-sized word of [bytes, bytes + size),
-  // read at every 8-byte offset (packed kernel arguments), that lies in the
-  // set as it is now.
+  // Calls hit(word, offset) for each pointer-sized word of [bytes, bytes +
+  // size), read at every 8-byte offset (packed kernel arguments), that lies
+  // in the set as it is now.
   template <class Hit>
   void for_each_word_inside(const uint8_t* bytes, size_t size, Hit hit) const {
     if (!any()) return;
@@ -43,7 +43,7 @@ class PublishedSpans {
     for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
       uint64_t word = 0;
       std::memcpy(&word, bytes + off, sizeof word);
-      if (contains(*spans, word)) hit(word);
+      if (contains(*spans, word)) hit(word, off);
     }
   }
 

@@ -65,15 +65,21 @@ Registry& registry() {
 }
 
 std::atomic<bool> g_any{false};
-// The ranges not yet kept in step, which launches search without the lock.
+// The ranges not yet kept in step, and those mirrored at another address,
+// which launches search without the lock.
 PublishedSpans g_unnamed;
+PublishedSpans g_elsewhere;
 
 // With the registry's lock held, after a range came, went or was named.
 void publish_unnamed() {
-  PublishedSpans::Spans spans;
-  for (const auto& [base, r] : registry().ranges)
-    if (!r.in_step) spans.emplace_back(base, base + r.size);
-  g_unnamed.publish(std::move(spans));
+  PublishedSpans::Spans unnamed;
+  PublishedSpans::Spans elsewhere;
+  for (const auto& [base, r] : registry().ranges) {
+    if (!r.in_step) unnamed.emplace_back(base, base + r.size);
+    if (r.device != base) elsewhere.emplace_back(base, base + r.size);
+  }
+  g_unnamed.publish(std::move(unnamed));
+  g_elsewhere.publish(std::move(elsewhere));
 }
 
 // With the registry's lock held: the range holding `p`, or end().
@@ -196,8 +202,10 @@ void warn_other_address() {
   static std::once_flag once;
   std::call_once(once, [] {
     spdlog::warn(
-        "cuMemHostRegister: the session could not mirror the memory at its own address; "
-        "kernels must be given the address from cuMemHostGetDevicePointer");
+        "host memory is mirrored at another address in the session (its own was taken "
+        "there): kernel arguments pointing into it are rewritten, but a pointer to it that "
+        "a kernel reads from memory reaches the wrong place; such programs must store the "
+        "address cuMemHostGetDevicePointer gives");
   });
 }
 
@@ -301,7 +309,21 @@ void name_for_device(const void* p) {
 
 void name_arguments(const uint8_t* args, size_t size) {
   g_unnamed.for_each_word_inside(
-      args, size, [](uint64_t word) { name_for_device(reinterpret_cast<void*>(word)); });
+      args, size, [](uint64_t word, size_t) { name_for_device(reinterpret_cast<void*>(word)); });
+}
+
+CUdeviceptr translated(CUdeviceptr p) {
+  if (!g_elsewhere.any() || !PublishedSpans::contains(*g_elsewhere.snapshot(), p)) return p;
+  unsigned flags = 0;
+  CUdeviceptr device = 0;
+  return find(reinterpret_cast<const void*>(p), &flags, &device) ? device : p;
+}
+
+void translate_arguments(uint8_t* args, size_t size) {
+  g_elsewhere.for_each_word_inside(args, size, [&](uint64_t word, size_t at) {
+    const CUdeviceptr device = translated(word);
+    std::memcpy(args + at, &device, sizeof device);
+  });
 }
 
 bool in_step_covers(const void* p, size_t size, CUdeviceptr* device) {

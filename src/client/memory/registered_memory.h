@@ -32,6 +32,15 @@ void name_for_device(const void* p);
 // points into; words are read at every 8-byte offset. Lock-free when every
 // range is already kept in step.
 void name_arguments(const uint8_t* args, size_t size);
+// Rewrites each pointer-sized word of [args, args + size) that points into
+// a range whose mirror the session placed at another address (that address
+// was taken in the session) to the mirror's address, as the device would
+// see the program's own address under UVA. Pointers the kernel reads from
+// memory are not seen here.
+void translate_arguments(uint8_t* args, size_t size);
+// The address the device reaches host address `p` at: its mirror's when
+// `p` lies in a range mirrored at another address, else `p` itself.
+CUdeviceptr translated(CUdeviceptr p);
 // True when [p, p + size) lies inside one range kept in step with its
 // mirror; then *device is the device address of `p`.
 bool in_step_covers(const void* p, size_t size, CUdeviceptr* device);
