@@ -196,40 +196,42 @@ bool whole_context_sync(uint32_t op) {
 
 CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
               bool synchronizing) {
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op, request);
-  uint64_t id = 0;
-  const auto flags = static_cast<uint16_t>(
-      synchronizing ? protocol::kSynchronizing | registered::want_changes() : 0);
-  if (!send_in_context(conn, op, flags, request, &id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  CUresult rc = conn->receive(id, reply);
-  if (synchronizing) coherence::after_sync(*conn, whole_context_sync(op));
-  if (synchronizing && rc == CUDA_SUCCESS) rc = conn->take_deferred_error();
-  if (rc != CUDA_SUCCESS)
-    spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
-  return rc;
+  return with_connection([&](Connection& conn) {
+    before_sending(conn, op, request);
+    uint64_t id = 0;
+    const auto flags = static_cast<uint16_t>(
+        synchronizing ? protocol::kSynchronizing | registered::want_changes() : 0);
+    if (!send_in_context(&conn, op, flags, request, &id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    CUresult rc = conn.receive(id, reply);
+    if (synchronizing) coherence::after_sync(conn, whole_context_sync(op));
+    if (synchronizing && rc == CUDA_SUCCESS) rc = conn.take_deferred_error();
+    if (rc != CUDA_SUCCESS)
+      spdlog::debug("op {} returned {}", protocol::op_name(op), static_cast<int>(rc));
+    return rc;
+  });
 }
 
 CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
                     Connection::ReplyHandler handle) {
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op, request);
-  if (!send_in_context(conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  conn->handle_later(*id, std::move(handle));
-  return CUDA_SUCCESS;
+  return with_connection([&](Connection& conn) {
+    before_sending(conn, op, request);
+    if (!send_in_context(&conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    conn.handle_later(*id, std::move(handle));
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  std::lock_guard lock(conn->mutex());
-  before_sending(*conn, op, request);
-  return send_in_context(conn, op, protocol::kOneWay, request, id) ? CUDA_SUCCESS
-                                                                   : CUDA_ERROR_DEVICE_UNAVAILABLE;
+  return with_connection([&](Connection& conn) {
+    before_sending(conn, op, request);
+    return send_in_context(&conn, op, protocol::kOneWay, request, id)
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_DEVICE_UNAVAILABLE;
+  });
+}
+
+CUresult settle(uint64_t id) {
+  return with_connection([&](Connection& conn) { return conn.settle(id); });
 }
 
 }  // namespace scuda::client

@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "client/transport/connection.h"
+#include "client/transport/session.h"
 #include "common/driver_table.h"
 #include "protocol/codec.h"
 
@@ -89,6 +91,22 @@ CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id = nullp
 // the request's id, for Connection::settle.
 CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
                     Connection::ReplyHandler handle);
+
+// Runs work(conn) with the connection's lock held and returns what it
+// returns: the one way a request path takes the connection (call, post and
+// the data paths that pipeline their own frames). CUDA_ERROR_NOT_INITIALIZED,
+// without running work, before cuInit.
+template <class Work>
+CUresult with_connection(Work&& work) {
+  Connection* conn = connection();
+  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(conn->mutex());
+  return work(*conn);
+}
+
+// Waits until request `id`, sent without waiting (call_later), is answered;
+// returns its failure, if any.
+CUresult settle(uint64_t id);
 
 }  // namespace scuda::client
 

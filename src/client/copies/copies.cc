@@ -177,20 +177,19 @@ CUresult to_device(CUdeviceptr dst, const void* src, size_t size, CUstream strea
   route.address(dst);
   route.handle(handle_id(stream));
   if (!route.ok()) return route.refuse("a copy to the device");
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   const bool wait = !inside_allocation(dst, size) || capture_active();
   CUresult rc;
   {
     coherence::DeviceCopyInto into(dst, size);
-    std::lock_guard lock(conn->mutex());
-    coherence::before_request(*conn, true);
-    work_sent();
-    if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    const uint32_t lanes = lanes_for(size, stream, mode, true);
-    rc = lanes ? over_lanes(*conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src), size,
-                            stream, mode, lanes, wait)
-               : chunks_to_device(*conn, dst, src, size, stream, mode, wait);
+    rc = with_connection([&](Connection& conn) {
+      coherence::before_request(conn, true);
+      work_sent();
+      if (!sync_routed_context(&conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+      const uint32_t lanes = lanes_for(size, stream, mode, true);
+      return lanes ? over_lanes(conn, protocol::kOpMemcpyHtoDLanes, dst, const_cast<void*>(src),
+                                size, stream, mode, lanes, wait)
+                   : chunks_to_device(conn, dst, src, size, stream, mode, wait);
+    });
   }
   return captured(rc, mode) ? through_mirror(dst, src, size, stream, mode, true) : rc;
 }
@@ -277,26 +276,26 @@ CUresult to_host(void* dst, CUdeviceptr src, size_t size, CUstream stream, uint8
   if (!route.ok()) return route.refuse("a copy to the host");
   if (CUdeviceptr mirror = 0; registered::in_step_covers(dst, size, &mirror))
     return into_mirror(mirror, src, size, stream, mode);
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult first;
   {
     // The copy writes host memory only: the host's managed pages stay valid.
     coherence::NoManagedWrites confined;
-    std::lock_guard lock(conn->mutex());
-    coherence::before_request(*conn, true);
-    work_sent();
-    if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    const uint32_t lanes = lanes_for(size, stream, mode, false);
-    first = lanes ? over_lanes(*conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream, mode,
-                               lanes, true)
-                  : chunks_to_host(*conn, dst, src, size, stream, mode);
-    // A synchronous copy synchronizes: it also reports what earlier async
-    // copies left behind.
-    if (!(mode & protocol::kCopyAsync)) {
-      if (first == CUDA_SUCCESS) first = conn->take_deferred_error();
-      coherence::after_sync(*conn, false);
-    }
+    first = with_connection([&](Connection& conn) {
+      coherence::before_request(conn, true);
+      work_sent();
+      if (!sync_routed_context(&conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+      const uint32_t lanes = lanes_for(size, stream, mode, false);
+      CUresult rc = lanes ? over_lanes(conn, protocol::kOpMemcpyDtoHLanes, src, dst, size, stream,
+                                       mode, lanes, true)
+                          : chunks_to_host(conn, dst, src, size, stream, mode);
+      // A synchronous copy synchronizes: it also reports what earlier async
+      // copies left behind.
+      if (!(mode & protocol::kCopyAsync)) {
+        if (rc == CUDA_SUCCESS) rc = conn.take_deferred_error();
+        coherence::after_sync(conn, false);
+      }
+      return rc;
+    });
   }
   return captured(first, mode) ? through_mirror(src, dst, size, stream, mode, false) : first;
 }

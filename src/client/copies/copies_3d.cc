@@ -228,12 +228,11 @@ CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode
         request(shape, mode, stream, c, {0, 0, 0, c.WidthInBytes, c.Height, c.Depth});
     return post(protocol::kOpMemcpy3D, w);
   }
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  std::lock_guard lock(conn->mutex());
-  if (!sync_routed_context(conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-  return src_host ? from_host(conn, shape, c, src, stream, mode)
-                  : to_host(conn, shape, c, dst, stream, mode);
+  return with_connection([&](Connection& conn) {
+    if (!sync_routed_context(&conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    return src_host ? from_host(&conn, shape, c, src, stream, mode)
+                    : to_host(&conn, shape, c, dst, stream, mode);
+  });
 }
 
 CUresult copy_2d(uint8_t shape, const CUDA_MEMCPY2D* m, CUstream stream, uint8_t mode) {

@@ -123,10 +123,7 @@ CUresult await_description(uint64_t id) {
     route.handle(id);
     if (std::string name; spdlog::should_log(spdlog::level::debug) && lasting_name(id, &name))
       spdlog::debug("waiting for the description of {:?}", name);
-    Connection* conn = connection();
-    if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-    std::lock_guard lock(conn->mutex());
-    if (CUresult rc = conn->settle(request); rc != CUDA_SUCCESS) return rc;
+    if (CUresult rc = settle(request); rc != CUDA_SUCCESS) return rc;
   }
   return handle_error(id);
 }

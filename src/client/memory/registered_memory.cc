@@ -266,21 +266,20 @@ CUresult register_range(void* p, size_t size, unsigned flags, bool implicit) {
 // Bytes the device wrote since the last synchronization are pulled first:
 // afterwards the memory is the program's alone.
 CUresult unregister_range(void* p) {
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  {
-    std::lock_guard conn_lock(conn->mutex());
+  const CUresult forgotten = with_connection([&](Connection& conn) {
     std::lock_guard lock(registry().mu);
     auto& ranges = registry().ranges;
     auto it = ranges.find(reinterpret_cast<uintptr_t>(p));
     if (it == ranges.end()) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    if (registry().outstanding) pull(*conn, it->first, it->second);
+    if (registry().outstanding) pull(conn, it->first, it->second);
     if (it->second.kept) --registry().kept;
     munmap(it->second.twin, it->second.size);
     ranges.erase(it);
     g_any.store(!ranges.empty(), std::memory_order_release);
     publish_unnamed();
-  }
+    return CUDA_SUCCESS;
+  });
+  if (forgotten != CUDA_SUCCESS) return forgotten;
   return ask<protocol::op::HostUnregister>({reinterpret_cast<uintptr_t>(p)});
 }
 

@@ -99,12 +99,7 @@ CUresult send_probe(const std::shared_ptr<Probe>& p) {
 CUresult resolve_probes() {
   auto& pending = probes().pending;
   if (pending.empty()) return CUDA_SUCCESS;
-  Connection* conn = connection();
-  if (!conn) return CUDA_ERROR_NOT_INITIALIZED;
-  {
-    std::lock_guard lock(conn->mutex());
-    if (CUresult rc = conn->settle(pending.back()->request); rc != CUDA_SUCCESS) return rc;
-  }
+  if (CUresult rc = settle(pending.back()->request); rc != CUDA_SUCCESS) return rc;
   for (const auto& p : pending) {
     if (!p->missed) continue;
     if (CUresult rc = send_image(p->hash, p->image.data(), p->image.size(), p->library);
