@@ -31,8 +31,11 @@ concept Layout = requires(T t) {
   t.fields();
 };
 
+// A field that crosses as its bytes. A layout never does, even when it is
+// trivially copyable: a string_view among its fields must cross as a length
+// and its bytes, not as a pointer.
 template <class T>
-concept Plain = std::is_trivially_copyable_v<T>;
+concept Plain = std::is_trivially_copyable_v<T> && !Layout<T>;
 
 // A layout inside another, field by field (defined below, declared first so
 // that every field overload finds it).

@@ -5,6 +5,7 @@
 
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::server {
@@ -28,6 +29,7 @@ void CallbackChannel::reached(uint64_t id) {
   protocol::Writer w;
   w.u64(id);
   if (mirrors_) mirrors_->take_all_changes(w);
+  else protocol::write(w, protocol::op::MirrorChanges{});  // none to carry
   run_on_client(protocol::kOpHostCallback, id, w);
 }
 

@@ -10,19 +10,20 @@
 
 #include "common/changed_runs.h"
 #include "protocol/frame.h"
+#include "protocol/op_layouts.h"
 
 namespace scuda::server {
 
 namespace {
 
-// Appends the runs where `now` differs from `twin` as (u64 address, blob),
-// and brings the twin up to date: the client is about to have them.
-void append_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
-                    protocol::Writer& out) {
+// Adds the runs where `now` differs from `twin`, as views into the twin,
+// which is brought up to date: the client is about to have them. The
+// views hold only while the mirrors' lock does, so they are encoded under it.
+void collect_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
+                     protocol::op::MirrorChanges* out) {
   for_each_changed_run(now, twin, size, [&](size_t at, size_t n) {
     std::memcpy(twin + at, now + at, n);
-    out.u64(address + at);
-    out.blob(twin + at, n);
+    out->runs.push_back({address + at, {reinterpret_cast<const char*>(twin + at), n}});
   });
 }
 
@@ -142,7 +143,9 @@ bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer
   Mirror* m = find(address, size, &offset);
   if (!m) return false;
   m->kept = true;
-  append_changes(address, m->host + offset, m->twin + offset, size, out);
+  protocol::op::MirrorChanges changes;
+  collect_changes(address, m->host + offset, m->twin + offset, size, &changes);
+  protocol::write(out, changes);
   return true;
 }
 
@@ -152,9 +155,9 @@ bool HostMirrors::take_kept_changes(const std::function<bool(const protocol::Wri
     if (!m.kept) continue;
     for (uint64_t at = 0; at < m.size; at += protocol::kChunkSize) {
       const uint64_t n = std::min<uint64_t>(protocol::kChunkSize, m.size - at);
-      protocol::Writer w;
-      append_changes(address + at, m.host + at, m.twin + at, n, w);
-      if (w.size() && !send(w)) return false;
+      protocol::op::MirrorChanges changes;
+      collect_changes(address + at, m.host + at, m.twin + at, n, &changes);
+      if (!changes.runs.empty() && !send(protocol::encode(changes))) return false;
     }
   }
   return true;
@@ -162,7 +165,9 @@ bool HostMirrors::take_kept_changes(const std::function<bool(const protocol::Wri
 
 void HostMirrors::take_all_changes(protocol::Writer& out) {
   std::lock_guard lock(mu_);
-  for (auto& [address, m] : mirrors_) append_changes(address, m.host, m.twin, m.size, out);
+  protocol::op::MirrorChanges changes;
+  for (auto& [address, m] : mirrors_) collect_changes(address, m.host, m.twin, m.size, &changes);
+  protocol::write(out, changes);
 }
 
 }  // namespace scuda::server

@@ -34,8 +34,8 @@ class HostMirrors {
   // lie inside one mirror.
   bool write(uint64_t address, std::string_view bytes);
   // Appends the runs of the client's [address, address + size) that the
-  // device changed since the client last had them, each as (u64 address,
-  // blob), and notes that the client has them now. False when the range
+  // device changed since the client last had them (op::MirrorChanges),
+  // and notes that the client has them now. False when the range
   // does not lie inside one mirror.
   // The mirror is kept from then on: take_kept_changes includes it.
   bool take_changes(uint64_t address, uint64_t size, protocol::Writer& out);

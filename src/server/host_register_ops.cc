@@ -31,7 +31,8 @@ CUresult mirror_push(Session& s, const op::MirrorPush::Request& q, protocol::Emp
                                                : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
-// Replies (u64 address, blob) for each changed run, written as it finds them.
+// Replies the window's changed runs (op::MirrorChanges), encoded under the
+// mirrors' lock, while the twin they view cannot change.
 CUresult mirror_pull(Session& s, Reader& in, Writer& out) {
   op::MirrorPull::Request q;
   if (!protocol::read(in, &q) || q.size > protocol::kChunkSize) return kMalformed;

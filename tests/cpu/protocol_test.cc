@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -239,6 +240,27 @@ TEST(Layout, LayoutListsCrossAndDataFieldsAreReadInPlace) {
   Reader sp(sparse.data());
   EXPECT_FALSE(read(sp, &got));
   EXPECT_TRUE(got.inputs.empty()) << "nothing was made for the count";
+}
+
+// A layout whose every field is trivially copyable (a string_view among
+// them) still crosses field by field: its view as a length and the bytes,
+// never as the pointer it holds.
+TEST(Layout, ATriviallyCopyableLayoutCrossesFieldByField) {
+  static_assert(std::is_trivially_copyable_v<op::ChangedRun>);
+  const std::string a = "abc", b(300, 'b');
+  const Writer w = encode(op::MirrorChanges{{{0x1000, a}, {0x2000, b}}});
+  EXPECT_EQ(w.size(), 8 + (8 + 8 + a.size()) + (8 + 8 + b.size()));
+  Reader r(w.data());
+  op::MirrorChanges got;
+  ASSERT_TRUE(read(r, &got));
+  ASSERT_EQ(got.runs.size(), 2u);
+  EXPECT_EQ(got.runs[0].address, 0x1000u);
+  EXPECT_EQ(got.runs[0].bytes, a);
+  EXPECT_EQ(got.runs[1].address, 0x2000u);
+  EXPECT_EQ(got.runs[1].bytes, b);
+  EXPECT_EQ(got.runs[1].bytes.data(),
+            reinterpret_cast<const char*>(w.data().data()) + w.size() - b.size())
+      << "copied, not viewed";
 }
 
 // A copy's head is what the server decodes before it reads the bytes

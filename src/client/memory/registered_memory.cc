@@ -159,12 +159,11 @@ bool apply_run(uintptr_t base, Range& r, uint64_t address, std::string_view byte
 // Writes the runs of a mirror-pull reply into the range and its twin.
 bool apply(uintptr_t base, Range& r, const std::vector<uint8_t>& reply) {
   protocol::Reader in(reply);
-  while (in.ok() && !in.done()) {
-    const uint64_t address = in.u64();
-    const std::string_view bytes = in.blob();
-    if (!in.ok() || !apply_run(base, r, address, bytes)) return false;
-  }
-  return in.ok();
+  protocol::op::MirrorChanges changes;
+  if (!protocol::read(in, &changes)) return false;
+  for (const protocol::op::ChangedRun& run : changes.runs)
+    if (!apply_run(base, r, run.address, run.bytes)) return false;
+  return true;
 }
 
 // Pipelined: every window is asked for before the first reply is read.
@@ -214,16 +213,15 @@ constexpr unsigned kKnownFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTE
 
 // With the registry's lock held: apply_changes.
 bool apply_changes_locked(protocol::Reader& in) {
-  while (in.ok() && !in.done()) {
-    const uint64_t address = in.u64();
-    const std::string_view bytes = in.blob();
-    if (!in.ok()) return false;
+  protocol::op::MirrorChanges changes;
+  if (!protocol::read(in, &changes)) return false;
+  for (const protocol::op::ChangedRun& run : changes.runs) {
     // A range unregistered meanwhile no longer wants its changes.
-    auto it = find_range(reinterpret_cast<const void*>(address));
-    if (it != registry().ranges.end() && !apply_run(it->first, it->second, address, bytes))
+    auto it = find_range(reinterpret_cast<const void*>(run.address));
+    if (it != registry().ranges.end() && !apply_run(it->first, it->second, run.address, run.bytes))
       return false;
   }
-  return in.ok();
+  return true;
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ void drop_mirrors(const void* p, size_t size);
 bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>* bases);
 
 // Writes the runs the device changed, as a reached host callback carries
-// them (u64 address, blob bytes, to the end), into the program's memory;
+// them (op::MirrorChanges, to the end), into the program's memory;
 // runs of ranges no longer registered are dropped. False when a run is
 // malformed or runs past its range.
 bool apply_changes(protocol::Reader& in);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "protocol/layout.h"
 #include "protocol/ops.h"
@@ -42,12 +43,27 @@ struct PagePush : NoOutputs<kOpPagePush, DataAt> {};
 // window's bytes as they are, after the result.
 struct PagePull : NoOutputs<kOpPagePull, Window> {};
 
-// The runs of a window of registered memory that the device changed: the
-// reply holds (u64 address, blob) per run to its end, the layout the
-// changes sent ahead of synchronizing replies share (docs/protocol.md).
+// A run of registered memory's bytes that the device changed, at its host
+// address.
+struct ChangedRun {
+  uint64_t address = 0;
+  std::string_view bytes;
+  auto fields() { return std::tie(address, bytes); }
+};
+
+// The runs the device changed in registered memory: mirror-pull's reply,
+// the changes a session sends ahead of a synchronizing reply, and those a
+// reached host callback carries after its id (docs/protocol.md).
+struct MirrorChanges {
+  std::vector<ChangedRun> runs;
+  auto fields() { return std::tie(runs); }
+};
+
+// The runs of a window of registered memory that the device changed.
 struct MirrorPull {
   static constexpr Op kOp = kOpMirrorPull;
   using Request = Window;
+  using Reply = MirrorChanges;
 };
 
 // Bytes the client's host changed in registered memory, into its mirror in
