@@ -30,20 +30,19 @@ void write_changed_pull(Writer& w, uint64_t address, const uint8_t* held, size_t
                         uint32_t block) {
   std::vector<uint8_t> hashes(block_count(size, block) * kBlockHashSize);
   hash_blocks(held, size, block, hashes.data());
-  w.u64(address);
-  w.u64(size);
-  w.u32(block);
-  w.blob(hashes.data(), hashes.size());
+  write(w,
+        ChangedPull{
+            address, size, block, {reinterpret_cast<const char*>(hashes.data()), hashes.size()}});
+}
+
+bool valid_changed_pull(const ChangedPull& req, size_t max_size) {
+  return req.size <= max_size && std::has_single_bit(req.block) && req.block >= kMinHashBlock &&
+         req.block <= kMaxHashBlock &&
+         req.hashes.size() == block_count(req.size, req.block) * kBlockHashSize;
 }
 
 bool read_changed_pull(Reader& in, size_t max_size, ChangedPull* out) {
-  out->address = in.u64();
-  out->size = in.u64();
-  out->block = in.u32();
-  out->hashes = in.blob();
-  return in.done() && out->size <= max_size && std::has_single_bit(out->block) &&
-         out->block >= kMinHashBlock && out->block <= kMaxHashBlock &&
-         out->hashes.size() == block_count(out->size, out->block) * kBlockHashSize;
+  return read(in, out) && valid_changed_pull(*out, max_size);
 }
 
 size_t keep_changed(const ChangedPull& req, uint8_t* data, uint8_t* bitmap) {
@@ -64,22 +63,25 @@ size_t keep_changed(const ChangedPull& req, uint8_t* data, uint8_t* bitmap) {
 bool read_changed(Reader& in, uint8_t* dst, size_t size, size_t block, size_t* changed,
                   std::string* error) {
   const size_t n = block_count(size, block);
-  const uint8_t* bitmap = in.take(bitmap_bytes(n));
-  if (!bitmap) {
-    *error = "a changed-blocks reply shorter than its bitmap";
+  ChangedBlocks reply;
+  if (!read(in, &reply) || reply.bitmap.size() != bitmap_bytes(n)) {
+    *error = "a changed-blocks reply that is not a bitmap and blocks";
     return false;
   }
+  const auto* bitmap = reinterpret_cast<const uint8_t*>(reply.bitmap.data());
   size_t announced = 0;
   for (size_t i = 0; i < n; ++i)
     if (bit(bitmap, i)) announced += block_size(i, size, block);
-  if (announced != in.remaining()) {
+  if (announced != reply.blocks.size()) {
     *error = "a changed-blocks reply whose bytes do not match its bitmap";
     return false;
   }
+  const char* from = reply.blocks.data();
   for (size_t i = 0; i < n; ++i)
     if (bit(bitmap, i)) {
       const size_t bytes = block_size(i, size, block);
-      std::memcpy(dst + i * block, in.take(bytes), bytes);
+      std::memcpy(dst + i * block, from, bytes);
+      from += bytes;
     }
   *changed = announced;
   return true;

@@ -37,10 +37,11 @@ CUresult page_pull(Session& s, const op::PagePull::Request& q, protocol::Empty*)
 
 // A page-pull that sends only the blocks whose bytes differ from the
 // client's copy (protocol/changed_blocks.h): the changed blocks are closed
-// up in the staging buffer and sent from there behind the bitmap.
-CUresult page_pull_changed(Session& s, Reader& in, Writer&) {
-  protocol::ChangedPull req;
-  if (!protocol::read_changed_pull(in, protocol::kChunkSize, &req)) return kMalformed;
+// up in the staging buffer and sent from there, behind the head that
+// write_head makes of the reply's layout (so `reply` stays unused).
+CUresult page_pull_changed(Session& s, const op::PagePullChanged::Request& req,
+                           op::PagePullChanged::Reply*) {
+  if (!protocol::valid_changed_pull(req, protocol::kChunkSize)) return kMalformed;
   auto fn = s.driver().cuMemcpyDtoH_v2;
   if (!fn) return CUDA_ERROR_NOT_SUPPORTED;
   uint8_t* staged = s.staging().get();
@@ -48,7 +49,11 @@ CUresult page_pull_changed(Session& s, Reader& in, Writer&) {
   if (CUresult rc = fn(staged, req.address, req.size); rc != CUDA_SUCCESS) return rc;
   std::vector<uint8_t> bitmap(protocol::bitmap_bytes(protocol::block_count(req.size, req.block)));
   const size_t kept = protocol::keep_changed(req, staged, bitmap.data());
-  if (s.begin_reply(bitmap.size() + kept, bitmap.data(), bitmap.size()) == CUDA_SUCCESS)
+  Writer head;
+  protocol::write_head(
+      head, protocol::ChangedBlocks{{reinterpret_cast<const char*>(bitmap.data()), bitmap.size()},
+                                    {reinterpret_cast<const char*>(staged), kept}});
+  if (s.begin_reply(head.size() + kept, head.data().data(), head.size()) == CUDA_SUCCESS)
     s.send_data(staged, kept);
   return kReplied;
 }
@@ -56,7 +61,7 @@ CUresult page_pull_changed(Session& s, Reader& in, Writer&) {
 const HandlerEntry kHandlers[] = {
     typed_entry<op::PagePush, page_push>(),
     typed_entry<op::PagePull, page_pull>(),
-    {protocol::kOpPagePullChanged, page_pull_changed},
+    typed_entry<op::PagePullChanged, page_pull_changed>(),
 };
 
 }  // namespace

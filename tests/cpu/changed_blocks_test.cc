@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -30,11 +31,16 @@ std::vector<uint8_t> reply_to(const std::vector<uint8_t>& request, std::vector<u
   Reader in(request);
   ChangedPull req;
   EXPECT_TRUE(p::read_changed_pull(in, 1u << 20, &req));
-  const size_t map = p::bitmap_bytes(p::block_count(req.size, req.block));
-  std::vector<uint8_t> reply(map, 0);
-  const size_t kept = p::keep_changed(req, device.data(), reply.data());
-  reply.insert(reply.end(), device.begin(), device.begin() + static_cast<long>(kept));
-  return reply;
+  std::string bitmap(p::bitmap_bytes(p::block_count(req.size, req.block)), '\0');
+  const size_t kept =
+      p::keep_changed(req, device.data(), reinterpret_cast<uint8_t*>(bitmap.data()));
+  return p::encode(p::ChangedBlocks{bitmap, {reinterpret_cast<const char*>(device.data()), kept}})
+      .data();
+}
+
+// A reply of `bitmap` and `blocks` as the server would frame them.
+std::vector<uint8_t> reply_of(const std::string& bitmap, const std::string& blocks) {
+  return p::encode(p::ChangedBlocks{bitmap, blocks}).data();
 }
 
 std::vector<uint8_t> request_for(const std::vector<uint8_t>& held, uint32_t block = kBlock) {
@@ -124,13 +130,17 @@ TEST(ChangedBlocks, RepliesThatDisagreeWithTheirBitmapAreRefused) {
     Reader in(reply);
     return !p::read_changed(in, dst.data(), size, kBlock, &changed, &why);
   };
-  EXPECT_TRUE(refused({}));        // no bitmap
-  EXPECT_TRUE(refused({0b0001}));  // a block announced, none sent
-  EXPECT_TRUE(refused(std::vector<uint8_t>(1 + 2 * kBlock, 0b0001)));  // one too many
-  EXPECT_TRUE(refused({0b0000, 42}));                                  // bytes none announced
+  EXPECT_TRUE(refused({}));                        // nothing at all
+  EXPECT_TRUE(refused(reply_of("", "")));          // no bitmap
+  EXPECT_TRUE(refused(reply_of("\x01\x00", "")));  // a bitmap too long
+  EXPECT_TRUE(refused(reply_of("\x01", "")));      // a block announced, none sent
+  EXPECT_TRUE(refused(reply_of("\x01", std::string(2 * kBlock, 1))));  // one too many
+  EXPECT_TRUE(refused(reply_of(std::string(1, '\0'), "*")));           // bytes none announced
+  std::vector<uint8_t> trailing = reply_of("\x01", std::string(kBlock, 1));
+  trailing.push_back(0);
+  EXPECT_TRUE(refused(trailing));  // a byte past the reply
   EXPECT_EQ(dst, std::vector<uint8_t>(size, 7)) << "a refused reply writes nothing";
-  std::vector<uint8_t> ok(1 + kBlock, 9);
-  ok[0] = 0b0100;
+  const std::vector<uint8_t> ok = reply_of("\x04", std::string(kBlock, 9));
   Reader in(ok);
   ASSERT_TRUE(p::read_changed(in, dst.data(), size, kBlock, &changed, &why)) << why;
   EXPECT_EQ(changed, kBlock);

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "protocol/changed_blocks.h"
 #include "protocol/layout.h"
 #include "protocol/ops.h"
 
@@ -42,6 +43,14 @@ struct PagePush : NoOutputs<kOpPagePush, DataAt> {};
 // Device memory into the client's host pages: the reply carries the
 // window's bytes as they are, after the result.
 struct PagePull : NoOutputs<kOpPagePull, Window> {};
+
+// A page-pull that skips the blocks the client holds as the device does
+// (protocol/changed_blocks.h).
+struct PagePullChanged {
+  static constexpr Op kOp = kOpPagePullChanged;
+  using Request = ChangedPull;
+  using Reply = ChangedBlocks;
+};
 
 // A run of registered memory's bytes that the device changed, at its host
 // address.
