@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "protocol/codec.h"
+#include "protocol/layout.h"
 #include "protocol/ops.h"
 
 namespace scuda::protocol {
@@ -24,6 +26,9 @@ struct ImageRef {
 // The most images a Hello may ask the session to keep.
 constexpr uint64_t kMaxKeptImages = 256;
 
+// Each message is a layout (layout.h): its fields cross in the order
+// fields() names them, and decode() then checks the bounds the fields'
+// types cannot say.
 struct Hello {
   uint64_t api_hash = 0;     // generated op table both sides must share
   int32_t cuda_version = 0;  // CUDA_VERSION of the headers the client was built with
@@ -38,9 +43,13 @@ struct Hello {
   // (docs/protocol.md, "Module images").
   std::vector<ImageRef> images = {};
   // The client's CUDA_VISIBLE_DEVICES, which its session applies
-  // (server/visible_devices.h); unset: every GPU the server offers.
-  bool visible_set = false;
+  // (server/visible_devices.h); unset (0): every GPU the server offers.
+  uint8_t visible_set = 0;
   std::string visible = {};
+  auto fields() {
+    return std::tie(api_hash, cuda_version, token, program, join, secret, images, visible_set,
+                    visible);
+  }
 };
 
 struct DeviceInfo {
@@ -51,6 +60,7 @@ struct DeviceInfo {
   // Indexed by CUdevice_attribute; attr_ok is 0 where the driver refused.
   std::vector<int32_t> attrs;
   std::vector<uint8_t> attr_ok;
+  auto fields() { return std::tie(name, uuid, total_mem, pci_bus_id, attrs, attr_ok); }
 };
 
 struct Welcome {
@@ -58,6 +68,7 @@ struct Welcome {
   uint32_t session_pid = 0;
   std::vector<DeviceInfo> devices;
   std::vector<uint8_t> images_kept;  // 1 or 0 for each of the Hello's images
+  auto fields() { return std::tie(driver_version, session_pid, devices, images_kept); }
 };
 
 // The client's place in the server's admission queue (kOpQueuePosition),
@@ -66,6 +77,7 @@ struct QueuePosition {
   uint32_t position = 0;  // 1: first in line
   uint32_t waiting = 0;   // clients in line
   std::string reason;     // why it waits, in words
+  auto fields() { return std::tie(position, waiting, reason); }
 };
 
 void encode(const QueuePosition& q, Writer& w);

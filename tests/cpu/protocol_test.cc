@@ -430,6 +430,36 @@ TEST(Handshake, HelloRoundTripsItsImagesUpToTheLimit) {
   EXPECT_FALSE(decode(too_many, &back));
 }
 
+// What a handshake's field types cannot say, decode() checks: strings of
+// at most 4 KiB, a presence byte of 0 or 1, an answer flag per attribute.
+TEST(Handshake, BoundsTheTypesCannotSayAreChecked) {
+  auto hello_decodes = [](const Hello& h) {
+    Writer w;
+    encode(h, w);
+    Reader r(w.data());
+    Hello back;
+    return decode(r, &back);
+  };
+  Hello h{42, 13000, "token", "program"};
+  EXPECT_TRUE(hello_decodes(h));
+  h.token = std::string(4097, 't');
+  EXPECT_FALSE(hello_decodes(h)) << "a token past 4 KiB";
+  h.token = "token";
+  h.visible_set = 2;
+  EXPECT_FALSE(hello_decodes(h)) << "a presence byte of 2";
+
+  Welcome w;
+  DeviceInfo d;
+  d.attrs = {1, 2, 3};
+  d.attr_ok = {1, 0};
+  w.devices.push_back(d);
+  Writer out;
+  encode(w, out);
+  Reader r(out.data());
+  Welcome back;
+  EXPECT_FALSE(decode(r, &back)) << "three attributes, two answer flags";
+}
+
 TEST(IpcHandle, RoundTripsAndRefusesOtherBytes) {
   scuda::protocol::IpcHandle h;
   h.kind = scuda::protocol::IpcKind::kPool;

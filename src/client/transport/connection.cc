@@ -47,7 +47,7 @@ protocol::Hello Connection::hello() const {
   protocol::Hello h{protocol::kApiHash, CUDA_VERSION, token_, program_name()};
   // The driver reads it at cuInit; the session's driver reads it for us.
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    h.visible_set = true;
+    h.visible_set = 1;
     h.visible = visible;
   }
   return h;
