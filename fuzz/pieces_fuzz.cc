@@ -1,4 +1,4 @@
-// Compressed copy pieces and a 3D copy's descriptor from untrusted bytes:
+// Compressed copy pieces and a 3D copy's request from untrusted bytes:
 // the first byte picks the destination's size, the rest is the payload.
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include "protocol/codec.h"
 #include "protocol/compressed_pieces.h"
 #include "protocol/copy_desc.h"
+#include "protocol/op_layouts.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -20,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   {
     scuda::protocol::Reader r(data + 1, size - 1);
-    CUDA_MEMCPY3D_PEER copy{};
-    scuda::protocol::read_copy_desc(r, &copy);
+    scuda::protocol::op::Memcpy3D::Request copy;
+    if (scuda::protocol::read(r, &copy)) scuda::protocol::from_desc(copy.desc);
   }
   return 0;
 }

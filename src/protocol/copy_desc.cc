@@ -1,7 +1,9 @@
 #include "protocol/copy_desc.h"
 
+#include <cstddef>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace scuda::protocol {
 
@@ -25,17 +27,25 @@ auto extent_of(C& c) {
   return std::tie(c.WidthInBytes, c.Height, c.Depth);
 }
 
-template <class T>
-void put_field(Writer& w, T v) {
-  if constexpr (std::is_pointer_v<T>) w.u64(reinterpret_cast<uintptr_t>(v));
-  else w.u64(static_cast<uint64_t>(v));
+// A field's value as another field's type: pointers and handles as their
+// address, enums and sizes as numbers.
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_pointer_v<From>) return static_cast<To>(reinterpret_cast<uintptr_t>(v));
+  else if constexpr (std::is_pointer_v<To>) return reinterpret_cast<To>(static_cast<uintptr_t>(v));
+  else return static_cast<To>(v);
 }
 
-template <class T>
-void get_field(Reader& r, T& v) {
-  const uint64_t raw = r.u64();
-  if constexpr (std::is_pointer_v<T>) v = reinterpret_cast<T>(static_cast<uintptr_t>(raw));
-  else v = static_cast<T>(raw);
+// Assigns each of `from`'s fields to the same place of `to` (both std::tie
+// tuples of as many fields).
+template <class From, class To>
+void assign_all(const From& from, To to) {
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((std::get<I>(to) =
+          convert<std::remove_reference_t<std::tuple_element_t<I, To>>>(std::get<I>(from))),
+     ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<To>>{});
 }
 
 // The fields every shape has.
@@ -99,19 +109,21 @@ CUDA_MEMCPY3D as_3d(const CUDA_MEMCPY3D_PEER& c) {
   return m;
 }
 
-void write_copy_desc(Writer& w, const CUDA_MEMCPY3D_PEER& c) {
-  auto put_all = [&w](const auto&... f) { (put_field(w, f), ...); };
-  std::apply(put_all, src_of(c));
-  std::apply(put_all, dst_of(c));
-  std::apply(put_all, extent_of(c));
+CopyDesc to_desc(const CUDA_MEMCPY3D_PEER& c) {
+  CopyDesc d;
+  assign_all(src_of(c), d.src.fields());
+  assign_all(dst_of(c), d.dst.fields());
+  assign_all(extent_of(c), std::tie(d.width, d.height, d.depth));
+  return d;
 }
 
-void read_copy_desc(Reader& r, CUDA_MEMCPY3D_PEER* c) {
-  *c = {};
-  auto get_all = [&r](auto&... f) { (get_field(r, f), ...); };
-  std::apply(get_all, src_of(*c));
-  std::apply(get_all, dst_of(*c));
-  std::apply(get_all, extent_of(*c));
+CUDA_MEMCPY3D_PEER from_desc(const CopyDesc& d) {
+  CUDA_MEMCPY3D_PEER c{};
+  CopyDesc wire = d;  // fields() is not const
+  assign_all(wire.src.fields(), src_of(c));
+  assign_all(wire.dst.fields(), dst_of(c));
+  assign_all(std::tie(wire.width, wire.height, wire.depth), extent_of(c));
+  return c;
 }
 
 }  // namespace scuda::protocol

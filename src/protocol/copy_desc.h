@@ -8,8 +8,9 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <tuple>
 
-#include "protocol/codec.h"
+#include "protocol/layout.h"
 
 namespace scuda::protocol {
 
@@ -30,8 +31,28 @@ CUDA_MEMCPY3D_PEER as_peer(const CUDA_MEMCPY3D& m);
 CUDA_MEMCPY2D as_2d(const CUDA_MEMCPY3D_PEER& c);
 CUDA_MEMCPY3D as_3d(const CUDA_MEMCPY3D_PEER& c);
 
-void write_copy_desc(Writer& w, const CUDA_MEMCPY3D_PEER& c);
-// Leaves host pointers null; the reader's ok() says whether it decoded.
-void read_copy_desc(Reader& r, CUDA_MEMCPY3D_PEER* c);
+// One side of the descriptor as it crosses, every field a u64: its memory
+// type, offsets, pitch and height, its device address as it is, and its
+// array and context as the client's ids.
+struct CopySide {
+  uint64_t memory_type = 0, x = 0, y = 0, z = 0, lod = 0, pitch = 0, height = 0;
+  uint64_t device = 0, array = 0, context = 0;
+  auto fields() {
+    return std::tie(memory_type, x, y, z, lod, pitch, height, device, array, context);
+  }
+};
+
+// The descriptor as it crosses (op::Memcpy3D's): both sides, then the extent.
+struct CopyDesc {
+  CopySide src;
+  CopySide dst;
+  uint64_t width = 0, height = 0, depth = 0;
+  auto fields() { return std::tie(src, dst, width, height, depth); }
+};
+
+// Between the driver's descriptor and the wire's; host pointers are not
+// sent, and from_desc leaves them null.
+CopyDesc to_desc(const CUDA_MEMCPY3D_PEER& c);
+CUDA_MEMCPY3D_PEER from_desc(const CopyDesc& d);
 
 }  // namespace scuda::protocol

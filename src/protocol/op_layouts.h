@@ -1,9 +1,8 @@
 // The bytes of hand-written ops, each described once (layout.h): the
 // client writes a Request and reads a Reply with them, the server reads the
 // Request and writes the Reply with them, and the tests build their frames
-// from them. The op's code, name and way stay in op_list.h. Ops not yet
-// here still spell their bytes out at both ends (docs/protocol.md). The
-// layouts live in op_layouts/, a file per area; this header gathers them.
+// from them. The op's code, name and way stay in op_list.h. The layouts
+// live in op_layouts/, a file per area; this header gathers them.
 #pragma once
 
 #include "protocol/op_layouts/contexts.h"  // IWYU pragma: export

@@ -4,6 +4,7 @@
 // with no padding, and the driver runs the real copy against it.
 #include "protocol/copy_desc.h"
 #include "protocol/frame.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 #include "server/dispatch.h"
 #include "server/session.h"
@@ -14,6 +15,7 @@ namespace {
 
 using protocol::Reader;
 using protocol::Writer;
+namespace op = protocol::op;
 
 bool known_type(CUmemorytype t) {
   return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_ARRAY;
@@ -72,6 +74,7 @@ bool well_formed(uint8_t shape, uint8_t mode, const CUDA_MEMCPY3D_PEER& c, std::
       !known_type(c.dstMemoryType) || (src_host && dst_host) ||
       !shape_fits(shape, c, mode & protocol::kCopyAsync))
     return false;
+  if (!src_host && !data.empty()) return false;  // bytes for no host source
   if (!src_host && !dst_host) return true;
   return staged_size(c, bytes) && (!src_host || data.size() == *bytes);
 }
@@ -140,22 +143,21 @@ void stage_host_sides(CUDA_MEMCPY3D_PEER& c) {
   }
 }
 
-// u8 shape, u8 mode, u64 stream, the descriptor, and the source's bytes
-// as a blob when the source is host memory. The reply carries the
-// destination's bytes when it is host memory.
+// op::Memcpy3D; the reply carries the destination's bytes when it is host
+// memory, written straight into `out` by the driver.
 CUresult copy_3d(Session& s, Reader& in, Writer& out) {
-  const uint8_t shape = in.u8();
-  const uint8_t mode = in.u8();
-  const uint64_t stream_id = in.u64();
-  CUDA_MEMCPY3D_PEER c;
-  protocol::read_copy_desc(in, &c);
+  op::Memcpy3D::Request q;
+  if (!protocol::read(in, &q)) return kMalformed;
+  CUDA_MEMCPY3D_PEER c = protocol::from_desc(q.desc);
   const bool src_host = c.srcMemoryType == CU_MEMORYTYPE_HOST;
   const bool dst_host = c.dstMemoryType == CU_MEMORYTYPE_HOST;
-  const std::string_view data = src_host ? in.blob() : std::string_view();
+  const uint8_t shape = q.shape;
+  const uint8_t mode = q.mode;
   uint64_t bytes = 0;
-  if (!in.done() || !well_formed(shape, mode, c, data, &bytes)) return kMalformed;
+  if (!well_formed(shape, mode, c, q.data, &bytes)) return kMalformed;
+  const std::string_view data = q.data;
   void* stream = nullptr;
-  if (!s.handles().resolve(stream_id, HandleKind::CUstream, &stream))
+  if (!s.handles().resolve(q.stream, HandleKind::CUstream, &stream))
     return CUDA_ERROR_INVALID_HANDLE;
   CUresult rc = resolve_handles(s, c.srcMemoryType, &c.srcArray, &c.srcContext);
   if (rc == CUDA_SUCCESS) rc = resolve_handles(s, c.dstMemoryType, &c.dstArray, &c.dstContext);

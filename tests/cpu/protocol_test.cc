@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "protocol/codec.h"
+#include "protocol/copy_desc.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
 #include "protocol/ipc_handle.h"
@@ -261,6 +263,35 @@ TEST(Layout, ATriviallyCopyableLayoutCrossesFieldByField) {
   EXPECT_EQ(got.runs[1].bytes.data(),
             reinterpret_cast<const char*>(w.data().data()) + w.size() - b.size())
       << "copied, not viewed";
+}
+
+// A 3D copy's descriptor crosses every field but the host pointers, each
+// as a u64, and comes back as it went.
+TEST(Layout, ACopyDescriptorCrossesEveryFieldButHostPointers) {
+  CUDA_MEMCPY3D_PEER c{};
+  c.srcXInBytes = 1, c.srcY = 2, c.srcZ = 3, c.srcLOD = 4;
+  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  c.srcHost = &c;
+  c.srcDevice = 0x5000;
+  c.srcArray = reinterpret_cast<CUarray>(0x77);
+  c.srcContext = reinterpret_cast<CUcontext>(0x78);
+  c.srcPitch = 512, c.srcHeight = 9;
+  c.dstXInBytes = 11, c.dstY = 12, c.dstZ = 13, c.dstLOD = 14;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = 0x9000;
+  c.dstArray = reinterpret_cast<CUarray>(0x79);
+  c.dstContext = reinterpret_cast<CUcontext>(0x7a);
+  c.dstPitch = 1024, c.dstHeight = 19;
+  c.WidthInBytes = 64, c.Height = 8, c.Depth = 2;
+  const Writer w = encode(op::Memcpy3D::Request{kShape3DPeer, 1, 5, to_desc(c), {}});
+  EXPECT_EQ(w.size(), 2 + 8 + 23 * 8 + 8u);  // shape, mode, stream, 23 fields, no data
+  Reader r(w.data());
+  op::Memcpy3D::Request got;
+  ASSERT_TRUE(read(r, &got));
+  CUDA_MEMCPY3D_PEER back = from_desc(got.desc);
+  EXPECT_EQ(back.srcHost, nullptr);
+  back.srcHost = c.srcHost;
+  EXPECT_EQ(std::memcmp(&back, &c, sizeof c), 0);
 }
 
 // A copy's head is what the server decodes before it reads the bytes

@@ -319,12 +319,9 @@ TEST(Session, CopyDescriptorsThatDoNotMatchTheirDataEndTheSession) {
                  Case{protocol::kShapeCount, 64}}) {
     Socket sock = raw_connect(server);
     hello(sock, good_hello());
-    protocol::Writer w;
-    w.u8(k.shape);
-    w.u8(0);
-    w.u64(0);
-    protocol::write_copy_desc(w, c);
-    w.blob(std::string(k.bytes, 'x').data(), k.bytes);
+    const std::string data(k.bytes, 'x');
+    const protocol::Writer w = protocol::encode(
+        protocol::op::Memcpy3D::Request{k.shape, 0, 0, protocol::to_desc(c), data});
     protocol::FrameHeader req;
     req.op = protocol::kOpMemcpy3D;
     req.request_id = 2;

@@ -11,17 +11,20 @@
 #include "client/contexts/context.h"
 #include "client/copies/copy_mode.h"
 #include "client/memory/memory.h"
+#include "client/op_calls.h"
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "custom.h"
 #include "protocol/copy_desc.h"
 #include "protocol/frame.h"
+#include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
 namespace {
 
+namespace op = protocol::op;
 using protocol::kChunkSize;
 
 // A box of the copy's extent, at an offset from its origin.
@@ -112,9 +115,9 @@ bool lands_in_known_memory(const CUDA_MEMCPY3D_PEER& c) {
 }
 
 // The request for one box: its descriptor with the box's offsets applied
-// (the server ignores a host side's).
-protocol::Writer request(uint8_t shape, uint8_t mode, CUstream stream, CUDA_MEMCPY3D_PEER c,
-                         const Box& b) {
+// (the server ignores a host side's), and no data.
+op::Memcpy3D::Request request(uint8_t shape, uint8_t mode, CUstream stream, CUDA_MEMCPY3D_PEER c,
+                              const Box& b) {
   c.srcXInBytes += b.x;
   c.srcY += b.y;
   c.srcZ += b.z;
@@ -124,12 +127,7 @@ protocol::Writer request(uint8_t shape, uint8_t mode, CUstream stream, CUDA_MEMC
   c.WidthInBytes = b.w;
   c.Height = b.h;
   c.Depth = b.d;
-  protocol::Writer w;
-  w.u8(shape);
-  w.u8(mode);
-  w.u64(handle_id(stream));
-  protocol::write_copy_desc(w, c);
-  return w;
+  return {shape, mode, handle_id(stream), protocol::to_desc(c), {}};
 }
 
 // A synchronous copy is a synchronizing call; an async one is not.
@@ -157,13 +155,14 @@ CUresult from_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c,
   uint64_t last_id = 0;
   for (size_t i = 0; i < boxes.size(); ++i) {
     const Box& b = boxes[i];
-    protocol::Writer w = request(shape, mode, stream, c, b);
-    const size_t n = b.w * b.h * b.d;
-    w.u64(n);  // the blob's length; its bytes follow as the frame's tail
+    op::Memcpy3D::Request q = request(shape, mode, stream, c, b);
+    q.data = {reinterpret_cast<const char*>(gather(src, b, &packed)), b.w * b.h * b.d};
+    protocol::Writer head;
+    const std::string_view data = protocol::write_head(head, q);  // sent from where it lies
     const uint16_t flags =
         wait && i + 1 == boxes.size() ? sync_flag(mode) : uint16_t{protocol::kOneWay};
-    if (!conn->send(protocol::kOpMemcpy3D, flags, w.data().data(), w.size(),
-                    gather(src, b, &packed), n, &last_id))
+    if (!conn->send(op::Memcpy3D::kOp, flags, head.data().data(), head.size(), data.data(),
+                    data.size(), &last_id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
   }
   if (!wait) return CUDA_SUCCESS;
@@ -177,10 +176,9 @@ CUresult to_host(Connection* conn, uint8_t shape, const CUDA_MEMCPY3D_PEER& c, c
   const std::vector<Box> boxes = split(c.WidthInBytes, c.Height, c.Depth);
   std::vector<uint64_t> ids;
   for (const Box& b : boxes) {
-    protocol::Writer w = request(shape, mode, stream, c, b);
+    const protocol::Writer w = protocol::encode(request(shape, mode, stream, c, b));
     uint64_t id = 0;
-    if (!conn->send(protocol::kOpMemcpy3D, sync_flag(mode), w.data().data(), w.size(), nullptr, 0,
-                    &id))
+    if (!conn->send(op::Memcpy3D::kOp, sync_flag(mode), w.data().data(), w.size(), nullptr, 0, &id))
       return CUDA_ERROR_DEVICE_UNAVAILABLE;
     if (async) conn->deliver_later(id, dst.at(b), b.w * b.h * b.d, dst.layout(b));
     else ids.push_back(id);
@@ -224,9 +222,8 @@ CUresult copy(uint8_t shape, CUDA_MEMCPY3D_PEER c, CUstream stream, uint8_t mode
   if (!src_host && !dst_host) {
     // Between device memory and arrays: nothing to answer but errors, which
     // the next synchronizing call collects, as for cuMemcpyDtoD.
-    protocol::Writer w =
-        request(shape, mode, stream, c, {0, 0, 0, c.WidthInBytes, c.Height, c.Depth});
-    return post(protocol::kOpMemcpy3D, w);
+    return tell<op::Memcpy3D>(
+        request(shape, mode, stream, c, {0, 0, 0, c.WidthInBytes, c.Height, c.Depth}));
   }
   return with_connection([&](Connection& conn) {
     if (!sync_routed_context(&conn)) return CUDA_ERROR_DEVICE_UNAVAILABLE;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "protocol/changed_blocks.h"
+#include "protocol/copy_desc.h"
 #include "protocol/layout.h"
 #include "protocol/ops.h"
 
@@ -43,6 +44,22 @@ struct PagePush : NoOutputs<kOpPagePush, DataAt> {};
 // Device memory into the client's host pages: the reply carries the
 // window's bytes as they are, after the result.
 struct PagePull : NoOutputs<kOpPagePull, Window> {};
+
+// One box of a 2D or 3D copy of any shape (protocol/copy_desc.h): a host
+// source's bytes come as `data` (empty otherwise), which the client sends
+// from where they lie; the reply carries a host destination's bytes as
+// they are, after the result.
+struct Memcpy3D {
+  static constexpr Op kOp = kOpMemcpy3D;
+  struct Request {
+    uint8_t shape = 0;  // CopyShape
+    uint8_t mode = 0;
+    uint64_t stream = 0;
+    CopyDesc desc;
+    std::string_view data;
+    auto fields() { return std::tie(shape, mode, stream, desc, data); }
+  };
+};
 
 // A page-pull that skips the blocks the client holds as the device does
 // (protocol/changed_blocks.h).
