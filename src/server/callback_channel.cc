@@ -1,5 +1,8 @@
 #include "server/callback_channel.h"
 
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -26,10 +29,25 @@ bool CallbackChannel::take(Socket client) {
 void CallbackChannel::reached(uint64_t id) {
   std::lock_guard lock(mu_);
   if (!socket_.valid()) return;
+  // The changes go ahead, as output named mirror-pull, a window a frame, as
+  // they do ahead of a synchronizing reply on the main connection. They are
+  // taken first and written after the mirrors' lock is let go: the client
+  // applies them under its own registry lock, which its main thread may
+  // hold while it waits for the session, which may wait for that lock.
+  std::vector<protocol::Writer> windows;
+  if (mirrors_)
+    mirrors_->take_window_changes(true, [&](protocol::Writer window) {
+      windows.push_back(std::move(window));
+      return true;
+    });
+  protocol::FrameHeader changes;
+  changes.op = protocol::kOpMirrorPull;
+  changes.flags = protocol::kOutput;
+  for (const protocol::Writer& window : windows)
+    if (!protocol::write_frame(socket_, changes, window.data().data(), window.size()))
+      return lose(true, "the client closed it");
   protocol::Writer w;
   w.u64(id);
-  if (mirrors_) mirrors_->take_all_changes(w);
-  else protocol::write(w, protocol::op::MirrorChanges{});  // none to carry
   run_on_client(protocol::kOpHostCallback, id, w);
 }
 

@@ -27,7 +27,7 @@ class CallbackChannel {
   bool open(std::string* name, std::string* secret, std::string* error);
 
   // From a driver thread: tells the client that callback `id` was reached,
-  // with what the device changed in the session's mirrors of client memory
+  // after what the device changed in the session's mirrors of client memory
   // (host_mirrors.h), and returns once it has run, one callback at a time.
   // Returns at once when there is no channel (the client went away).
   void reached(uint64_t id);
@@ -37,7 +37,7 @@ class CallbackChannel {
   // From a driver thread: hands `info` to the client's asynchronous
   // notification callback `id` and returns once it has run, as reached() does.
   void notification(uint64_t id, const CUasyncNotificationInfo& info);
-  // The session's mirrors, whose changes each reached callback carries.
+  // The session's mirrors, whose changes go ahead of each reached callback.
   void set_mirrors(HostMirrors* mirrors) { mirrors_ = mirrors; }
 
  private:

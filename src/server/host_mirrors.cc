@@ -149,10 +149,10 @@ bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer
   return true;
 }
 
-bool HostMirrors::take_kept_changes(const std::function<bool(const protocol::Writer&)>& send) {
+bool HostMirrors::take_window_changes(bool all, const std::function<bool(protocol::Writer)>& send) {
   std::lock_guard lock(mu_);
   for (auto& [address, m] : mirrors_) {
-    if (!m.kept) continue;
+    if (!all && !m.kept) continue;
     for (uint64_t at = 0; at < m.size; at += protocol::kChunkSize) {
       const uint64_t n = std::min<uint64_t>(protocol::kChunkSize, m.size - at);
       protocol::op::MirrorChanges changes;
@@ -161,13 +161,6 @@ bool HostMirrors::take_kept_changes(const std::function<bool(const protocol::Wri
     }
   }
   return true;
-}
-
-void HostMirrors::take_all_changes(protocol::Writer& out) {
-  std::lock_guard lock(mu_);
-  protocol::op::MirrorChanges changes;
-  for (auto& [address, m] : mirrors_) collect_changes(address, m.host, m.twin, m.size, &changes);
-  protocol::write(out, changes);
 }
 
 }  // namespace scuda::server

@@ -37,16 +37,15 @@ class HostMirrors {
   // device changed since the client last had them (op::MirrorChanges),
   // and notes that the client has them now. False when the range
   // does not lie inside one mirror.
-  // The mirror is kept from then on: take_kept_changes includes it.
+  // The mirror is kept from then on: take_window_changes includes it.
   bool take_changes(uint64_t address, uint64_t size, protocol::Writer& out);
-  // The changes of every kept mirror, in windows of at most kChunkSize
-  // bytes of mirror each, handed to `send` one window at a time (windows
-  // without changes are skipped); false as soon as `send` fails.
-  bool take_kept_changes(const std::function<bool(const protocol::Writer&)>& send);
-  // The same for every mirror: from a driver thread, as a host callback is
+  // The changes of every kept mirror (every mirror when `all`), in windows
+  // of at most kChunkSize bytes of mirror each, handed to `send` one window
+  // at a time (windows without changes are skipped); false as soon as
+  // `send` fails. A driver thread takes them all as a host callback is
   // reached, so that the client's memory holds what the stream's work wrote
   // before the callback runs.
-  void take_all_changes(protocol::Writer& out);
+  bool take_window_changes(bool all, const std::function<bool(protocol::Writer)>& send);
 
  private:
   struct Mirror {

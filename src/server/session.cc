@@ -312,7 +312,7 @@ bool Session::relay_output() {
   // The changes travel as output named mirror-pull, in a pull's reply's
   // layout: the client needs no request of its own for them.
   h.op = protocol::kOpMirrorPull;
-  return mirrors_.take_kept_changes([&](const protocol::Writer& w) {
+  return mirrors_.take_window_changes(false, [&](protocol::Writer w) {
     report_.sent(protocol::kHeaderSize + w.size());
     return protocol::write_frame(socket_, h, w.data().data(), w.size());
   });

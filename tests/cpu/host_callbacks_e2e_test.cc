@@ -3,6 +3,7 @@
 // ahead of it, and the stream's later work waits until it returns.
 #include <cuda.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -110,6 +111,37 @@ TEST_F(HostCallbackTest, SeesACopyIntoRegisteredMemoryQueuedAheadOfIt) {
   ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
   EXPECT_EQ(page[5], 9u);
   ASSERT_EQ(cuMemHostUnregister(page), CUDA_SUCCESS);
+}
+
+// Changes larger than a frame may carry go ahead of the "reached" a window
+// a frame: a callback after a memset of 72 MiB of registered memory sees
+// every word of it.
+TEST_F(HostCallbackTest, SeesChangesToRegisteredMemoryLargerThanAFrame) {
+  const size_t bytes = 72u << 20, words = bytes / sizeof(uint32_t);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* host = static_cast<uint32_t*>(p);
+  ASSERT_EQ(cuMemHostRegister(p, bytes, 0), CUDA_SUCCESS);
+  CUdeviceptr device = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&device, p, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(device, 0x05050505, words, stream_), CUDA_SUCCESS);
+  struct Count {
+    const uint32_t* words;
+    size_t n;
+    size_t wrong = 0;
+    Flag ran;
+  } count{host, words};
+  auto check = [](void* data) {
+    auto* c = static_cast<Count*>(data);
+    for (size_t i = 0; i < c->n; ++i) c->wrong += c->words[i] != 0x05050505u;
+    c->ran.raise();
+  };
+  ASSERT_EQ(cuLaunchHostFunc(stream_, check, &count), CUDA_SUCCESS);
+  ASSERT_TRUE(count.ran.wait());
+  EXPECT_EQ(count.wrong, 0u);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemHostUnregister(p), CUDA_SUCCESS);
+  munmap(p, bytes);
 }
 
 // The work queued after a callback waits for it: the callback, slow to look,

@@ -67,8 +67,8 @@ void drop_mirrors(const void* p, size_t size);
 // registered overlaps it (implicit_mirrors.cc merges mirrors with it).
 bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>* bases);
 
-// Writes the runs the device changed, as a reached host callback carries
-// them (op::MirrorChanges, to the end), into the program's memory;
+// Writes the runs the device changed, as the callback channel sends them
+// ahead of a reached host callback (op::MirrorChanges), into the program's memory;
 // runs of ranges no longer registered are dropped. False when a run is
 // malformed or runs past its range.
 bool apply_changes(protocol::Reader& in);

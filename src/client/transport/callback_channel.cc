@@ -52,17 +52,17 @@ std::string run_reached(uint32_t op, uint64_t id, protocol::Reader& r) {
   }
   if (op != protocol::kOpHostCallback)
     return "the server sent a frame that is not a reached callback";
-  if (!registered::apply_changes(r))
-    return "the server sent changes of registered memory that this process does not have";
-  return run_host_callback(id) ? "" : unknown;
+  return r.done() && run_host_callback(id) ? "" : unknown;
 }
 
 namespace {
 
 // Each frame from the server is "reached" (op host-callback, log-message or
-// async-notification, u64 id, then its data); each
-// answer is "done" (the same, flagged REPLY). What a callback waits for
-// on the main connection is its own server's (`server`).
+// async-notification, u64 id, then its data), or registered memory's
+// changes ahead of a reached host callback (op mirror-pull, flagged
+// OUTPUT), which get no answer; each answer is "done" (the reached frame's
+// op and id, flagged REPLY). What a callback waits for on the main
+// connection is its own server's (`server`).
 void serve(Socket s, uint32_t server) {
   Route route;
   route.to(server);
@@ -78,6 +78,11 @@ void serve(Socket s, uint32_t server) {
       case protocol::ReadStatus::kOk: break;
     }
     protocol::Reader r(f.payload);
+    if (f.header.flags == protocol::kOutput && f.header.op == protocol::kOpMirrorPull) {
+      if (!registered::apply_changes(r))
+        return lose("the server sent changes of registered memory that this process does not have");
+      continue;
+    }
     const uint64_t id = r.u64();
     if (f.header.flags != 0 || !r.ok())
       return lose("the server sent a frame that is not a reached callback");
