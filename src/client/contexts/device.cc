@@ -103,9 +103,12 @@ CUresult scuda::client::custom::cuDeviceGetByPCIBusId(CUdevice* dev, const char*
 CUresult scuda::client::custom::cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   SCUDA_REQUIRE_DEVICE(dev);
   if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
-  *major = info(dev).attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
-  *minor = info(dev).attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
-  return CUDA_SUCCESS;
+  // Through the checked lookup: the server's snapshot may hold fewer attributes.
+  if (CUresult rc =
+          custom::cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+      rc != CUDA_SUCCESS)
+    return rc;
+  return custom::cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
 }
 
 CUresult scuda::client::custom::cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {

@@ -42,6 +42,7 @@ CUresult mirror_for_device(const void* p, size_t size, CUdeviceptr* device) {
 }
 
 void drop_mirrors(const void* p, size_t size) {
+  if (!any()) return;  // every cuMemFreeHost comes here
   auto start = reinterpret_cast<uintptr_t>(p);
   uintptr_t stop = start + size;
   std::vector<uintptr_t> bases;

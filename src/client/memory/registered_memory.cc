@@ -309,6 +309,8 @@ void name_arguments(const uint8_t* args, size_t size) {
       args, size, [](uint64_t word, size_t) { name_for_device(reinterpret_cast<void*>(word)); });
 }
 
+// A range's end (one past its last byte) is left alone: it is as likely
+// the start of the memory that follows, which a rewrite would corrupt.
 CUdeviceptr translated(CUdeviceptr p) {
   if (!g_elsewhere.any() || !PublishedSpans::contains(*g_elsewhere.snapshot(), p)) return p;
   unsigned flags = 0;
@@ -353,6 +355,8 @@ bool implicit_overlaps(uintptr_t* start, uintptr_t* stop, std::vector<uintptr_t>
   }
   return true;
 }
+
+bool any() { return g_any.load(std::memory_order_acquire); }
 
 bool apply_changes(protocol::Reader& in) {
   std::lock_guard lock(registry().mu);

@@ -59,6 +59,8 @@ CUresult register_range(void* p, size_t size, unsigned flags, bool implicit = fa
 // synchronization are pulled first.
 CUresult unregister_range(void* p);
 
+// True when any range is registered: one atomic load.
+bool any();
 // Stops mirroring the implicit ranges overlapping [p, p + size), which the
 // program is about to free (their pages may come back as other memory).
 void drop_mirrors(const void* p, size_t size);
