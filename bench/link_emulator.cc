@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <CLI/CLI.hpp>
@@ -125,10 +126,22 @@ void Direction::read_loop() {
   }
 }
 
+// Sleeps until shortly before `due`, then spins: a thread woken from sleep
+// runs tens of microseconds late, which would add to the emulated delay.
+void wait_until(Clock::time_point due) {
+  constexpr auto spin = std::chrono::microseconds(60);
+  std::this_thread::sleep_until(due - spin);
+  while (Clock::now() < due) {
+  }
+}
+
 void Direction::write_loop() {
+  // The default timer slack (50 us) would lengthen every sleep below, and so
+  // the link's round trip, by up to that much each way.
+  prctl(PR_SET_TIMERSLACK, 1UL);
   for (;;) {
     Chunk chunk = pop();
-    std::this_thread::sleep_until(chunk.due);
+    wait_until(chunk.due);
     if (chunk.data.empty()) {
       ::shutdown(to_.fd(), SHUT_WR);
       return;

@@ -8,7 +8,8 @@ even ones, so that a drift of the host over a pair weighs on both
 sides alike. Rows go to stdout in run.sh's apps.jsonl shape (cases
 `native` and `scuda-warm`, one repeat per round), for report.py.
 
-Usage: alternate.py NAME --rounds N --scuda-prefix "CMD ..." [--python PY]
+Usage: alternate.py NAME --rounds N --scuda-prefix "CMD ..." [--scuda-case CASE]
+                    [--python PY]
   --scuda-prefix: what runs the scuda worker, e.g.
   "tests/gpu/isolate.sh build/bin/scuda run --server 127.0.0.1:PORT --"."""
 import argparse
@@ -58,7 +59,8 @@ class Worker:
 
 def row(case, name, repeat, result, first_call_ms):
     result = dict(result, model=name, first_call_ms=first_call_ms)
-    return {"case": case, "repeat": repeat, "result": result}
+    # paired: set against the native round of the same repeat (report.py).
+    return {"case": case, "repeat": repeat, "paired": True, "result": result}
 
 
 def main():
@@ -67,13 +69,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=10, help="pairs of rounds (default 10)")
     parser.add_argument("--scuda-prefix", required=True,
                         help="the command that runs the scuda worker, before python")
+    parser.add_argument("--scuda-case", default="scuda-warm",
+                        help="the scuda rows' case, e.g. scuda-1ms-10gbit behind a link")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--logs", default="/tmp", help="folder for the workers' stderr")
     args = parser.parse_args()
     program = [args.python, "bench/apps/generate.py", args.name, "--serve"]
     workers = {
         "native": Worker("native", program, f"{args.logs}/alternate_{args.name}_native.err"),
-        "scuda-warm": Worker("scuda-warm", shlex.split(args.scuda_prefix) + program,
+        args.scuda_case: Worker(args.scuda_case, shlex.split(args.scuda_prefix) + program,
                              f"{args.logs}/alternate_{args.name}_scuda.err"),
     }
     try:

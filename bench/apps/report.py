@@ -77,11 +77,14 @@ def median_native(native, model):
     return {k: statistics.median(r[k] for r in runs) for k in ("first_step_ms", "step_ms")}
 
 
-def base_for(case, model, n, native):
-    """A warm loopback run's native run is that of its repeat; a case that
-    runs once, or whose repeats are not paired (the links), is set against
-    the median of the native runs."""
-    if case in ("native", "scuda-warm") and (model, n) in native:
+def base_for(row, native):
+    """A warm loopback run's native run, and an alternated round's, is that
+    of its repeat; a case that runs once, or whose repeats are not paired
+    (the links' whole processes), is set against the median of the native
+    runs."""
+    case, model, n = row["case"], row["result"]["model"], repeat(row)
+    paired = case in ("native", "scuda-warm") or row.get("paired")
+    if paired and (model, n) in native:
         return native[(model, n)]
     return median_native(native, model)
 
@@ -94,7 +97,7 @@ def spreads(rows, native):
         res, case = r["result"], r["case"]
         if case == "native" or "error" in res:
             continue
-        base = base_for(case, res["model"], repeat(r), native)
+        base = base_for(r, native)
         if base.get("step_ms"):
             ratios.setdefault((res["model"], case), []).append(res["step_ms"] / base["step_ms"])
     ratios = {k: v for k, v in ratios.items() if len(v) > 1}
@@ -107,6 +110,36 @@ def spreads(rows, native):
               f"| {len(v)} |")
 
 
+def link_costs(rows, native, folder):
+    """What crossing each link added to a steady step, set against the link's
+    own round trip as link_rtt.py measured it (apps_links.jsonl)."""
+    path = os.path.join(folder or "", "apps_links.jsonl")
+    if not folder or not os.path.exists(path):
+        return
+    links = [json.loads(line) for line in open(path) if line.strip()]
+    print("\n| link | measured round trip ms (p10 to p90) | model | added to a step, ms, "
+          "median | in measured round trips | replies per step | rounds |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for link in links:
+        rtt = link["rtt"]
+        added, replies = {}, {}
+        for r in rows:
+            res = r["result"]
+            if r["case"] != f"scuda-{link['link']}" or "error" in res:
+                continue
+            base = base_for(r, native)
+            if base.get("step_ms"):
+                added.setdefault(res["model"], []).append(res["step_ms"] - base["step_ms"])
+                replies.setdefault(res["model"], []).append(
+                    res.get("replies_per_step", res.get("replies_per_token", 0)))
+        for model, v in added.items():
+            mid = statistics.median(v)
+            print(f"| {link['link']} | {rtt['link_rtt_ms']:.3f} ({rtt['link_rtt_p10_ms']:.3f} to "
+                  f"{rtt['link_rtt_p90_ms']:.3f}) | {model} | {mid:.3f} "
+                  f"| {mid / rtt['link_rtt_ms']:.2f} | {statistics.median(replies[model])} "
+                  f"| {len(v)} |")
+
+
 def main(path, folder=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     native = by_model_and_repeat(rows, "native")
@@ -117,7 +150,7 @@ def main(path, folder=None):
     for r in rows:
         res = r["result"]
         model, n = res["model"], repeat(r)
-        base = base_for(r["case"], model, n, native)
+        base = base_for(r, native)
         case = r["case"] if n == 1 else f"{r['case']} #{n}"
         if "error" in res:
             print(f"| {model} | {case} | error: {res['error']} | | | | | | | |")
@@ -131,6 +164,7 @@ def main(path, folder=None):
               f"| {same_output(res, native, model)} |")
 
     spreads(rows, native)
+    link_costs(rows, native, folder)
     first_step_waits(rows)
     for model in dict.fromkeys(r["result"]["model"] for r in rows):
         if folder:

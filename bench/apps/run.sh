@@ -11,6 +11,11 @@
 # long-lived processes that alternate N rounds each (alternate.py), in place
 # of SCUDA_APP_REPEATS pairs of whole processes.
 # SCUDA_LINK_REPEATS: how many times each link's case runs (default 1).
+# SCUDA_APP_VIA=LINK: the alternating scuda worker (SCUDA_APP_ROUNDS) goes
+# through that link profile of SCUDA_LINKS instead of straight to the server.
+# Each link's own round trip, pings through a second relay of the same
+# profile, goes to $OUT/apps_links.jsonl, so that a case is set against the
+# link it crossed.
 # SCUDA_APP_COLD=0 leaves out the cold case (empty caches); the first warm run
 # then meets the caches as the models before it left them.
 # SCUDA_ISOLATE=1 runs every scuda client inside tests/gpu/isolate.sh (root),
@@ -59,6 +64,7 @@ setsid "$bin/scuda" server -l "127.0.0.1:$sp" --module-cache "$cache" >"$out/app
 pids+=($!)
 wait_listening "$sp" || { echo "scuda server did not start: $(head -3 "$out/apps_server.log")"; exit 1; }
 declare -A via=([none]="127.0.0.1:$sp")
+: >"$out/apps_links.jsonl"
 for link in $links; do
   case $link in
     1ms-10gbit) args=(--rtt-ms 1 --gbit 10) ;;
@@ -70,7 +76,13 @@ for link in $links; do
     >"$out/apps_link_$link.log" 2>&1 </dev/null &
   pids+=($!)
   wait_listening "$lp" && via[$link]="127.0.0.1:$lp"
+  echo "{\"link\": \"$link\", \"rtt\": $("$python" bench/apps/link_rtt.py "$bin/scuda-link" "${args[@]}")}" |
+    tee -a "$out/apps_links.jsonl"
 done
+via_alternate=${via[${SCUDA_APP_VIA:-none}]:-}
+alternate_case=scuda-warm
+[ "${SCUDA_APP_VIA:-none}" = none ] || alternate_case=scuda-$SCUDA_APP_VIA
+[ -n "$via_alternate" ] || { echo "SCUDA_APP_VIA=${SCUDA_APP_VIA:-} names no link of SCUDA_LINKS"; exit 2; }
 
 : >"$out/apps.jsonl"
 # A link of 150 ms RTT makes every step cost at least one RTT: fewer steps.
@@ -102,8 +114,9 @@ measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
 alternate() {  # alternate MODEL: native and warm scuda rounds, two processes
   local model=$1
   timeout "$((limit * 2))" "$python" bench/apps/alternate.py "$model" --rounds "$rounds" \
-    --python "$python" --logs "$out" --scuda-prefix "${isolate[*]} $bin/scuda run --server \
-${via[none]} --stats-json $out/apps_${model}_scuda-warm_stats.json --" | tee -a "$out/apps.jsonl"
+    --python "$python" --logs "$out" --scuda-case "$alternate_case" --scuda-prefix "${isolate[*]} \
+$bin/scuda run --server $via_alternate --stats-json $out/apps_${model}_${alternate_case}_stats.json --" |
+    tee -a "$out/apps.jsonl"
 }
 for model in "${models[@]}"; do
   if [ "$rounds" -gt 0 ] && [ "$(program_for "$model")" = generate.py ]; then

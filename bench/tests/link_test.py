@@ -7,11 +7,8 @@ import sys
 import threading
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps"))
+from link_rtt import connect, free_port  # noqa: E402  (the relay's own client helpers)
 
 
 def echo_server():
@@ -31,17 +28,6 @@ def echo_server():
 
     threading.Thread(target=accept_loop, daemon=True).start()
     return server.getsockname()[1]
-
-
-def connect(port):
-    for _ in range(500):
-        try:
-            s = socket.create_connection(("127.0.0.1", port))
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return s
-        except ConnectionRefusedError:
-            time.sleep(0.01)
-    raise RuntimeError("scuda-link did not listen")
 
 
 def recv_exact(s, n):

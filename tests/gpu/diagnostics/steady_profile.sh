@@ -6,8 +6,12 @@
 # (default 3) under `perf record -g -p PID`; the build, compiles and
 # autotuning before them stay out of the profile. Needs perf from
 # perf_bundle.sh in .tools/perf (carry .tools) and root (isolate.sh).
-# Writes $OUT/steady_NAME.txt: each side's rounds, then the profile by
-# library and by symbol; the profiles themselves are removed.
+# Through scuda the server's session process is profiled over the same
+# rounds, so that a step the client spends waiting can be set against what
+# the session did meanwhile. Writes $OUT/steady_NAME.txt: each side's
+# rounds, then each profile by library, by symbol and by thread (with sample
+# counts: at 999 Hz, a thread's samples over the rounds' time give its
+# share of a core); the profiles themselves are removed.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.." || exit 1
 name=${1:?usage: steady_profile.sh NAME [ROUNDS]}
@@ -45,25 +49,43 @@ profile() {
   ask() { local have; have=$(grep -c '^{' "$work/$case.out"); echo round >&7;
     until [ "$(grep -c '^{' "$work/$case.out")" -gt "$have" ]; do sleep 0.2; done; }
   ask && ask
+  local perfs=() parts=("$case")
   # Not through perf_run: $! must be perf itself, for the SIGINT that ends it.
   LD_LIBRARY_PATH=$perf_dir/lib "$perf_dir/perf" record -F 999 -g -p "$pid" -o "$work/$case.data" 2>>"$work/perf.log" &
-  local perf=$!
+  perfs+=($!)
+  # Every connection of the session (main, lanes) is a child of the server.
+  local sessions
+  sessions=$(pgrep -d, -P "$server")
+  if [ "$case" = scuda ] && [ -n "$sessions" ]; then
+    LD_LIBRARY_PATH=$perf_dir/lib "$perf_dir/perf" record -F 999 -g -p "$sessions" -o "$work/session.data" 2>>"$work/perf.log" &
+    perfs+=($!)
+    parts+=(session)
+  fi
   sleep 1
+  local start=$SECONDS
   for _ in $(seq "$rounds"); do ask; done
-  kill -INT $perf && wait $perf
+  local took=$((SECONDS - start))
+  kill -INT "${perfs[@]}" && wait "${perfs[@]}"
   echo quit >&7
   exec 7>&-
   wait $worker
   {
-    echo "== $case rounds (the last $rounds profiled)"
+    echo "== $case rounds (the last $rounds profiled, about $took s)"
     grep '^{' "$work/$case.out"
-    echo "== $case by library"
-    perf_run report -i "$work/$case.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15
-    echo "== $case by symbol"
-    perf_run report -i "$work/$case.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
-    echo "== $case by thread"
-    perf_run report -i "$work/$case.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -10
+    local part
+    for part in "${parts[@]}"; do report "$part"; done
   } >>"$report"
+}
+
+# report PART: PART's profile by library, by symbol and by thread.
+report() {
+  local data=$work/$1.data
+  echo "== $1 by library"
+  perf_run report -i "$data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15
+  echo "== $1 by symbol"
+  perf_run report -i "$data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+  echo "== $1 by thread (samples)"
+  perf_run report -i "$data" --no-children -n --sort pid --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
 }
 
 : >"$report"
