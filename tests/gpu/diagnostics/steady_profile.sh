@@ -86,6 +86,8 @@ report() {
   perf_run report -i "$data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
   echo "== $1 by thread (samples)"
   perf_run report -i "$data" --no-children -n --sort pid --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
+  echo "== $1 by thread and library (samples)"
+  perf_run report -i "$data" --no-children -n --sort pid,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
 }
 
 : >"$report"
