@@ -8,7 +8,10 @@ even ones, so that a drift of the host over a pair weighs on both
 sides alike. Rows go to stdout in run.sh's apps.jsonl shape (cases
 `native` and `scuda-warm`, one repeat per round), for report.py.
 
-Usage: alternate.py NAME --rounds N --scuda-prefix "CMD ..." [--scuda-case CASE]
+Given several workloads, the same two processes take them in turn ("load
+NAME"), so that Python's imports and each model's build are paid once.
+
+Usage: alternate.py NAME... --rounds N --scuda-prefix "CMD ..." [--scuda-case CASE]
                     [--python PY]
   --scuda-prefix: what runs the scuda worker, e.g.
   "tests/gpu/isolate.sh build/bin/scuda run --server 127.0.0.1:PORT --"."""
@@ -29,6 +32,7 @@ class Worker:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True, bufsize=1)
         self.first_call_ms = None
+        self.name = None  # the workload it has warm
 
     def line(self):
         """The next JSON line; other lines (a library's chatter) are skipped."""
@@ -40,6 +44,11 @@ class Worker:
 
     def ready(self):
         self.first_call_ms = self.line()["first_call_ms"]
+
+    def load(self, name):
+        """Asks for another workload; ready() waits until it is warm."""
+        self.proc.stdin.write(f"load {name}\n")
+        self.proc.stdin.flush()
 
     def round(self):
         self.proc.stdin.write("round\n")
@@ -63,9 +72,26 @@ def row(case, name, repeat, result, first_call_ms):
     return {"case": case, "repeat": repeat, "paired": True, "result": result}
 
 
+def alternate(name, workers, rounds):
+    """Warms `name` in both workers at once, then prints their rounds' rows."""
+    start = time.monotonic()
+    for w in workers.values():
+        if name != w.name:
+            w.load(name)
+    for w in workers.values():
+        w.ready()
+        w.name = name
+    print(f"{name}: both workers ready in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    order = list(workers.values())
+    for r in range(1, rounds + 1):
+        for w in order if r % 2 else reversed(order):
+            print(json.dumps(row(w.case, name, r, w.round(), w.first_call_ms)), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("name", help="a generate.py workload (generate.py --list)")
+    parser.add_argument("names", nargs="+", metavar="NAME",
+                        help="generate.py workloads (generate.py --list)")
     parser.add_argument("--rounds", type=int, default=10, help="pairs of rounds (default 10)")
     parser.add_argument("--scuda-prefix", required=True,
                         help="the command that runs the scuda worker, before python")
@@ -74,26 +100,22 @@ def main():
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--logs", default="/tmp", help="folder for the workers' stderr")
     args = parser.parse_args()
-    program = [args.python, "bench/apps/generate.py", args.name, "--serve"]
+    first = args.names[0]
+    program = [args.python, "bench/apps/generate.py", first, "--serve"]
     workers = {
-        "native": Worker("native", program, f"{args.logs}/alternate_{args.name}_native.err"),
+        "native": Worker("native", program, f"{args.logs}/alternate_{first}_native.err"),
         args.scuda_case: Worker(args.scuda_case, shlex.split(args.scuda_prefix) + program,
-                             f"{args.logs}/alternate_{args.name}_scuda.err"),
+                                f"{args.logs}/alternate_{first}_scuda.err"),
     }
+    for w in workers.values():
+        w.name = first  # each process warms the first workload as it starts
+    name = first
     try:
-        start = time.monotonic()
-        for w in workers.values():
-            w.ready()
-        print(f"{args.name}: both workers ready in {time.monotonic() - start:.0f} s",
-              file=sys.stderr)
-        order = list(workers.values())
-        for r in range(1, args.rounds + 1):
-            for w in order if r % 2 else reversed(order):
-                print(json.dumps(row(w.case, args.name, r, w.round(), w.first_call_ms)),
-                      flush=True)
+        for name in args.names:
+            alternate(name, workers, args.rounds)
     except (RuntimeError, BrokenPipeError) as e:
         print(json.dumps({"case": "native", "repeat": 1,
-                          "result": {"model": args.name, "error": str(e)[:200]}}))
+                          "result": {"model": name, "error": str(e)[:200]}}))
         return 1
     finally:
         for w in workers.values():

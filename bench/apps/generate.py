@@ -6,7 +6,8 @@ JSON line in step_time.py's shape, so that run.sh and report.py serve both:
 Models have random weights from a fixed seed and a config, so nothing is
 downloaded. Usage: generate.py NAME (one of the keys of CASES, or
 bert-varlen), or generate.py --list; generate.py NAME --serve measures
-rounds on demand for alternate.py."""
+rounds on demand for alternate.py, and "load NAME" on its stdin moves it to
+another workload in the same process (the models are built once per kind)."""
 import argparse
 import ctypes
 import hashlib
@@ -74,14 +75,27 @@ def timed(fn):
     return (time.perf_counter() - start) * 1e3, out
 
 
+MODELS = {}
+
+
+def model_of(kind):
+    """The model of a kind, built from seed 0 the first time it is asked for."""
+    if kind not in MODELS:
+        torch.manual_seed(0)
+        model = BUILDERS[kind]().cuda().eval()
+        model.generation_config.eos_token_id = None
+        model.generation_config.pad_token_id = 0
+        MODELS[kind] = model
+    return MODELS[kind]
+
+
 def generation(name, replies):
-    """Builds and warms the model; returns the first call's time, a function
-    that measures one round (a 1-token call, the prefill, and a 64-token
-    call) and generate(n), a call of n tokens."""
+    """Builds (or reuses) and warms the model; returns the first call's time,
+    a function that measures one round (a 1-token call, the prefill, and a
+    64-token call) and generate(n), a call of n tokens."""
     kind, batch, prompt, graphs = CASES[name]
-    model = BUILDERS[kind]().cuda().eval()
-    model.generation_config.eos_token_id = None
-    model.generation_config.pad_token_id = 0
+    model = model_of(kind)
+    torch.manual_seed(1)
     ids = torch.randint(1, model.config.vocab_size, (batch, prompt)).cuda()
     extra = {}
     if graphs:
@@ -120,6 +134,7 @@ def embedding(replies):
     every batch: a round embeds every batch once, step_ms is one batch and
     texts_per_s follows from it."""
     from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
     model = BertModel(BertConfig(attn_implementation="sdpa")).half().cuda().eval()
     lengths = torch.randint(16, 256, (40,), generator=torch.Generator().manual_seed(1)).tolist()
     batches = [torch.randint(1000, 30000, (32, n)) for n in lengths]
@@ -158,14 +173,30 @@ def medians(rounds):
     return out
 
 
-def serve(first, one_round):
-    """Rounds on demand, for alternate.py: a line "ready" first, then one JSON
-    line per "round" read from stdin, until "quit" or its end."""
-    print(json.dumps({"ready": True, "first_call_ms": round(first, 3)}), flush=True)
-    for line in sys.stdin:
-        if line.strip() != "round":
+def load(name, replies):
+    """A workload's first call's time, its round, and its generate (or None)."""
+    if name == "bert-varlen":
+        return embedding(replies)
+    return generation(name, replies)
+
+
+def serve(name, replies):
+    """Rounds on demand, for alternate.py: a line "ready" once the workload is
+    warm, then one JSON line per "round" read from stdin; "load NAME" warms
+    another workload and says "ready" again; "quit" or the end of stdin
+    ends it."""
+    while name:
+        first, one_round, _ = load(name, replies)
+        print(json.dumps({"ready": True, "first_call_ms": round(first, 3)}), flush=True)
+        name = None
+        for line in sys.stdin:
+            words = line.split()
+            if words == ["round"]:
+                print(json.dumps(rounded(one_round())), flush=True)
+                continue
+            if len(words) == 2 and words[0] == "load" and words[1] in CASES.keys() | {"bert-varlen"}:
+                name = words[1]
             break
-        print(json.dumps(rounded(one_round())), flush=True)
 
 
 def main():
@@ -183,16 +214,12 @@ def main():
         return
     if args.name is None:
         parser.error("name a workload (or --list)")
-    torch.manual_seed(0)
     replies = scuda_function("scuda_replies_awaited", ctypes.c_uint64)
-    before = replies() if replies else None
-    if args.name == "bert-varlen":
-        first, one_round, _ = embedding(replies)
-    else:
-        first, one_round, _ = generation(args.name, replies)
     if args.serve:
-        serve(first, one_round)
+        serve(args.name, replies)
         return
+    before = replies() if replies else None
+    first, one_round, _ = load(args.name, replies)
     result = medians([one_round() for _ in range(args.repeats)])
     result.update({"model": args.name, "device": torch.cuda.get_device_name(),
                    "first_call_ms": first})

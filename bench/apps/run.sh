@@ -8,8 +8,9 @@
 # SCUDA_APP_REPEATS: how many times native and the warm loopback case run,
 # alternately (default 3): the steady ratio is their median.
 # SCUDA_APP_ROUNDS=N: generate.py's workloads run native and warm scuda as two
-# long-lived processes that alternate N rounds each (alternate.py), in place
-# of SCUDA_APP_REPEATS pairs of whole processes.
+# long-lived processes, the same two for every workload, that alternate N
+# rounds of each (alternate.py), in place of SCUDA_APP_REPEATS pairs of whole
+# processes. SCUDA_APP_TIMEOUT then bounds the pair per workload.
 # SCUDA_LINK_REPEATS: how many times each link's case runs (default 1).
 # SCUDA_APP_VIA=LINK: the alternating scuda worker (SCUDA_APP_ROUNDS) goes
 # through that link profile of SCUDA_LINKS instead of straight to the server.
@@ -111,17 +112,19 @@ measure() {  # measure MODEL CASE REPEAT [scuda SERVER]
   [[ $line == "{"* ]] || line="{\"model\": \"$model\", \"error\": \"$(tail -n1 "$out/apps_${model}_$case.err" | tr -d '"\\' | cut -c1-200)\"}"
   echo "{\"case\": \"$case\", \"repeat\": $repeat, \"result\": $line}" | tee -a "$out/apps.jsonl"
 }
-alternate() {  # alternate MODEL: native and warm scuda rounds, two processes
-  local model=$1
-  timeout "$((limit * 2))" "$python" bench/apps/alternate.py "$model" --rounds "$rounds" \
+alternate() {  # alternate MODEL...: native and warm scuda rounds, two processes for all
+  timeout "$((limit * $#))" "$python" bench/apps/alternate.py "$@" --rounds "$rounds" \
     --python "$python" --logs "$out" --scuda-case "$alternate_case" --scuda-prefix "${isolate[*]} \
-$bin/scuda run --server $via_alternate --stats-json $out/apps_${model}_${alternate_case}_stats.json --" |
+$bin/scuda run --server $via_alternate --stats-json $out/apps_$1_${alternate_case}_stats.json --" |
     tee -a "$out/apps.jsonl"
 }
+# With SCUDA_APP_ROUNDS, generate.py's workloads run in one alternating pair
+# of processes, each after its cold case when there is one.
+alternating=()
 for model in "${models[@]}"; do
   if [ "$rounds" -gt 0 ] && [ "$(program_for "$model")" = generate.py ]; then
     [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
-    alternate "$model"
+    alternating+=("$model")
   else
     measure "$model" native 1
     [ "$cold" = 1 ] && measure "$model" scuda-cold 1 scuda "${via[none]}"
@@ -131,6 +134,9 @@ for model in "${models[@]}"; do
       measure "$model" scuda-warm "$r" scuda "${via[none]}"
     done
   fi
+done
+[ ${#alternating[@]} -eq 0 ] || alternate "${alternating[@]}"
+for model in "${models[@]}"; do
   for ((r = 1; r <= link_repeats; r++)); do
     for link in $links; do
       [ -n "${via[$link]:-}" ] && measure "$model" "scuda-$link" "$r" scuda "${via[$link]}"
