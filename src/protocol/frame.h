@@ -8,7 +8,7 @@
 namespace scuda::protocol {
 
 constexpr uint32_t kMagic = 0x41444353;  // "SCDA" on the wire
-constexpr uint16_t kProtocolVersion = 14;
+constexpr uint16_t kProtocolVersion = 15;
 constexpr size_t kHeaderSize = 24;
 // Largest payload either side accepts; bulk copies are split to fit.
 constexpr uint32_t kMaxPayload = 64u << 20;

@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <new>
+#include <system_error>
+#include <thread>
 
 #include "protocol/codec.h"
 #include "protocol/frame.h"
@@ -25,9 +28,23 @@ using std::chrono::seconds;
 // may take before the copy fails (and the client stages it instead).
 constexpr milliseconds kPeerLimit = seconds(10);
 
+// What each stripe's connection sends first. Both sessions run the same
+// build (the join's handshake checks the protocol version), so the struct
+// crosses as its bytes.
 struct CopyHeader {
   uint64_t id;
   uint64_t size;
+  uint32_t stripe;
+  uint32_t stripes;
+};
+
+// Each stripe's bytes go through its buffer in pieces of this size.
+constexpr size_t kPeerChunk = 4u << 20;
+
+// What one stripe's side of a copy came to.
+struct StripeEnd {
+  CUresult rc = CUDA_SUCCESS;
+  std::string why;  // for the log, when the other session could not be reached
 };
 
 // Writes to the other session time out too (reads do, by the idle limit):
@@ -75,16 +92,91 @@ Socket dial(const PeerAddress& to, std::string* why) {
   return s;
 }
 
+// Runs fn(i) for each stripe i, stripe 0 on the calling thread and each
+// other on a thread of its own, with the caller's context current; a thread
+// that cannot be started runs its stripe on the caller's thread afterwards.
+template <typename Fn>
+void for_each_stripe(const DriverTable& d, uint32_t count, Fn fn) {
+  CUcontext ctx = nullptr;
+  d.cuCtxGetCurrent(&ctx);
+  std::vector<std::thread> threads;
+  std::vector<uint32_t> inline_stripes;
+  for (uint32_t i = 1; i < count; ++i) {
+    try {
+      threads.emplace_back([&d, ctx, fn, i] {
+        d.cuCtxSetCurrent(ctx);
+        fn(i);
+      });
+    } catch (const std::system_error&) {
+      inline_stripes.push_back(i);
+    }
+  }
+  fn(0);
+  for (uint32_t i : inline_stripes) fn(i);
+  for (std::thread& t : threads) t.join();
+}
+
+// The first failure among the stripes, in stripe order.
+StripeEnd first_failure(const std::vector<StripeEnd>& ends) {
+  for (const StripeEnd& end : ends)
+    if (end.rc != CUDA_SUCCESS) return end;
+  return {};
+}
+
+StripeEnd send_stripe(const DriverTable& d, uint8_t* buffer, CUdeviceptr src, uint64_t length,
+                      const CopyHeader& header, const PeerAddress& to) {
+  std::string why;
+  Socket s = dial(to, &why);
+  if (!s.valid() || !s.write_all(&header, sizeof header)) return {CUDA_ERROR_NOT_SUPPORTED, why};
+  for (uint64_t at = 0; at < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kPeerChunk, length - at));
+    // A read that fails ends the connection: the inbox's side fails with it.
+    if (const CUresult rc = d.cuMemcpyDtoH_v2(buffer, src + at, n); rc != CUDA_SUCCESS)
+      return {rc, ""};
+    if (!s.write_all(buffer, n))
+      return {CUDA_ERROR_NOT_SUPPORTED, fmt::format("the connection to {} broke", to.address)};
+    at += n;
+  }
+  uint32_t result = CUDA_ERROR_UNKNOWN;
+  if (!s.read_exact(&result, sizeof result))
+    return {CUDA_ERROR_NOT_SUPPORTED, fmt::format("{} did not say how the copy ended", to.address)};
+  return {static_cast<CUresult>(result), ""};
+}
+
+StripeEnd receive_stripe(const DriverTable& d, uint8_t* buffer, Socket& peer, CUdeviceptr dst,
+                         uint64_t length) {
+  CUresult rc = buffer ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  uint8_t drain[4096];
+  for (uint64_t at = 0; at < length;) {
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(buffer ? kPeerChunk : sizeof drain, length - at));
+    if (!peer.read_exact(buffer ? buffer : drain, n)) return {CUDA_ERROR_DEVICE_UNAVAILABLE, ""};
+    if (rc == CUDA_SUCCESS) rc = d.cuMemcpyHtoD_v2(dst + at, buffer, n);
+    at += n;
+  }
+  const uint32_t result = rc;
+  peer.write_all(&result, sizeof result);
+  return {rc, ""};
+}
+
 }  // namespace
 
-bool PeerInbox::open(std::string* name, std::string* secret, std::string* error) {
+Stripes stripes_of(uint64_t size) {
+  const uint64_t wanted = (size + kPeerMinStripe - 1) / kPeerMinStripe;
+  Stripes plan;
+  plan.count = static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, kPeerStreams));
+  plan.length = (size + plan.count - 1) / plan.count;
+  return plan;
+}
+
+bool PeerCopies::open(std::string* name, std::string* secret, std::string* error) {
   return join_.open(
       "peer copies", [this](Socket peer) { return take(std::move(peer)); }, name, secret, error);
 }
 
-// Any number of copies come over time, each on its own connection: the
-// inbox never stops taking them.
-bool PeerInbox::take(Socket peer) {
+// Any number of copies come over time, each stripe on its own connection:
+// the inbox never stops taking them.
+bool PeerCopies::take(Socket peer) {
   if (!acknowledge_join(peer)) return false;
   std::lock_guard lock(mu_);
   arrived_.push_back(std::move(peer));
@@ -92,66 +184,69 @@ bool PeerInbox::take(Socket peer) {
   return false;
 }
 
-Socket PeerInbox::take_copy(uint64_t id, uint64_t size, milliseconds limit) {
+std::vector<Socket> PeerCopies::take_stripes(uint64_t id, uint64_t size, milliseconds limit) {
+  const uint32_t count = stripes_of(size).count;
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
+  std::vector<Socket> stripes(count);
+  for (uint32_t have = 0; have < count;) {
     Socket peer;
     {
       std::unique_lock lock(mu_);
-      if (!cv_.wait_until(lock, deadline, [&] { return !arrived_.empty(); })) return Socket();
+      if (!cv_.wait_until(lock, deadline, [&] { return !arrived_.empty(); })) return {};
       peer = std::move(arrived_.front());
       arrived_.pop_front();
     }
     peer.set_idle_limit(kPeerLimit);
     limit_writes(peer);
     CopyHeader h{};
-    if (peer.read_exact(&h, sizeof h) && h.id == id && h.size == size) return peer;
-    spdlog::warn("a peer connection brought copy {:#x} of {} bytes, not {:#x} of {}: closed", h.id,
-                 h.size, id, size);
-  }
-}
-
-CUresult send_to_peer(const DriverTable& d, Staging& stage, CUdeviceptr src, uint64_t size,
-                      uint64_t id, const PeerAddress& to, std::string* why) {
-  uint8_t* buffer = stage.get();
-  if (!buffer) return CUDA_ERROR_OUT_OF_MEMORY;
-  Socket s = dial(to, why);
-  if (!s.valid()) return CUDA_ERROR_NOT_SUPPORTED;
-  const CopyHeader h{id, size};
-  if (!s.write_all(&h, sizeof h)) return CUDA_ERROR_NOT_SUPPORTED;
-  for (uint64_t at = 0; at < size;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(protocol::kChunkSize, size - at));
-    // A read that fails ends the connection: the inbox's side fails with it.
-    if (const CUresult rc = d.cuMemcpyDtoH_v2(buffer, src + at, n); rc != CUDA_SUCCESS) return rc;
-    if (!s.write_all(buffer, n)) {
-      *why = fmt::format("the connection to {} broke", to.address);
-      return CUDA_ERROR_NOT_SUPPORTED;
+    if (peer.read_exact(&h, sizeof h) && h.id == id && h.size == size && h.stripes == count &&
+        h.stripe < count && !stripes[h.stripe].valid()) {
+      stripes[h.stripe] = std::move(peer);
+      ++have;
+      continue;
     }
-    at += n;
+    spdlog::warn(
+        "a peer connection brought stripe {} of {} of copy {:#x} of {} bytes, not one of the {} "
+        "of copy {:#x} of {}: closed",
+        h.stripe, h.stripes, h.id, h.size, count, id, size);
   }
-  uint32_t result = CUDA_ERROR_UNKNOWN;
-  if (!s.read_exact(&result, sizeof result)) {
-    *why = fmt::format("{} did not say how the copy ended", to.address);
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
-  return static_cast<CUresult>(result);
+  return stripes;
 }
 
-CUresult receive_from_peer(const DriverTable& d, Staging& stage, Socket& peer, CUdeviceptr dst,
-                           uint64_t size) {
-  uint8_t* buffer = stage.get();
-  CUresult rc = buffer ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-  uint8_t drain[4096];
-  for (uint64_t at = 0; at < size;) {
-    const size_t n = static_cast<size_t>(
-        std::min<uint64_t>(buffer ? protocol::kChunkSize : sizeof drain, size - at));
-    if (!peer.read_exact(buffer ? buffer : drain, n)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    if (rc == CUDA_SUCCESS) rc = d.cuMemcpyHtoD_v2(dst + at, buffer, n);
-    at += n;
-  }
-  const uint32_t result = rc;
-  peer.write_all(&result, sizeof result);
-  return rc;
+uint8_t* PeerCopies::buffer(uint32_t i) {
+  if (i >= kPeerStreams) return nullptr;
+  if (!buffers_[i]) buffers_[i].reset(new (std::nothrow) uint8_t[kPeerChunk]);
+  return buffers_[i].get();
+}
+
+CUresult send_to_peer(const DriverTable& d, PeerCopies& peers, CUdeviceptr src, uint64_t size,
+                      uint64_t id, const PeerAddress& to, std::string* why) {
+  const Stripes plan = stripes_of(size);
+  for (uint32_t i = 0; i < plan.count; ++i)
+    if (!peers.buffer(i)) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::vector<StripeEnd> ends(plan.count);
+  for_each_stripe(d, plan.count, [&](uint32_t i) {
+    const uint64_t offset = i * plan.length;
+    const CopyHeader header{id, size, i, plan.count};
+    ends[i] = send_stripe(d, peers.buffer(i), src + offset, std::min(plan.length, size - offset),
+                          header, to);
+  });
+  StripeEnd failed = first_failure(ends);
+  *why = std::move(failed.why);
+  return failed.rc;
+}
+
+CUresult receive_from_peer(const DriverTable& d, PeerCopies& peers, std::vector<Socket>& stripes,
+                           CUdeviceptr dst, uint64_t size) {
+  const Stripes plan = stripes_of(size);
+  if (stripes.size() != plan.count) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<StripeEnd> ends(plan.count);
+  for_each_stripe(d, plan.count, [&](uint32_t i) {
+    const uint64_t offset = i * plan.length;
+    ends[i] = receive_stripe(d, peers.buffer(i), stripes[i], dst + offset,
+                             std::min(plan.length, size - offset));
+  });
+  return first_failure(ends).rc;
 }
 
 }  // namespace scuda::server

@@ -2,8 +2,11 @@
 // between servers"): the bytes of a device-to-device copy whose ends are on
 // two servers go from one session to the other directly, not through the
 // client. The session the bytes go to has an inbox, a join point; the
-// session they come from dials that server as a join of the inbox, once
-// per copy, and sends the copy's id, its size, then its bytes.
+// session they come from dials that server as joins of the inbox, one per
+// stripe of the copy (stripes_of), and sends each stripe's header, then its
+// bytes, from a thread of its own, so that one stripe's read from the
+// device runs while another's bytes are on the wire and several TCP
+// streams carry the copy.
 #pragma once
 
 #include <cuda.h>
@@ -12,25 +15,42 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/driver_table.h"
 #include "common/socket.h"
 #include "server/join_point.h"
-#include "server/staging.h"
 
 namespace scuda::server {
 
-class PeerInbox {
+// How a copy of `size` bytes is cut: `count` stripes of `length` bytes
+// (the last one shorter), at most kPeerStreams of them and none shorter
+// than kPeerMinStripe but the last; both sessions cut it the same way.
+struct Stripes {
+  uint32_t count = 1;
+  uint64_t length = 0;
+};
+inline constexpr uint32_t kPeerStreams = 4;
+inline constexpr uint64_t kPeerMinStripe = 4u << 20;
+Stripes stripes_of(uint64_t size);
+
+// The session's side of copies between servers: the inbox that other
+// sessions send copies to, and the host buffers its stripes pass through.
+class PeerCopies {
  public:
   // Opens the inbox the first time; says the name and the secret that a
   // sending session's join must carry.
   bool open(std::string* name, std::string* secret, std::string* error);
-  // The connection that brings copy `id` of `size` bytes, once it has come,
-  // its header read; an invalid socket when none did within `limit`.
-  // Connections that bring another copy are closed.
-  Socket take_copy(uint64_t id, uint64_t size, std::chrono::milliseconds limit);
+  // The connections that bring the stripes of copy `id` of `size` bytes, in
+  // stripe order, each header read, once all have come; empty when they
+  // did not within `limit`. Connections that bring anything else are closed.
+  std::vector<Socket> take_stripes(uint64_t id, uint64_t size, std::chrono::milliseconds limit);
+  // Stripe `i`'s buffer of kPeerChunk bytes, kept for the session's life;
+  // nullptr if no memory could be had.
+  uint8_t* buffer(uint32_t i);
 
  private:
   bool take(Socket peer);
@@ -39,6 +59,7 @@ class PeerInbox {
   std::mutex mu_;  // guards arrived_
   std::condition_variable cv_;
   std::deque<Socket> arrived_;
+  std::unique_ptr<uint8_t[]> buffers_[kPeerStreams];
 };
 
 // Where a sending session sends a copy: the other server's address, as the
@@ -51,16 +72,17 @@ struct PeerAddress {
 };
 
 // Sends the `size` bytes at device address `src` (the current context's)
-// as copy `id` to the inbox at `to`, through `stage`, and returns the
-// inbox's result; CUDA_ERROR_NOT_SUPPORTED, with *why, when that server
+// as copy `id` to the inbox at `to`, a stripe per connection, and returns
+// the inbox's result; CUDA_ERROR_NOT_SUPPORTED, with *why, when that server
 // cannot be reached or refuses.
-CUresult send_to_peer(const DriverTable& d, Staging& stage, CUdeviceptr src, uint64_t size,
+CUresult send_to_peer(const DriverTable& d, PeerCopies& peers, CUdeviceptr src, uint64_t size,
                       uint64_t id, const PeerAddress& to, std::string* why);
 
-// Reads the bytes of a copy from `peer` into device address `dst` (the
-// current context's), through `stage`, and answers the sender with the
-// result, which it returns. A failed write drains the rest of the bytes.
-CUresult receive_from_peer(const DriverTable& d, Staging& stage, Socket& peer, CUdeviceptr dst,
-                           uint64_t size);
+// Reads the stripes of a copy from `stripes` (take_stripes' connections)
+// into device address `dst` (the current context's), and answers each
+// stripe's sender with that stripe's result; returns the first failure. A
+// stripe whose write to the device fails drains the rest of its bytes.
+CUresult receive_from_peer(const DriverTable& d, PeerCopies& peers, std::vector<Socket>& stripes,
+                           CUdeviceptr dst, uint64_t size);
 
 }  // namespace scuda::server

@@ -48,22 +48,22 @@ CUresult peer_send(Session& s, const op::PeerSend::Request& q, protocol::Empty*)
   const PeerAddress to{q.address, q.token, q.inbox.name, q.inbox.secret};
   if (src + size < src) return CUDA_ERROR_INVALID_VALUE;
   std::string why;
-  const CUresult rc = send_to_peer(s.driver(), s.staging(), src, size, id, to, &why);
+  const CUresult rc = send_to_peer(s.driver(), s.peers(), src, size, id, to, &why);
   if (!why.empty()) spdlog::warn("copy {:#x} to another server's session failed: {}", id, why);
   return rc;
 }
 
-// Waits for the sending session, then writes its bytes to the device in
-// the current context.
+// Waits for the sending session's stripes, then writes their bytes to the
+// device in the current context.
 CUresult peer_receive(Session& s, const op::PeerReceive::Request& q, protocol::Empty*) {
   const uint64_t dst = q.dst, size = q.size, id = q.id;
   if (dst + size < dst) return CUDA_ERROR_INVALID_VALUE;
-  Socket peer = s.peers().take_copy(id, size, kArrivalLimit);
-  if (!peer.valid()) {
-    spdlog::warn("copy {:#x} from another server's session did not come", id);
+  std::vector<Socket> stripes = s.peers().take_stripes(id, size, kArrivalLimit);
+  if (stripes.empty()) {
+    spdlog::warn("copy {:#x} from another server's session did not come whole", id);
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  return receive_from_peer(s.driver(), s.staging(), peer, dst, size);
+  return receive_from_peer(s.driver(), s.peers(), stripes, dst, size);
 }
 
 const HandlerEntry kHandlers[] = {

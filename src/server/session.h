@@ -73,7 +73,7 @@ class Session {
   VaSpace& va() { return va_; }
   IpcExports& ipc() { return ipc_; }
   Lanes& lanes() { return lanes_; }
-  PeerInbox& peers() { return peers_; }
+  PeerCopies& peers() { return peers_; }
   // The server's --no-peer-copies, negated.
   bool peer_copies() const { return options_.peer_copies; }
   SessionReport& report() { return report_; }
@@ -162,7 +162,7 @@ class Session {
   VaSpace va_;
   IpcExports ipc_;
   Lanes lanes_{driver_, socket_.fd()};
-  PeerInbox peers_;
+  PeerCopies peers_;
   SessionOutput output_;
   Heartbeat heartbeat_;
 };

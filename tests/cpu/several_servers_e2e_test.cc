@@ -37,7 +37,10 @@ class TwoServers : public ::testing::Environment {
     first = new scuda::test::ServerProcess();
     setenv("SCUDA_DOUBLE_DEVICES", "1", 1);
     setenv("SCUDA_DOUBLE_TOTAL_MEMORY", std::to_string(8 * kGiB).c_str(), 1);
+    // Its log counts the connections that join its sessions (joins()).
+    setenv("SCUDA_LOG_LEVEL", "info", 1);
     second = new scuda::test::ServerProcess();
+    unsetenv("SCUDA_LOG_LEVEL");
     setenv("SCUDA_SERVER", (first->address() + "," + second->address()).c_str(), 1);
     unsetenv("SCUDA_PICK");
     unsetenv("CUDA_VISIBLE_DEVICES");
@@ -311,6 +314,40 @@ TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
     ASSERT_EQ(cuMemsetD8(buf_[2], 0, bytes.size()), CUDA_SUCCESS);
     ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
   }
+}
+
+// How many connections have joined sessions of the server so far, by its log.
+size_t joins(const scuda::test::ServerProcess& server) {
+  const std::string log = server.log();
+  size_t n = 0;
+  for (size_t at = log.find("handed a joining connection"); at != std::string::npos;
+       at = log.find("handed a joining connection", at + 1))
+    ++n;
+  return n;
+}
+
+// A direct copy crosses in stripes, each on a connection of its own
+// (server/peer_copies.h), and arrives whole when its size is no multiple of
+// anything: the last stripe is the short one.
+TEST_F(SeveralServersTest, CopiesBetweenServersCrossInStripes) {
+  const size_t size = kBuffer + 12345;
+  CUdeviceptr from = 0, to = 0;
+  ASSERT_EQ(cuMemAlloc(&from, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&to, size), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  std::vector<uint8_t> bytes(size);
+  std::mt19937 random(31);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
+  ASSERT_EQ(cuMemcpyHtoD(from, bytes.data(), size), CUDA_SUCCESS);
+  const size_t joined_before = joins(*second);
+  ASSERT_EQ(cuMemcpyPeer(to, ctx_[2], from, ctx_[0], size), CUDA_SUCCESS);
+  EXPECT_GE(joins(*second) - joined_before, 4u) << "a copy of 16 MiB and more takes 4 streams";
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  EXPECT_EQ(read(to, size), bytes);
+  EXPECT_EQ(cuMemFree(to), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(from), CUDA_SUCCESS);
 }
 
 // A pool for the second server's device lives there, under that server's
