@@ -85,6 +85,9 @@ class Socket {
   bool tls() const { return tls_ != nullptr; }
   // Why the connection's TLS failed, in OpenSSL's words; "" if it did not.
   std::string tls_error() const;
+  // Over TLS, the SHA-256 of the certificate the other end showed (32
+  // bytes); empty over plain TCP or when it showed none.
+  std::string peer_certificate() const;
 
  private:
   // Waits until a read would not block, within the idle limit.

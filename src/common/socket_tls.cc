@@ -35,6 +35,8 @@ void Socket::use_tls(TlsStreamPtr tls) { tls_ = std::move(tls); }
 
 std::string Socket::tls_error() const { return tls_ ? tls_->error() : ""; }
 
+std::string Socket::peer_certificate() const { return tls_ ? tls_->peer_certificate() : ""; }
+
 bool Socket::tls_wait(short events) {
   return wait_ready(fd_, events, events == POLLIN ? idle_limit_ : std::chrono::milliseconds(0),
                     &timed_out_);

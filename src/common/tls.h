@@ -54,6 +54,13 @@ bool accept(Socket& s, const Context& c, std::chrono::milliseconds limit, std::s
 bool connect(Socket& s, const Context& c, const std::string& host, std::chrono::milliseconds limit,
              std::string* error);
 
+// The client's half with no CA at all: the server's certificate must be the
+// one whose SHA-256 is `certificate` (Socket::peer_certificate), as another
+// connection that checked it against its CAs and name saw it. A server's
+// session reaches another server so, with what its client saw there.
+bool connect_pinned(Socket& s, const std::string& certificate, std::chrono::milliseconds limit,
+                    std::string* error);
+
 // OpenSSL's queued errors, worded and cleared; "" when there are none.
 std::string last_error();
 

@@ -30,6 +30,10 @@ Target target_of(const std::string& address) {
   return t;
 }
 
+bool client_certificate_given() {
+  return !env("SCUDA_TLS_CERT").empty() || !env("SCUDA_TLS_KEY").empty();
+}
+
 std::shared_ptr<const Context> client_context_from_env(std::string* error) {
   static std::once_flag once;
   static std::shared_ptr<const Context> context;

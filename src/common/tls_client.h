@@ -25,6 +25,10 @@ struct Target {
 // Splits the scheme off `address` and says whether TLS is on for it.
 Target target_of(const std::string& address);
 
+// Whether the client shows a certificate of its own to servers that ask
+// (SCUDA_TLS_CERT or SCUDA_TLS_KEY): mutual TLS.
+bool client_certificate_given();
+
 // The client's configuration from the environment, made once per process;
 // null, saying why, when a file it names is unusable.
 std::shared_ptr<const Context> client_context_from_env(std::string* error);

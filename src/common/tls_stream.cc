@@ -6,7 +6,9 @@
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "common/tls.h"
 
@@ -23,7 +25,24 @@ constexpr size_t kWriteBurst = 1 << 20;
 
 }  // namespace
 
-TlsStream::TlsStream(ssl_st* ssl) : ssl_(ssl) { buffer_writes(); }
+namespace {
+
+// The SHA-256 of the certificate the other end of `ssl` showed; empty if none.
+std::string certificate_sha256(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return "";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  const bool ok = X509_digest(cert, EVP_sha256(), digest, &length) == 1;
+  X509_free(cert);
+  return ok ? std::string(reinterpret_cast<char*>(digest), length) : "";
+}
+
+}  // namespace
+
+TlsStream::TlsStream(ssl_st* ssl) : ssl_(ssl), peer_certificate_(certificate_sha256(ssl)) {
+  buffer_writes();
+}
 
 void TlsStream::buffer_writes() {
   BIO* socket = SSL_get_wbio(ssl_);

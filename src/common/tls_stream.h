@@ -39,6 +39,9 @@ class TlsStream {
 
   // Why the last TLS failure happened, in OpenSSL's words; empty if none.
   std::string error() const;
+  // The SHA-256 of the certificate the other end showed in the handshake
+  // (32 bytes); empty if it showed none.
+  const std::string& peer_certificate() const { return peer_certificate_; }
 
  private:
   // Puts a write buffer between the TLS session and its socket, unless the
@@ -50,6 +53,7 @@ class TlsStream {
   ssl_st* ssl_;
   mutable RankedMutex mu_{LockRank::kTls, "TlsStream::mu_"};
   std::string error_;
+  std::string peer_certificate_;
 };
 
 }  // namespace scuda

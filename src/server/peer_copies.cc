@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/tls.h"
 #include "protocol/codec.h"
 #include "protocol/frame.h"
 #include "protocol/frame_io.h"
@@ -54,13 +55,21 @@ void limit_writes(Socket& s) {
   setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
 }
 
-// Dials `to` as a join of its inbox, over plain TCP (the client does not
-// ask for a copy between servers it reaches over TLS).
+// Dials `to` as a join of its inbox: over TLS when the client reaches that
+// server over TLS, which must then show the certificate the client checked.
 Socket dial(const PeerAddress& to, std::string* why) {
   HostPort hp;
   if (!parse_host_port(to.address, &hp, why)) return Socket();
   Socket s = connect_tcp(hp, why, kPeerLimit);
   if (!s.valid()) return s;
+  if (!protocol::write_join_route(s, to.name)) {
+    *why = fmt::format("the connection to {} broke as it joined", to.address);
+    return Socket();
+  }
+  if (!to.certificate.empty() && !tls::connect_pinned(s, to.certificate, kPeerLimit, why)) {
+    *why = fmt::format("{}: {}", to.address, *why);
+    return Socket();
+  }
   protocol::Hello hello;
   hello.api_hash = protocol::kApiHash;
   hello.cuda_version = CUDA_VERSION;
@@ -76,8 +85,7 @@ Socket dial(const PeerAddress& to, std::string* why) {
   limit_writes(s);
   protocol::Frame reply;
   std::string read_why;
-  if (!protocol::write_join_route(s, to.name) ||
-      !protocol::write_frame(s, h, w.data().data(), w.size()) ||
+  if (!protocol::write_frame(s, h, w.data().data(), w.size()) ||
       protocol::read_frame(s, &reply, &read_why) != protocol::ReadStatus::kOk) {
     *why = fmt::format("the handshake with {} failed{}{}", to.address, read_why.empty() ? "" : ": ",
                        read_why);

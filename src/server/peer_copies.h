@@ -69,6 +69,9 @@ struct PeerAddress {
   std::string token;
   std::string name;
   std::string secret;
+  // The SHA-256 of the certificate the client saw there over TLS; empty
+  // when it reaches that server over plain TCP.
+  std::string certificate;
 };
 
 // Sends the `size` bytes at device address `src` (the current context's)

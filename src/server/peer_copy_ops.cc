@@ -45,7 +45,7 @@ CUresult peer_inbox(Session& s, const protocol::Empty&, op::JoinPoint* a) {
 CUresult peer_send(Session& s, const op::PeerSend::Request& q, protocol::Empty*) {
   if (!s.peer_copies()) return refused("a copy to another server");
   const uint64_t src = q.src, size = q.size, id = q.id;
-  const PeerAddress to{q.address, q.token, q.inbox.name, q.inbox.secret};
+  const PeerAddress to{q.address, q.token, q.inbox.name, q.inbox.secret, q.certificate};
   if (src + size < src) return CUDA_ERROR_INVALID_VALUE;
   std::string why;
   const CUresult rc = send_to_peer(s.driver(), s.peers(), src, size, id, to, &why);

@@ -13,35 +13,19 @@
 #include <random>
 #include <vector>
 
+#include "common/socket.h"
+#include "common/tls.h"
 #include "lanes_opened.h"
 #include "primary_context_test.h"
 #include "protocol/ops.h"
 #include "server_process.h"
+#include "test_certs.h"
 
 extern "C" int scuda_set_compression(const char* mode);
 extern "C" uint64_t scuda_lane_bytes();
 
 namespace scuda::test {
 namespace {
-
-// A certificate set from `scuda cert`, for the given server names.
-struct Certs {
-  std::string dir;
-  std::string file(const char* name) const { return dir + "/" + name; }
-};
-
-Certs make_certs(const std::string& under, const char* name, std::vector<std::string> names) {
-  Certs c{under + "/" + name};
-  std::vector<std::string> argv = {SCUDA_BIN, "cert", "--out", c.dir};
-  for (const std::string& n : names) argv.insert(argv.end(), {"--name", n});
-  const Output o = run_program(argv);
-  if (o.exit_code != 0) throw std::runtime_error("scuda cert failed: " + o.err);
-  return c;
-}
-
-std::vector<std::string> tls_args(const Certs& c) {
-  return {"--tls-cert", c.file("server.pem"), "--tls-key", c.file("server.key")};
-}
 
 // The certificates, and one TLS server that the in-process client library
 // reaches (SCUDA_SERVER, SCUDA_TLS_CA), for every test of this binary.
@@ -130,6 +114,40 @@ TEST(Tls, OpensslSeesTls13) {
                        g.good.file("ca.pem") + " -verify_return_error </dev/null 2>&1"});
   EXPECT_NE(o.out.find("TLSv1.3"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("Verify return code: 0 (ok)"), std::string::npos) << o.out;
+}
+
+// A TCP connection to the test's server; fails the test if there is none.
+Socket connect_to_server() {
+  HostPort hp;
+  std::string error;
+  EXPECT_TRUE(parse_host_port(g.server->address(), &hp, &error)) << error;
+  Socket s = connect_tcp(hp, &error);
+  EXPECT_TRUE(s.valid()) << error;
+  return s;
+}
+
+// What a server's session does to reach another server for a copy: no CA,
+// only the certificate the client saw there (tls::connect_pinned).
+TEST(Tls, APinnedConnectionTakesOnlyTheCertificateSeen) {
+  std::string error;
+  const auto context = tls::client_context({g.good.file("ca.pem"), "", ""}, &error);
+  ASSERT_TRUE(context) << error;
+  Socket checked = connect_to_server();
+  ASSERT_TRUE(tls::connect(checked, *context, "127.0.0.1", std::chrono::seconds(10), &error))
+      << error;
+  const std::string seen = checked.peer_certificate();
+  ASSERT_EQ(seen.size(), 32u) << "a SHA-256 of the server's certificate";
+
+  Socket pinned = connect_to_server();
+  EXPECT_TRUE(tls::connect_pinned(pinned, seen, std::chrono::seconds(10), &error)) << error;
+  EXPECT_TRUE(pinned.valid());
+
+  std::string other = seen;
+  other[0] = static_cast<char>(other[0] ^ 1);
+  Socket refused = connect_to_server();
+  EXPECT_FALSE(tls::connect_pinned(refused, other, std::chrono::seconds(10), &error));
+  EXPECT_NE(error.find("not the one its client checked"), std::string::npos) << error;
+  EXPECT_FALSE(refused.valid()) << "a connection to an unexpected certificate is closed";
 }
 
 TEST(Tls, PlainClientIsToldTheServerTakesTlsOnly) {

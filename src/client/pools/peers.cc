@@ -82,9 +82,11 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
 namespace {
 
 // Copies from server to server (docs/pools.md, "Between servers"): wanted
-// unless SCUDA_PEER_COPIES=0, over plain connections only (a server's
-// session cannot check another server's certificate), and given up for a
-// pair of servers once one failed to connect; those copies are staged.
+// unless SCUDA_PEER_COPIES=0 or the client shows servers a certificate of
+// its own (mutual TLS: the sending session has none to show), and given up
+// for a pair of servers once one failed to connect; those copies are
+// staged. Over TLS the sending session checks that the destination shows
+// the certificate the client's own handshake saw there.
 struct Direct {
   // One direct copy at a time: two at once in opposite directions would
   // each have a session sending while the other waits to receive.
@@ -101,7 +103,8 @@ Direct& direct() {
 
 bool direct_wanted(uint32_t from, uint32_t to) {
   const char* flag = std::getenv("SCUDA_PEER_COPIES");
-  if ((flag && std::strcmp(flag, "0") == 0) || tls::target_of(server_connection(to)->address()).tls)
+  if ((flag && std::strcmp(flag, "0") == 0) ||
+      (tls::target_of(server_connection(to)->address()).tls && tls::client_certificate_given()))
     return false;
   std::lock_guard lock(direct().mu);
   return !direct().failed.count({from, to});
@@ -161,7 +164,8 @@ CUresult copy_directly(CUdeviceptr dst, CUcontext dst_ctx, uint32_t to, CUdevice
                                       id,
                                       tls::target_of(server_connection(to)->address()).address,
                                       server_connection(to)->token(),
-                                      {name, secret}});
+                                      {name, secret},
+                                      server_connection(to)->peer_certificate()});
   auto sent = std::make_shared<CUresult>(CUDA_ERROR_UNKNOWN);
   uint64_t request = 0;
   if (CUresult rc = in_context(src_ctx,

@@ -68,6 +68,8 @@ class Connection {
   // token the connection presented.
   const std::string& address() const { return address_; }
   const std::string& token() const { return token_; }
+  // Over TLS, the SHA-256 of the certificate the server showed; else empty.
+  std::string peer_certificate() const { return socket_.peer_certificate(); }
   RankedMutex& mutex() { return mutex_; }
 
   // With the lock held: sends a request with the given frame flags (one-way,

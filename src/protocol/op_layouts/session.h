@@ -132,7 +132,12 @@ struct PeerSend {
     std::string address;
     std::string token;
     JoinPoint inbox;
-    auto fields() { return std::tie(src, size, id, address, token, inbox.name, inbox.secret); }
+    // The SHA-256 of the destination's certificate as the client's TLS
+    // handshake saw it; empty when the client reaches it over plain TCP.
+    std::string certificate;
+    auto fields() {
+      return std::tie(src, size, id, address, token, inbox.name, inbox.secret, certificate);
+    }
   };
   using Reply = Empty;
 };
