@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,16 +42,27 @@ bool parse_host_port(const std::string& text, HostPort* out, std::string* error,
 }
 
 Socket::Socket(Socket&& other) noexcept
-    : idle_limit_(other.idle_limit_), timed_out_(other.timed_out_), tls_(std::move(other.tls_)) {
+    : idle_limit_(other.idle_limit_),
+      write_limit_(other.write_limit_),
+      timed_out_(other.timed_out_),
+      tls_(std::move(other.tls_)) {
   fd_ = other.release();
 }
 
 Socket::~Socket() { close(); }
 
+void Socket::set_write_limit(std::chrono::milliseconds limit) {
+  write_limit_ = limit;
+  const auto ms = limit.count();
+  const timeval t{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000 * 1000)};
+  setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t);
+}
+
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     close();
     idle_limit_ = other.idle_limit_;
+    write_limit_ = other.write_limit_;
     timed_out_ = other.timed_out_;
     tls_ = std::move(other.tls_);
     fd_ = other.release();

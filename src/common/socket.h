@@ -69,6 +69,9 @@ class Socket {
   // Reads that wait longer than `limit` for a first byte fail (-1, errno
   // ETIMEDOUT) and timed_out() says so from then on; zero: no limit.
   void set_idle_limit(std::chrono::milliseconds limit) { idle_limit_ = limit; }
+  // Writes that wait longer than `limit` for room fail (-1, errno EAGAIN or
+  // ETIMEDOUT), over plain TCP (SO_SNDTIMEO) as over TLS; zero: no limit.
+  void set_write_limit(std::chrono::milliseconds limit);
   bool timed_out() const { return timed_out_; }
 
   // Reads or writes what can move without waiting: the count, 0 once the
@@ -101,10 +104,12 @@ class Socket {
   bool tls_flush();
   ssize_t tls_read_some(void* data, size_t size);
   ssize_t tls_read_spinning(void* data, size_t size, std::chrono::microseconds spin);
-  // Waits for `events`; reads' waits keep to the idle limit.
+  // Waits for `events`; reads' waits keep to the idle limit, writes' to
+  // the write limit.
   bool tls_wait(short events);
 
   std::chrono::milliseconds idle_limit_{0};
+  std::chrono::milliseconds write_limit_{0};
   bool timed_out_ = false;
   int fd_ = -1;
   TlsStreamPtr tls_;

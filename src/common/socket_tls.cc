@@ -38,8 +38,7 @@ std::string Socket::tls_error() const { return tls_ ? tls_->error() : ""; }
 std::string Socket::peer_certificate() const { return tls_ ? tls_->peer_certificate() : ""; }
 
 bool Socket::tls_wait(short events) {
-  return wait_ready(fd_, events, events == POLLIN ? idle_limit_ : std::chrono::milliseconds(0),
-                    &timed_out_);
+  return wait_ready(fd_, events, events == POLLIN ? idle_limit_ : write_limit_, &timed_out_);
 }
 
 ssize_t Socket::tls_read_some(void* data, size_t size) {

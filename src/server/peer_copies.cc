@@ -1,14 +1,10 @@
 #include "server/peer_copies.h"
 
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <new>
-#include <system_error>
 #include <thread>
 
 #include "common/tls.h"
@@ -48,11 +44,12 @@ struct StripeEnd {
   std::string why;  // for the log, when the other session could not be reached
 };
 
-// Writes to the other session time out too (reads do, by the idle limit):
-// one that stopped reading ends the copy, not the session.
-void limit_writes(Socket& s) {
-  const timeval limit{static_cast<time_t>(kPeerLimit.count() / 1000), 0};
-  setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+// Reads and writes with the other session time out, over TLS as over
+// plain TCP: one that stopped reading or sending ends the copy, not the
+// session.
+void limit_waits(Socket& s) {
+  s.set_idle_limit(kPeerLimit);
+  s.set_write_limit(kPeerLimit);
 }
 
 // Dials `to` as a join of its inbox: over TLS when the client reaches that
@@ -81,8 +78,7 @@ Socket dial(const PeerAddress& to, std::string* why) {
   protocol::encode(hello, w);
   protocol::FrameHeader h;
   h.op = protocol::kOpHello;
-  s.set_idle_limit(kPeerLimit);
-  limit_writes(s);
+  limit_waits(s);
   protocol::Frame reply;
   std::string read_why;
   if (!protocol::write_frame(s, h, w.data().data(), w.size()) ||
@@ -101,27 +97,36 @@ Socket dial(const PeerAddress& to, std::string* why) {
 }
 
 // Runs fn(i) for each stripe i, stripe 0 on the calling thread and each
-// other on a thread of its own, with the caller's context current; a thread
-// that cannot be started runs its stripe on the caller's thread afterwards.
+// other on a thread of its own, with the caller's context current, and
+// returns the stripes whose thread could not be started. Those do not run
+// at all: run after stripe 0 they would wait for the other end, which
+// starts no stripe before all have come.
 template <typename Fn>
-void for_each_stripe(const DriverTable& d, uint32_t count, Fn fn) {
+std::vector<uint32_t> for_each_stripe(const DriverTable& d, uint32_t count, Fn fn) {
   CUcontext ctx = nullptr;
   d.cuCtxGetCurrent(&ctx);
   std::vector<std::thread> threads;
-  std::vector<uint32_t> inline_stripes;
+  std::vector<uint32_t> not_started;
+  threads.reserve(count);
+  not_started.reserve(count);
   for (uint32_t i = 1; i < count; ++i) {
     try {
       threads.emplace_back([&d, ctx, fn, i] {
         d.cuCtxSetCurrent(ctx);
         fn(i);
       });
-    } catch (const std::system_error&) {
-      inline_stripes.push_back(i);
+    } catch (...) {
+      not_started.push_back(i);
     }
   }
   fn(0);
-  for (uint32_t i : inline_stripes) fn(i);
   for (std::thread& t : threads) t.join();
+  return not_started;
+}
+
+// The stripes that for_each_stripe could not start fail the copy.
+void fail_not_started(const std::vector<uint32_t>& stripes, std::vector<StripeEnd>* ends) {
+  for (uint32_t i : stripes) (*ends)[i] = {CUDA_ERROR_NOT_SUPPORTED, "no thread for a stripe"};
 }
 
 // The first failure among the stripes, in stripe order.
@@ -162,6 +167,9 @@ StripeEnd receive_stripe(const DriverTable& d, uint8_t* buffer, Socket& peer, CU
     if (rc == CUDA_SUCCESS) rc = d.cuMemcpyHtoD_v2(dst + at, buffer, n);
     at += n;
   }
+  // A copy from pageable memory may return before its bytes reach the
+  // device; the copy is done only once they have.
+  if (rc == CUDA_SUCCESS) rc = d.cuStreamSynchronize(nullptr);
   const uint32_t result = rc;
   peer.write_all(&result, sizeof result);
   return {rc, ""};
@@ -170,7 +178,7 @@ StripeEnd receive_stripe(const DriverTable& d, uint8_t* buffer, Socket& peer, CU
 }  // namespace
 
 Stripes stripes_of(uint64_t size) {
-  const uint64_t wanted = (size + kPeerMinStripe - 1) / kPeerMinStripe;
+  const uint64_t wanted = size / kPeerMinStripe + (size % kPeerMinStripe != 0);
   Stripes plan;
   plan.count = static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, kPeerStreams));
   plan.length = (size + plan.count - 1) / plan.count;
@@ -200,15 +208,25 @@ std::vector<Socket> PeerCopies::take_stripes(uint64_t id, uint64_t size, millise
     Socket peer;
     {
       std::unique_lock lock(mu_);
-      if (!cv_.wait_until(lock, deadline, [&] { return !arrived_.empty(); })) return {};
+      if (!cv_.wait_until(lock, deadline, [&] { return !arrived_.empty(); }) ||
+          std::chrono::steady_clock::now() >= deadline) {
+        // What came for this copy too late, or for none, is closed: a
+        // sender's stripe then fails at once rather than at its write limit.
+        arrived_.clear();
+        return {};
+      }
       peer = std::move(arrived_.front());
       arrived_.pop_front();
     }
-    peer.set_idle_limit(kPeerLimit);
-    limit_writes(peer);
+    limit_waits(peer);
+    // The header may take only what is left of the wait.
+    peer.set_idle_limit(std::max(
+        milliseconds(1),
+        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now())));
     CopyHeader h{};
     if (peer.read_exact(&h, sizeof h) && h.id == id && h.size == size && h.stripes == count &&
         h.stripe < count && !stripes[h.stripe].valid()) {
+      peer.set_idle_limit(kPeerLimit);
       stripes[h.stripe] = std::move(peer);
       ++have;
       continue;
@@ -233,12 +251,15 @@ CUresult send_to_peer(const DriverTable& d, PeerCopies& peers, CUdeviceptr src, 
   for (uint32_t i = 0; i < plan.count; ++i)
     if (!peers.buffer(i)) return CUDA_ERROR_OUT_OF_MEMORY;
   std::vector<StripeEnd> ends(plan.count);
-  for_each_stripe(d, plan.count, [&](uint32_t i) {
-    const uint64_t offset = i * plan.length;
-    const CopyHeader header{id, size, i, plan.count};
-    ends[i] = send_stripe(d, peers.buffer(i), src + offset, std::min(plan.length, size - offset),
-                          header, to);
-  });
+  fail_not_started(for_each_stripe(d, plan.count,
+                                   [&](uint32_t i) {
+                                     const uint64_t offset = i * plan.length;
+                                     const CopyHeader header{id, size, i, plan.count};
+                                     ends[i] = send_stripe(d, peers.buffer(i), src + offset,
+                                                           std::min(plan.length, size - offset),
+                                                           header, to);
+                                   }),
+                   &ends);
   StripeEnd failed = first_failure(ends);
   *why = std::move(failed.why);
   return failed.rc;
@@ -249,11 +270,14 @@ CUresult receive_from_peer(const DriverTable& d, PeerCopies& peers, std::vector<
   const Stripes plan = stripes_of(size);
   if (stripes.size() != plan.count) return CUDA_ERROR_INVALID_VALUE;
   std::vector<StripeEnd> ends(plan.count);
-  for_each_stripe(d, plan.count, [&](uint32_t i) {
-    const uint64_t offset = i * plan.length;
-    ends[i] = receive_stripe(d, peers.buffer(i), stripes[i], dst + offset,
-                             std::min(plan.length, size - offset));
-  });
+  fail_not_started(for_each_stripe(d, plan.count,
+                                   [&](uint32_t i) {
+                                     const uint64_t offset = i * plan.length;
+                                     ends[i] = receive_stripe(d, peers.buffer(i), stripes[i],
+                                                              dst + offset,
+                                                              std::min(plan.length, size - offset));
+                                   }),
+                   &ends);
   return first_failure(ends).rc;
 }
 

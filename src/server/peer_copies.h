@@ -26,9 +26,9 @@
 
 namespace scuda::server {
 
-// How a copy of `size` bytes is cut: `count` stripes of `length` bytes
-// (the last one shorter), at most kPeerStreams of them and none shorter
-// than kPeerMinStripe but the last; both sessions cut it the same way.
+// How a copy of `size` bytes is cut: one stripe per kPeerMinStripe begun,
+// at most kPeerStreams, each of `length` bytes (the last one shorter); both
+// sessions cut it the same way.
 struct Stripes {
   uint32_t count = 1;
   uint64_t length = 0;

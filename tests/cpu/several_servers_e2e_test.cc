@@ -5,10 +5,12 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -299,6 +301,9 @@ TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
     const auto [first_in, first_out] = client_bytes(first->address());
     const auto [second_in, second_out] = client_bytes(second->address());
     ASSERT_EQ(cuMemcpyPeer(buf_[2], ctx_[2], buf_[0], ctx_[0], bytes.size()), CUDA_SUCCESS);
+    // A staged copy's last piece goes one-way: the counts wait for it.
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
     const uint64_t sent_by_first = client_bytes(first->address()).second - first_out;
     const uint64_t received_by_second = client_bytes(second->address()).first - second_in;
     unsetenv("SCUDA_PEER_COPIES");
@@ -341,7 +346,15 @@ TEST_F(SeveralServersTest, CopiesBetweenServersCrossInStripes) {
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
   ASSERT_EQ(cuMemcpyHtoD(from, bytes.data(), size), CUDA_SUCCESS);
   const size_t joined_before = joins(*second);
+  const uint64_t received_before = client_bytes(second->address()).first;
   ASSERT_EQ(cuMemcpyPeer(to, ctx_[2], from, ctx_[0], size), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_LT(client_bytes(second->address()).first - received_before, kMiB)
+      << "the second server got the copy from the client";
+  // The log's lines of the joins may come a moment after the copy.
+  for (int i = 0; i < 100 && joins(*second) - joined_before < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_GE(joins(*second) - joined_before, 4u) << "a copy of 16 MiB and more takes 4 streams";
   ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
   EXPECT_EQ(read(to, size), bytes);

@@ -82,8 +82,10 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
 namespace {
 
 // Copies from server to server (docs/pools.md, "Between servers"): wanted
-// unless SCUDA_PEER_COPIES=0 or the client shows servers a certificate of
-// its own (mutual TLS: the sending session has none to show), and given up
+// unless SCUDA_PEER_COPIES=0, the client shows servers a certificate of its
+// own (mutual TLS: the sending session has none to show), or the client
+// reaches the destination over TLS and the source without (the request
+// would carry the destination's token and secret in clear), and given up
 // for a pair of servers once one failed to connect; those copies are
 // staged. Over TLS the sending session checks that the destination shows
 // the certificate the client's own handshake saw there.
@@ -103,8 +105,10 @@ Direct& direct() {
 
 bool direct_wanted(uint32_t from, uint32_t to) {
   const char* flag = std::getenv("SCUDA_PEER_COPIES");
+  const bool tls_to = tls::target_of(server_connection(to)->address()).tls;
+  const bool tls_from = tls::target_of(server_connection(from)->address()).tls;
   if ((flag && std::strcmp(flag, "0") == 0) ||
-      (tls::target_of(server_connection(to)->address()).tls && tls::client_certificate_given()))
+      (tls_to && (tls::client_certificate_given() || !tls_from)))
     return false;
   std::lock_guard lock(direct().mu);
   return !direct().failed.count({from, to});
