@@ -18,6 +18,8 @@
 #include "device_checks.h"
 #include "server_process.h"
 
+extern "C" int scuda_set_peer_copies(int on);
+
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
@@ -287,7 +289,9 @@ TEST_F(SeveralServersTest, ManagedMemoryLivesOnTheFirstServer) {
 
 // A copy between servers goes from the first server's session to the
 // second's directly: neither session's connection to the client carries
-// its bytes. With SCUDA_PEER_COPIES=0 it goes through the client.
+// its bytes. With SCUDA_PEER_COPIES=0 it goes through the client (switched
+// through the library's hook: setenv would race the library's threads,
+// which read the environment).
 TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
   // Random, so that no copy on the client's connections shrinks with lz4;
   // large enough to go directly (smaller copies are staged).
@@ -297,7 +301,7 @@ TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
   ASSERT_EQ(cuMemcpyHtoD(buf_[0], bytes.data(), bytes.size()), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   for (const bool direct : {true, false}) {
-    if (!direct) setenv("SCUDA_PEER_COPIES", "0", 1);
+    scuda_set_peer_copies(direct ? 1 : 0);
     const auto [first_in, first_out] = client_bytes(first->address());
     const auto [second_in, second_out] = client_bytes(second->address());
     ASSERT_EQ(cuMemcpyPeer(buf_[2], ctx_[2], buf_[0], ctx_[0], bytes.size()), CUDA_SUCCESS);
@@ -306,7 +310,7 @@ TEST_F(SeveralServersTest, CopiesBetweenServersGoServerToServer) {
     ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
     const uint64_t sent_by_first = client_bytes(first->address()).second - first_out;
     const uint64_t received_by_second = client_bytes(second->address()).first - second_in;
-    unsetenv("SCUDA_PEER_COPIES");
+    scuda_set_peer_copies(1);
     if (direct) {
       EXPECT_LT(sent_by_first, kMiB) << "the first server sent the copy to the client";
       EXPECT_LT(received_by_second, kMiB) << "the second server got the copy from the client";

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -103,11 +104,20 @@ Direct& direct() {
   return *d;
 }
 
+// SCUDA_PEER_COPIES, read once: the environment may not be read while
+// another thread changes it, and the program's threads are ours to guess.
+std::atomic<bool>& peer_copies_on() {
+  static std::atomic<bool>* on = [] {
+    const char* flag = std::getenv("SCUDA_PEER_COPIES");
+    return new std::atomic<bool>(!flag || std::strcmp(flag, "0") != 0);  // never freed
+  }();
+  return *on;
+}
+
 bool direct_wanted(uint32_t from, uint32_t to) {
-  const char* flag = std::getenv("SCUDA_PEER_COPIES");
   const bool tls_to = tls::target_of(server_connection(to)->address()).tls;
   const bool tls_from = tls::target_of(server_connection(from)->address()).tls;
-  if ((flag && std::strcmp(flag, "0") == 0) ||
+  if (!peer_copies_on().load(std::memory_order_relaxed) ||
       (tls_to && (tls::client_certificate_given() || !tls_from)))
     return false;
   std::lock_guard lock(direct().mu);
@@ -324,3 +334,10 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size, CUs
 }
 
 }  // namespace scuda::client::custom
+
+// For tests: turns copies from server to server on (1) or off (0) from now
+// on, as SCUDA_PEER_COPIES does at the start.
+extern "C" __attribute__((visibility("default"))) int scuda_set_peer_copies(int on) {
+  scuda::client::peer_copies_on().store(on != 0, std::memory_order_relaxed);
+  return 0;
+}
