@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 
 namespace scuda::client {
 
@@ -14,10 +15,7 @@ struct HandleErrors {
   std::unordered_map<uint64_t, CUresult> by_id;
 };
 
-HandleErrors& errors() {
-  static HandleErrors* e = new HandleErrors;  // never freed: used until exit
-  return *e;
-}
+HandleErrors& errors() { return scuda::process_wide<HandleErrors>(); }
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -46,10 +47,7 @@ struct LogCallbacks {
   std::map<uint64_t, std::pair<CUlogsCallback, void*>> by_id;
 };
 
-LogCallbacks& log_callbacks() {
-  static LogCallbacks* l = new LogCallbacks;  // never freed: used until exit
-  return *l;
-}
+LogCallbacks& log_callbacks() { return scuda::process_wide<LogCallbacks>(); }
 
 CUresult register_log_callback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "nvml/runtime.h"
 #include "nvml_ops.h"
 
@@ -23,10 +24,7 @@ struct Answers {
   std::map<std::pair<uint32_t, std::string>, std::vector<uint8_t>> kept;  // (op, key)
 };
 
-Answers& answers() {
-  static Answers* a = new Answers;  // never freed: used until exit
-  return *a;
-}
+Answers& answers() { return scuda::process_wide<Answers>(); }
 
 bool is_init(uint32_t op) {
   return op == protocol::kOp_nvmlInit || op == protocol::kOp_nvmlInit_v2 ||

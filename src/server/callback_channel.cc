@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/process_wide.h"
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/op_layouts.h"
@@ -94,10 +95,7 @@ void CallbackChannel::lose(bool client_left, const std::string& why) {
   socket_.close();
 }
 
-CallbackChannel& callback_channel() {
-  static CallbackChannel* c = new CallbackChannel;  // never freed: driver threads use it until exit
-  return *c;
-}
+CallbackChannel& callback_channel() { return scuda::process_wide<CallbackChannel>(); }
 
 void CUDA_CB host_function_reached(void* id) {
   callback_channel().reached(reinterpret_cast<uintptr_t>(id));

@@ -9,6 +9,7 @@
 #include "client/runtime.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -20,10 +21,7 @@ struct Registered {
   std::map<uint64_t, std::pair<CUasyncCallback, void*>> by_id;
 };
 
-Registered& registered() {
-  static Registered* r = new Registered;  // never freed: the channel's thread uses it until exit
-  return *r;
-}
+Registered& registered() { return scuda::process_wide<Registered>(); }
 
 void forget(uint64_t id) {
   std::lock_guard lock(registered().mu);

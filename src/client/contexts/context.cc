@@ -16,6 +16,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -39,10 +40,7 @@ struct Contexts {
   std::map<uint64_t, CUdevice> devices;  // every known context's device
 };
 
-Contexts& contexts() {
-  static Contexts* c = new Contexts;  // never freed: used until exit
-  return *c;
-}
+Contexts& contexts() { return scuda::process_wide<Contexts>(); }
 
 // Bumped when a context is forgotten: each thread keeps its last answer of
 // known_context, which holds while this has not moved (ids are never

@@ -13,6 +13,7 @@
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -26,10 +27,7 @@ struct Kept {
   std::set<Key> set;  // limits cuCtxSetLimit changed
 };
 
-Kept& kept() {
-  static Kept* k = new Kept;  // never freed: used until exit
-  return *k;
-}
+Kept& kept() { return scuda::process_wide<Kept>(); }
 
 // The answer cache's key for the current context's default of `limit`;
 // empty when it has no device.

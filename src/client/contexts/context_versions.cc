@@ -8,6 +8,7 @@
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -18,10 +19,7 @@ struct Versions {
   std::map<CUcontext, unsigned> by_context;
 };
 
-Versions& versions() {
-  static Versions* v = new Versions;  // never freed: used until exit
-  return *v;
-}
+Versions& versions() { return scuda::process_wide<Versions>(); }
 
 std::string lasting_key(CUdevice dev) {
   scuda::protocol::Writer w;

@@ -8,6 +8,7 @@
 #include "client/runtime.h"
 #include "common/array_formats.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -27,10 +28,7 @@ struct Arrays {
   std::map<CUarray, Extent> extents;
 };
 
-Arrays& arrays() {
-  static Arrays* a = new Arrays;  // never freed: used until exit
-  return *a;
-}
+Arrays& arrays() { return scuda::process_wide<Arrays>(); }
 
 void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   const size_t element = format_element_bytes(d.Format, d.NumChannels);

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/runtime.h"
+#include "common/process_wide.h"
 
 namespace scuda::client {
 namespace {
@@ -26,13 +27,9 @@ struct Store {
   std::map<Key, Entry> entries;
 };
 
-// Function-local so that callers running during static initialisation (a
-// statically linked cudart in another library) find it constructed; never
-// destroyed, because such callers may also run during exit.
-Store& store() {
-  static Store* s = new Store;
-  return *s;
-}
+// Callers run during static initialisation too (a statically linked cudart
+// in another library), which process_wide's lifetime is made for.
+Store& store() { return scuda::process_wide<Store>(); }
 
 Key make_key(CUcontext ctx, void* key) {
   return {reinterpret_cast<uintptr_t>(ctx), reinterpret_cast<uintptr_t>(key)};

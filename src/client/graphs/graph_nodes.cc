@@ -19,6 +19,7 @@
 #include "client/streams/host_callbacks.h"
 #include "client_gen.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/op_layouts.h"
@@ -51,10 +52,7 @@ struct Storage {
   std::unordered_map<uint64_t, NodeStorage> by_node;
 };
 
-Storage& storage() {
-  static Storage* s = new Storage;  // never freed: used until exit
-  return *s;
-}
+Storage& storage() { return scuda::process_wide<Storage>(); }
 
 // Keeps the outputs of an add: a conditional node's bodies, an
 // allocation's address.

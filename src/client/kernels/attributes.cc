@@ -27,6 +27,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -65,10 +66,7 @@ struct AttributeCache {
   bool context_config_set = false;         // by cuCtxSetCacheConfig
 };
 
-AttributeCache& cache() {
-  static AttributeCache* c = new AttributeCache;  // never freed: used until exit
-  return *c;
-}
+AttributeCache& cache() { return scuda::process_wide<AttributeCache>(); }
 
 // Bumped whenever a cached attribute may have changed (a set, occupancy
 // forgotten, a description that says otherwise): each thread keeps its last

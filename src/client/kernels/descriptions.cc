@@ -13,6 +13,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
@@ -26,10 +27,7 @@ struct Owed {
   std::unordered_map<uint64_t, uint64_t> requests;
 };
 
-Owed& owed() {
-  static Owed* o = new Owed;  // never freed: used until exit
-  return *o;
-}
+Owed& owed() { return scuda::process_wide<Owed>(); }
 
 // Decodes a description of `id`, the whole of what `r` holds, and caches
 // it; false if malformed. *known: it has the layout.

@@ -6,6 +6,7 @@
 #include "client/kernels/descriptions.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/op_layouts.h"
 
@@ -24,10 +25,7 @@ struct Layouts {
   std::unordered_map<uint64_t, std::shared_ptr<const Layout>> by_id;
 };
 
-Layouts& layouts() {
-  static Layouts* l = new Layouts;  // never freed: used until exit
-  return *l;
-}
+Layouts& layouts() { return scuda::process_wide<Layouts>(); }
 
 template <class H>
 CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {

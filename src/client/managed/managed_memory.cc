@@ -12,6 +12,7 @@
 #include "client/pools/route.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -28,10 +29,7 @@ struct Managed {
   std::map<CUdeviceptr, size_t> sizes;
 };
 
-Managed& managed() {
-  static Managed* m = new Managed;  // never freed: used until exit
-  return *m;
-}
+Managed& managed() { return scuda::process_wide<Managed>(); }
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/stats.h"
+#include "common/process_wide.h"
 
 namespace scuda::client::coherence::detail {
 
@@ -18,10 +19,7 @@ void in_program_context(Connection& conn) {
   if (const uint64_t id = g_context.load(std::memory_order_relaxed)) conn.sync_context(id);
 }
 
-Pages& pages() {
-  static Pages* p = new Pages;  // never freed: faults may come until exit
-  return *p;
-}
+Pages& pages() { return scuda::process_wide<Pages>(); }
 
 void protect(uintptr_t address, size_t pages, int prot) {
   stats::Timed timed("managed: mprotect");

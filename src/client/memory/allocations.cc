@@ -9,6 +9,7 @@
 #include "client/modules/library_loads.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -21,10 +22,7 @@ struct Allocations {
   std::map<CUdeviceptr, size_t> ranges;  // base -> size
 };
 
-Allocations& allocations() {
-  static Allocations* a = new Allocations;  // never freed: used until exit
-  return *a;
-}
+Allocations& allocations() { return scuda::process_wide<Allocations>(); }
 
 }  // namespace
 

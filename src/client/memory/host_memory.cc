@@ -29,6 +29,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 
 namespace scuda::client {
@@ -45,10 +46,7 @@ struct HostMemory {
   std::map<void*, HostBlock> blocks;
 };
 
-HostMemory& host_memory() {
-  static HostMemory* h = new HostMemory;  // never freed: used until exit
-  return *h;
-}
+HostMemory& host_memory() { return scuda::process_wide<HostMemory>(); }
 
 // The blocks kept on the client's side, which launches search without the
 // lock.

@@ -19,6 +19,7 @@
 #include "client/op_calls.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ipc_handle.h"
@@ -39,10 +40,7 @@ struct OpenedMemory {
   std::map<CUdeviceptr, CUdeviceptr> bases;
 };
 
-OpenedMemory& opened() {
-  static OpenedMemory* o = new OpenedMemory;  // never freed: used until exit
-  return *o;
-}
+OpenedMemory& opened() { return scuda::process_wide<OpenedMemory>(); }
 
 // Asks the session to open the handle: at `at` for scuda's handles, or
 // where the driver chooses (at 0) for the driver's; *p is the pointer.

@@ -29,6 +29,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -64,10 +65,7 @@ struct Placements {
   std::map<CUdevice, MappedMemory> devices;
 };
 
-Placements& placements() {
-  static Placements* p = new Placements;  // never freed: used until exit
-  return *p;
-}
+Placements& placements() { return scuda::process_wide<Placements>(); }
 
 // The current context's device's placements; null without a current context.
 MappedMemory* current(Placements& p) {

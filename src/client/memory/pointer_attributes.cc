@@ -17,6 +17,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -86,10 +87,7 @@ struct Kept {
   std::map<std::pair<CUdeviceptr, CUpointer_attribute>, uint64_t> values;
 };
 
-Kept& kept() {
-  static Kept* k = new Kept;  // never freed: used until exit
-  return *k;
-}
+Kept& kept() { return scuda::process_wide<Kept>(); }
 
 // Attributes the program may change while the allocation lives.
 bool keepable(CUpointer_attribute a) {

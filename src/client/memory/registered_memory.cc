@@ -31,6 +31,7 @@
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -59,10 +60,7 @@ struct Registry {
   size_t kept = 0;                    // ranges whose changes the session sends unasked
 };
 
-Registry& registry() {
-  static Registry* r = new Registry;  // never freed: used until exit
-  return *r;
-}
+Registry& registry() { return scuda::process_wide<Registry>(); }
 
 std::atomic<bool> g_any{false};
 // The ranges not yet kept in step, and those mirrored at another address,

@@ -7,6 +7,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "protocol/op_layouts.h"
 
 namespace scuda::client {
@@ -19,10 +20,7 @@ struct HeldImages {
   bool server_caches = true;
 };
 
-HeldImages& held() {
-  static HeldImages* h = new HeldImages;  // never freed: used until exit
-  return *h;
-}
+HeldImages& held() { return scuda::process_wide<HeldImages>(); }
 
 }  // namespace
 

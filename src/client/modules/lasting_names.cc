@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 
 namespace scuda::client {
 
@@ -18,10 +19,7 @@ struct Names {
   std::multimap<uint64_t, uint64_t> children;                // parent -> its named ids
 };
 
-Names& names() {
-  static Names* n = new Names;  // never freed: used until exit
-  return *n;
-}
+Names& names() { return scuda::process_wide<Names>(); }
 
 // With the lock held.
 void name(uint64_t id, uint64_t parent, std::string lasting) {

@@ -25,6 +25,7 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -53,10 +54,7 @@ struct Probes {
   size_t bytes = 0;
 };
 
-Probes& probes() {
-  static Probes* p = new Probes;  // never freed: used until exit
-  return *p;
-}
+Probes& probes() { return scuda::process_wide<Probes>(); }
 
 // A failure is the library's, not the next synchronize's.
 CUresult on_load_reply(uint64_t library, const ImageHash& hash, uint64_t size, bool sent,

@@ -27,6 +27,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/op_layouts.h"
@@ -44,10 +45,7 @@ struct Known {
   std::map<uint64_t, std::string> names;
 };
 
-Known& known() {
-  static Known* k = new Known;  // never freed: used until exit
-  return *k;
-}
+Known& known() { return scuda::process_wide<Known>(); }
 
 template <class Key>
 bool find(const std::map<Key, uint64_t>& map, const Key& key, uint64_t* id) {

@@ -28,6 +28,7 @@
 #include "client/pools/servers.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "common/tls_client.h"
 #include "custom.h"
 #include "forward.h"
@@ -99,10 +100,7 @@ struct Direct {
   std::set<std::pair<uint32_t, uint32_t>> failed;                   // (from, to)
 };
 
-Direct& direct() {
-  static Direct* d = new Direct;  // never freed: used until exit
-  return *d;
-}
+Direct& direct() { return scuda::process_wide<Direct>(); }
 
 // SCUDA_PEER_COPIES, read once: the environment may not be read while
 // another thread changes it, and the program's threads are ours to guess.

@@ -21,6 +21,7 @@
 #include "client/runtime.h"
 #include "client/streams/work_epoch.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -38,10 +39,7 @@ struct Finished {
   std::set<CUevent> foreign;             // shared with another process
 };
 
-Finished& finished() {
-  static Finished* f = new Finished;  // never freed: used until exit
-  return *f;
-}
+Finished& finished() { return scuda::process_wide<Finished>(); }
 
 // Graph launches may record any event.
 std::atomic<uint64_t> g_graph_launches{0};

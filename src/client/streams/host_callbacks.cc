@@ -20,6 +20,7 @@
 #include "client/streams/stream_capture.h"
 #include "client/transport/callback_channel.h"
 #include "client/transport/session.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -49,10 +50,7 @@ struct Callbacks {
   std::set<uint64_t> stream_pending;  // stream callbacks (not captured) yet to finish
 };
 
-Callbacks& callbacks() {
-  static Callbacks* c = new Callbacks;  // never freed: used until exit
-  return *c;
-}
+Callbacks& callbacks() { return scuda::process_wide<Callbacks>(); }
 
 // The callback is queued before its request is sent, since the stream may
 // reach it as soon as the server has the request.

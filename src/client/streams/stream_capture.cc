@@ -24,6 +24,7 @@
 #include "client/op_calls.h"
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -102,10 +103,7 @@ class ActiveCaptures {
   std::atomic<int> count_{0};
 };
 
-ActiveCaptures& active() {
-  static ActiveCaptures* a = new ActiveCaptures;  // never freed: used until exit
-  return *a;
-}
+ActiveCaptures& active() { return scuda::process_wide<ActiveCaptures>(); }
 
 template <class Begin>
 CUresult begin(CUstream stream, bool per_thread, Begin send) {

@@ -5,6 +5,7 @@
 
 #include "client/runtime.h"
 #include "common/lock_order.h"
+#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -17,10 +18,7 @@ struct StreamDevices {
   std::unordered_map<uint64_t, CUdevice> devices;  // stream id -> device
 };
 
-StreamDevices& streams() {
-  static StreamDevices* s = new StreamDevices;  // never freed: used until exit
-  return *s;
-}
+StreamDevices& streams() { return scuda::process_wide<StreamDevices>(); }
 
 // A stream is created in the current context: its device is the stream's.
 CUresult note_stream(CUresult rc, CUstream* stream) {
