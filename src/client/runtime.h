@@ -13,6 +13,7 @@
 #include "client/transport/session.h"
 #include "common/driver_table.h"
 #include "protocol/codec.h"
+#include "protocol/handle_ids.h"
 
 namespace scuda::client {
 
@@ -59,14 +60,8 @@ uint64_t new_handle_id();
 // server of the current context.
 uint64_t new_shared_handle_id();
 
-template <class H>
-uint64_t handle_id(H h) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
-}
-template <class H>
-H handle_from_id(uint64_t id) {
-  return reinterpret_cast<H>(static_cast<uintptr_t>(id));
-}
+using protocol::handle_from_id;
+using protocol::handle_id;
 
 // With `conn`'s lock held: makes the context the thread's requests run in
 // (route.h) current on conn's server, when it differs from the last one

@@ -9,6 +9,7 @@
 
 #include "common/nvml_table.h"
 #include "protocol/codec.h"
+#include "protocol/handle_ids.h"
 
 namespace scuda::nvml {
 
@@ -31,14 +32,8 @@ nvmlReturn_t bad_reply(const char* name);
 // above the driver stand-in's, since both share the session's handle table.
 uint64_t new_handle_id();
 
-template <class H>
-uint64_t handle_id(H h) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
-}
-template <class H>
-H handle_from_id(uint64_t id) {
-  return reinterpret_cast<H>(static_cast<uintptr_t>(id));
-}
+using protocol::handle_from_id;
+using protocol::handle_id;
 
 // Sends request `op` through libcuda.so.1's session (opening it if needed)
 // and returns the server's nvmlReturn_t, leaving the rest of the reply in
