@@ -8,13 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -50,15 +53,21 @@ std::filesystem::path bin_dir() {
   return std::filesystem::canonical("/proc/self/exe").parent_path();
 }
 
+// A port on 127.0.0.1 that the kernel has just handed out, for a child to
+// listen on; throws when there is none to be had.
 int free_loopback_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
+  const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!ok)
+    throw std::runtime_error(
+        fmt::format("no free port on 127.0.0.1 for the bench: {}", std::strerror(error)));
   return ntohs(a.sin_port);
 }
 
@@ -91,6 +100,7 @@ class Children {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     for (const std::string& kv : env) putenv(strdup(kv.c_str()));
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());

@@ -2,6 +2,8 @@
 #include <cuda.h>
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -20,9 +22,7 @@ bool is_listen_option(const std::string& arg) {
   return arg.rfind("-l", 0) == 0 || arg == "--listen" || arg.rfind("--listen=", 0) == 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   // Checked before any command runs: a misspelt level is a mistake to fix,
   // not a reason to log at another level than the one asked for.
   spdlog::level::level_enum level;
@@ -51,4 +51,19 @@ int main(int argc, char** argv) {
   scuda::cli::add_token_command(app);
   CLI11_PARSE(app, static_cast<int>(args.size()), args.data());
   return 0;
+}
+
+}  // namespace
+
+// A command that fails with an exception says so in one line, not in the
+// C++ runtime's abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scuda: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "scuda: an unknown error\n");
+  }
+  return 1;
 }

@@ -28,6 +28,7 @@ std::vector<size_t> server_order(const Pool& pool,
                                  const std::map<size_t, std::vector<const PoolDevice*>>& free,
                                  const std::vector<std::string>& chosen) {
   std::vector<size_t> order;
+  order.reserve(free.size());
   for (const auto& [server, devices] : free) order.push_back(server);
   auto holds_chosen = [&](size_t server) {
     return std::any_of(chosen.begin(), chosen.end(), [&](const std::string& id) {

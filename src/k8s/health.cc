@@ -84,6 +84,7 @@ void HealthMonitor::probe_all(bool first) {
       return now;
     }));
   std::vector<ServerHealth> now;
+  now.reserve(answers.size());
   for (std::future<ServerHealth>& answer : answers) now.push_back(answer.get());
   std::lock_guard lock(mutex_);
   for (size_t i = 0; i < addresses_.size(); ++i) {

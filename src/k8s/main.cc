@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <thread>
 
@@ -113,9 +115,7 @@ int run(Args& a) {
   return serve(a.plugin, service, stop);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int main_of(int argc, char** argv) {
   Args args;
   CLI::App app{"scuda-device-plugin: a pool's remote GPUs as a Kubernetes extended resource"};
   add_options(app, args);
@@ -123,4 +123,18 @@ int main(int argc, char** argv) {
   scuda::init_logging(args.verbose);
   if (!args.verbose && !std::getenv("SCUDA_LOG_LEVEL")) spdlog::set_level(spdlog::level::info);
   return run(args);
+}
+
+}  // namespace
+
+// A failure by exception says so in one line, not in the C++ runtime's abort.
+int main(int argc, char** argv) {
+  try {
+    return main_of(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scuda-device-plugin: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "scuda-device-plugin: an unknown error\n");
+  }
+  return 1;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # clang_tidy_test.sh SOURCE_DIR BUILD_DIR: the checks of SOURCE_DIR/.clang-tidy
-# pass over src/protocol, src/common and src/server, the code that decodes
-# every byte a client sends, and over src/client, the library that runs in
-# every user's process, compiled as BUILD_DIR's compile_commands.json says.
+# pass over every part of src/: the server, which decodes every byte a
+# client sends, the client library, which runs in every user's process,
+# NVML, the CLI and the device plugin, each compiled as BUILD_DIR's
+# compile_commands.json says.
 #
 # Nearly all of clang-tidy's time on a file goes to matching its checks
 # against the standard, logging and CUDA headers the file includes, whose
@@ -34,7 +35,10 @@ command -v "$clang" >/dev/null || clang="clang++"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$src"
-files=(src/protocol/*.cc src/common/*.cc src/server/*.cc src/server/status/*.cc)
+files=(src/protocol/*.cc src/common/*.cc src/server/*.cc src/server/status/*.cc src/nvml/*.cc src/k8s/*.cc)
+# The CLI builds as unity files (src/CMakeLists.txt) that include its
+# sources; the header filter lets their warnings through.
+files+=("$build"/src/CMakeFiles/scuda.dir/Unity/unity_*_cxx.cxx)
 mapfile -t client < <(find src/client -name '*.cc' | sort)
 files+=("${client[@]}")
 echo "clang-tidy over ${#files[@]} files"
