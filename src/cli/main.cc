@@ -2,14 +2,13 @@
 #include <cuda.h>
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <exception>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/version.h"
 #include "common/log.h"
+#include "common/main_guard.h"
 #include "protocol/frame.h"
 
 namespace {
@@ -55,15 +54,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-// A command that fails with an exception says so in one line, not in the
-// C++ runtime's abort.
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "scuda: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "scuda: an unknown error\n");
-  }
-  return 1;
+  return scuda::run_main("scuda", [&] { return run(argc, argv); });
 }

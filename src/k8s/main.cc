@@ -7,14 +7,13 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <filesystem>
 #include <thread>
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/main_guard.h"
 #include "k8s/health.h"
 #include "k8s/plugin.h"
 
@@ -127,14 +126,6 @@ int main_of(int argc, char** argv) {
 
 }  // namespace
 
-// A failure by exception says so in one line, not in the C++ runtime's abort.
 int main(int argc, char** argv) {
-  try {
-    return main_of(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "scuda-device-plugin: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "scuda-device-plugin: an unknown error\n");
-  }
-  return 1;
+  return scuda::run_main("scuda-device-plugin", [&] { return main_of(argc, argv); });
 }
