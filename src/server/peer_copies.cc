@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <new>
 #include <thread>
 
@@ -24,16 +27,6 @@ using std::chrono::seconds;
 // How long a connect, a handshake, or a wait for the other side's bytes
 // may take before the copy fails (and the client stages it instead).
 constexpr milliseconds kPeerLimit = seconds(10);
-
-// What each stripe's connection sends first. Both sessions run the same
-// build (the join's handshake checks the protocol version), so the struct
-// crosses as its bytes.
-struct CopyHeader {
-  uint64_t id;
-  uint64_t size;
-  uint32_t stripe;
-  uint32_t stripes;
-};
 
 // Each stripe's bytes go through its buffer in pieces of this size.
 constexpr size_t kPeerChunk = 4u << 20;
@@ -136,10 +129,14 @@ StripeEnd first_failure(const std::vector<StripeEnd>& ends) {
   return {};
 }
 
-StripeEnd send_stripe(const DriverTable& d, uint8_t* buffer, CUdeviceptr src, uint64_t length,
-                      const CopyHeader& header, const PeerAddress& to) {
+// The key a destination's kept connections go by: its address and inbox.
+std::string destination_of(const PeerAddress& to) { return to.address + "\n" + to.name; }
+
+StripeEnd send_stripe(const DriverTable& d, PeerCopies& peers, uint8_t* buffer, CUdeviceptr src,
+                      uint64_t length, const PeerCopyHeader& header, const PeerAddress& to) {
   std::string why;
-  Socket s = dial(to, &why);
+  Socket s = peers.kept(destination_of(to));
+  if (!s.valid()) s = dial(to, &why);
   if (!s.valid() || !s.write_all(&header, sizeof header)) return {CUDA_ERROR_NOT_SUPPORTED, why};
   for (uint64_t at = 0; at < length;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kPeerChunk, length - at));
@@ -153,11 +150,12 @@ StripeEnd send_stripe(const DriverTable& d, uint8_t* buffer, CUdeviceptr src, ui
   uint32_t result = CUDA_ERROR_UNKNOWN;
   if (!s.read_exact(&result, sizeof result))
     return {CUDA_ERROR_NOT_SUPPORTED, fmt::format("{} did not say how the copy ended", to.address)};
+  if (result == CUDA_SUCCESS) peers.keep(destination_of(to), std::move(s));
   return {static_cast<CUresult>(result), ""};
 }
 
-StripeEnd receive_stripe(const DriverTable& d, uint8_t* buffer, Socket& peer, CUdeviceptr dst,
-                         uint64_t length) {
+StripeEnd receive_stripe(const DriverTable& d, PeerCopies& peers, uint8_t* buffer, Socket& peer,
+                         CUdeviceptr dst, uint64_t length) {
   CUresult rc = buffer ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
   uint8_t drain[4096];
   for (uint64_t at = 0; at < length;) {
@@ -171,7 +169,8 @@ StripeEnd receive_stripe(const DriverTable& d, uint8_t* buffer, Socket& peer, CU
   // device; the copy is done only once they have.
   if (rc == CUDA_SUCCESS) rc = d.cuStreamSynchronize(nullptr);
   const uint32_t result = rc;
-  peer.write_all(&result, sizeof result);
+  if (peer.write_all(&result, sizeof result) && rc == CUDA_SUCCESS)
+    peers.await_next(std::move(peer));
   return {rc, ""};
 }
 
@@ -194,10 +193,64 @@ bool PeerCopies::open(std::string* name, std::string* secret, std::string* error
 // the inbox never stops taking them.
 bool PeerCopies::take(Socket peer) {
   if (!acknowledge_join(peer)) return false;
-  std::lock_guard lock(mu_);
-  arrived_.push_back(std::move(peer));
-  cv_.notify_all();
+  arrived_->add({std::move(peer)});
   return false;
+}
+
+void PeerCopies::Arrivals::add(Arrival a) {
+  std::lock_guard lock(mu);
+  queue.push_back(std::move(a));
+  cv.notify_all();
+}
+
+// The sending session ends the connection when it ends, which ends the
+// thread's wait; a copy that comes finds its header read.
+void PeerCopies::await_next(Socket peer) {
+  auto wait = [arrived = arrived_](Socket s) {
+    Arrival a{std::move(s), true, {}};
+    a.socket.set_idle_limit(milliseconds(0));
+    if (!a.socket.read_exact(&a.header, sizeof a.header)) return;
+    limit_waits(a.socket);
+    arrived->add(std::move(a));
+  };
+  try {
+    std::thread(wait, std::move(peer)).detach();
+  } catch (...) {
+    // No thread: the connection closes, and the next copy dials again.
+  }
+}
+
+// A kept connection that shows anything to read has been closed by the
+// other end (or is out of step with it): it is dropped.
+Socket PeerCopies::kept(const std::string& destination) {
+  std::lock_guard lock(kept_mu_);
+  auto it = kept_.find(destination);
+  while (it != kept_.end() && !it->second.empty()) {
+    Socket s = std::move(it->second.back());
+    it->second.pop_back();
+    uint8_t byte = 0;
+    short wait = 0;
+    if (s.read_now(&byte, 1, &wait) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return s;
+  }
+  return Socket();
+}
+
+void PeerCopies::keep(const std::string& destination, Socket peer) {
+  std::lock_guard lock(kept_mu_);
+  std::vector<Socket>& kept = kept_[destination];
+  if (kept.size() < kPeerStreams) kept.push_back(std::move(peer));
+}
+
+bool PeerCopies::header_of(Arrival& a, std::chrono::steady_clock::time_point deadline) {
+  if (a.has_header) return true;
+  limit_waits(a.socket);
+  // The header may take only what is left of the wait.
+  a.socket.set_idle_limit(std::max(
+      milliseconds(1),
+      std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now())));
+  a.has_header = a.socket.read_exact(&a.header, sizeof a.header);
+  a.socket.set_idle_limit(kPeerLimit);
+  return a.has_header;
 }
 
 std::vector<Socket> PeerCopies::take_stripes(uint64_t id, uint64_t size, milliseconds limit) {
@@ -205,29 +258,23 @@ std::vector<Socket> PeerCopies::take_stripes(uint64_t id, uint64_t size, millise
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<Socket> stripes(count);
   for (uint32_t have = 0; have < count;) {
-    Socket peer;
+    Arrival a;
     {
-      std::unique_lock lock(mu_);
-      if (!cv_.wait_until(lock, deadline, [&] { return !arrived_.empty(); }) ||
+      std::unique_lock lock(arrived_->mu);
+      if (!arrived_->cv.wait_until(lock, deadline, [&] { return !arrived_->queue.empty(); }) ||
           std::chrono::steady_clock::now() >= deadline) {
         // What came for this copy too late, or for none, is closed: a
         // sender's stripe then fails at once rather than at its write limit.
-        arrived_.clear();
+        arrived_->queue.clear();
         return {};
       }
-      peer = std::move(arrived_.front());
-      arrived_.pop_front();
+      a = std::move(arrived_->queue.front());
+      arrived_->queue.pop_front();
     }
-    limit_waits(peer);
-    // The header may take only what is left of the wait.
-    peer.set_idle_limit(std::max(
-        milliseconds(1),
-        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now())));
-    CopyHeader h{};
-    if (peer.read_exact(&h, sizeof h) && h.id == id && h.size == size && h.stripes == count &&
+    const PeerCopyHeader& h = a.header;
+    if (header_of(a, deadline) && h.id == id && h.size == size && h.stripes == count &&
         h.stripe < count && !stripes[h.stripe].valid()) {
-      peer.set_idle_limit(kPeerLimit);
-      stripes[h.stripe] = std::move(peer);
+      stripes[h.stripe] = std::move(a.socket);
       ++have;
       continue;
     }
@@ -254,8 +301,8 @@ CUresult send_to_peer(const DriverTable& d, PeerCopies& peers, CUdeviceptr src, 
   fail_not_started(for_each_stripe(d, plan.count,
                                    [&](uint32_t i) {
                                      const uint64_t offset = i * plan.length;
-                                     const CopyHeader header{id, size, i, plan.count};
-                                     ends[i] = send_stripe(d, peers.buffer(i), src + offset,
+                                     const PeerCopyHeader header{id, size, i, plan.count};
+                                     ends[i] = send_stripe(d, peers, peers.buffer(i), src + offset,
                                                            std::min(plan.length, size - offset),
                                                            header, to);
                                    }),
@@ -273,7 +320,7 @@ CUresult receive_from_peer(const DriverTable& d, PeerCopies& peers, std::vector<
   fail_not_started(for_each_stripe(d, plan.count,
                                    [&](uint32_t i) {
                                      const uint64_t offset = i * plan.length;
-                                     ends[i] = receive_stripe(d, peers.buffer(i), stripes[i],
+                                     ends[i] = receive_stripe(d, peers, peers.buffer(i), stripes[i],
                                                               dst + offset,
                                                               std::min(plan.length, size - offset));
                                    }),

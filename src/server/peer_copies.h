@@ -6,7 +6,10 @@
 // stripe of the copy (stripes_of), and sends each stripe's header, then its
 // bytes, from a thread of its own, so that one stripe's read from the
 // device runs while another's bytes are on the wire and several TCP
-// streams carry the copy.
+// streams carry the copy. Both ends keep a stripe's connection once its
+// copy is done, for the next copy between the two sessions: a copy that
+// finds one saves the dial and the handshake, which a small copy cannot
+// afford.
 #pragma once
 
 #include <cuda.h>
@@ -15,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,8 +41,19 @@ inline constexpr uint32_t kPeerStreams = 4;
 inline constexpr uint64_t kPeerMinStripe = 4u << 20;
 Stripes stripes_of(uint64_t size);
 
+// What each stripe's connection sends first, for each copy. Both sessions
+// run the same build (the join's handshake checks the protocol version), so
+// the struct crosses as its bytes.
+struct PeerCopyHeader {
+  uint64_t id;
+  uint64_t size;
+  uint32_t stripe;
+  uint32_t stripes;
+};
+
 // The session's side of copies between servers: the inbox that other
-// sessions send copies to, and the host buffers its stripes pass through.
+// sessions send copies to, the host buffers its stripes pass through, and
+// the connections kept from earlier copies, at both ends.
 class PeerCopies {
  public:
   // Opens the inbox the first time; says the name and the secret that a
@@ -52,13 +67,40 @@ class PeerCopies {
   // nullptr if no memory could be had.
   uint8_t* buffer(uint32_t i);
 
+  // Receiving: a stripe's connection whose copy is done, kept for the next
+  // copy it brings; a thread of its own waits for that copy's header.
+  void await_next(Socket peer);
+  // Sending: a connection kept for `destination` (its address and inbox)
+  // that the other end has not closed; an invalid Socket when there is none.
+  Socket kept(const std::string& destination);
+  // Sending: keeps a connection whose copy is done, up to kPeerStreams for
+  // each destination.
+  void keep(const std::string& destination, Socket peer);
+
  private:
+  // A connection that came to the inbox, and its copy's header where a
+  // kept connection's thread has already read it.
+  struct Arrival {
+    Socket socket;
+    bool has_header = false;
+    PeerCopyHeader header{};
+  };
+  // Shared with the threads of kept connections, which may outlive the
+  // session's objects at the process's end.
+  struct Arrivals {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Arrival> queue;
+    void add(Arrival a);
+  };
   bool take(Socket peer);
+  // The header of `a`'s copy, read within what is left until `deadline`.
+  static bool header_of(Arrival& a, std::chrono::steady_clock::time_point deadline);
 
   JoinPoint join_;
-  std::mutex mu_;  // guards arrived_
-  std::condition_variable cv_;
-  std::deque<Socket> arrived_;
+  std::shared_ptr<Arrivals> arrived_ = std::make_shared<Arrivals>();
+  std::mutex kept_mu_;  // guards kept_
+  std::map<std::string, std::vector<Socket>> kept_;
   std::unique_ptr<uint8_t[]> buffers_[kPeerStreams];
 };
 

@@ -104,6 +104,30 @@ class SeveralServersTest : public ::testing::Test {
     return bytes;
   }
 
+  // `size` bytes on device 0 (the first server) and on device 2 (the
+  // second); device 0's context is current after.
+  void allocate_on_both(size_t size, CUdeviceptr* from, CUdeviceptr* to) {
+    ASSERT_EQ(cuMemAlloc(from, size), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemAlloc(to, size), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+  }
+  // Random bytes from `seed`, written to `p` (in the current context).
+  static std::vector<uint8_t> write_random(CUdeviceptr p, size_t size, unsigned seed) {
+    std::vector<uint8_t> bytes(size);
+    std::mt19937 random(seed);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
+    EXPECT_EQ(cuMemcpyHtoD(p, bytes.data(), size), CUDA_SUCCESS);
+    return bytes;
+  }
+  // Frees what allocate_on_both allocated.
+  void free_on_both(CUdeviceptr from, CUdeviceptr to) {
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+    EXPECT_EQ(cuMemFree(to), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+    EXPECT_EQ(cuMemFree(from), CUDA_SUCCESS);
+  }
+
   CUcontext ctx_[kDevices] = {};
   CUdeviceptr buf_[kDevices] = {};
 };
@@ -341,14 +365,8 @@ size_t joins(const scuda::test::ServerProcess& server) {
 TEST_F(SeveralServersTest, CopiesBetweenServersCrossInStripes) {
   const size_t size = kBuffer + 12345;
   CUdeviceptr from = 0, to = 0;
-  ASSERT_EQ(cuMemAlloc(&from, size), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemAlloc(&to, size), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
-  std::vector<uint8_t> bytes(size);
-  std::mt19937 random(31);
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
-  ASSERT_EQ(cuMemcpyHtoD(from, bytes.data(), size), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(allocate_on_both(size, &from, &to));
+  const std::vector<uint8_t> bytes = write_random(from, size, 31);
   const size_t joined_before = joins(*second);
   const uint64_t received_before = client_bytes(second->address()).first;
   ASSERT_EQ(cuMemcpyPeer(to, ctx_[2], from, ctx_[0], size), CUDA_SUCCESS);
@@ -362,9 +380,35 @@ TEST_F(SeveralServersTest, CopiesBetweenServersCrossInStripes) {
   EXPECT_GE(joins(*second) - joined_before, 4u) << "a copy of 16 MiB and more takes 4 streams";
   ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
   EXPECT_EQ(read(to, size), bytes);
-  EXPECT_EQ(cuMemFree(to), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
-  EXPECT_EQ(cuMemFree(from), CUDA_SUCCESS);
+  free_on_both(from, to);
+}
+
+// The stripes' connections stay open after a copy, and the next copy
+// between the same two sessions crosses on them: no new join reaches the
+// destination's listener, and the bytes arrive whole.
+TEST_F(SeveralServersTest, ASecondCopyBetweenServersCrossesOnTheFirstOnesConnections) {
+  const size_t size = kBuffer + 4321;
+  CUdeviceptr from = 0, to = 0;
+  ASSERT_NO_FATAL_FAILURE(allocate_on_both(size, &from, &to));
+  for (unsigned copy = 0; copy < 2; ++copy) {
+    const std::vector<uint8_t> bytes = write_random(from, size, 37 + copy);
+    const size_t joined_before = joins(*second);
+    ASSERT_EQ(cuMemcpyPeer(to, ctx_[2], from, ctx_[0], size), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    EXPECT_EQ(read(to, size), bytes) << "copy " << copy;
+    ASSERT_EQ(cuCtxSetCurrent(ctx_[0]), CUDA_SUCCESS);
+    // The log's lines of the joins may come a moment after the copy.
+    const size_t wanted = copy == 0 ? 4 : 1;
+    for (int i = 0; i < 20 && joins(*second) - joined_before < wanted; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (copy == 0) {
+      EXPECT_GE(joins(*second) - joined_before, 4u) << "the first copy dials its 4 stripes";
+    } else {
+      EXPECT_EQ(joins(*second) - joined_before, 0u) << "the second copy dialled again";
+    }
+  }
+  free_on_both(from, to);
 }
 
 // A pool for the second server's device lives there, under that server's
