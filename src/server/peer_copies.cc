@@ -129,15 +129,35 @@ StripeEnd first_failure(const std::vector<StripeEnd>& ends) {
   return {};
 }
 
-// The key a destination's kept connections go by: its address and inbox.
-std::string destination_of(const PeerAddress& to) { return to.address + "\n" + to.name; }
+// The key a destination's kept connections go by: everything the join
+// checked (the address, the inbox and its secret, the token, the pinned
+// certificate), so that a connection serves only a copy that would have
+// been let in on it.
+std::string destination_of(const PeerAddress& to) {
+  return fmt::format("{}\n{}\n{}\n{}\n{}", to.address, to.name, to.secret, to.token,
+                     to.certificate);
+}
+
+// A connection for a stripe to `to` with its header sent: a kept one, or,
+// when there is none or the other end closed the kept one before the header
+// crossed, a new one.
+Socket open_stripe(PeerCopies& peers, const PeerCopyHeader& header, const PeerAddress& to,
+                   std::string* why) {
+  if (Socket s = peers.kept(destination_of(to)); s.valid() && s.write_all(&header, sizeof header))
+    return s;
+  Socket s = dial(to, why);
+  if (s.valid() && !s.write_all(&header, sizeof header)) {
+    *why = fmt::format("the connection to {} broke before the copy", to.address);
+    return Socket();
+  }
+  return s;
+}
 
 StripeEnd send_stripe(const DriverTable& d, PeerCopies& peers, uint8_t* buffer, CUdeviceptr src,
                       uint64_t length, const PeerCopyHeader& header, const PeerAddress& to) {
   std::string why;
-  Socket s = peers.kept(destination_of(to));
-  if (!s.valid()) s = dial(to, &why);
-  if (!s.valid() || !s.write_all(&header, sizeof header)) return {CUDA_ERROR_NOT_SUPPORTED, why};
+  Socket s = open_stripe(peers, header, to, &why);
+  if (!s.valid()) return {CUDA_ERROR_NOT_SUPPORTED, why};
   for (uint64_t at = 0; at < length;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kPeerChunk, length - at));
     // A read that fails ends the connection: the inbox's side fails with it.
@@ -232,6 +252,9 @@ Socket PeerCopies::kept(const std::string& destination) {
     short wait = 0;
     if (s.read_now(&byte, 1, &wait) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return s;
   }
+  // A destination whose connections are all gone (its session ended) is
+  // forgotten.
+  if (it != kept_.end()) kept_.erase(it);
   return Socket();
 }
 
