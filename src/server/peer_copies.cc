@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <new>
