@@ -3,19 +3,25 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
 struct HandleErrors {
   RankedMutex mu{LockRank::kReplyTables, "HandleErrors::mu"};
   std::unordered_map<uint64_t, CUresult> by_id;
 };
 
-HandleErrors& errors() { return scuda::process_wide<HandleErrors>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::HandleErrors;
+
+HandleErrors& errors() { return client_state().handle_errors.get(); }
 
 }  // namespace
 

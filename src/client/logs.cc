@@ -16,9 +16,9 @@
 #include "client/op_calls.h"
 #include "client/program_files.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -42,12 +42,22 @@ CUresult dump(CUlogIterator* iterator, size_t capacity, unsigned flags, std::str
   return CUDA_SUCCESS;
 }
 
+}  // namespace
+
+namespace scuda::client::parts {
+
 struct LogCallbacks {
   scuda::RankedMutex mu{scuda::LockRank::kLeaf, "LogCallbacks::mu"};
   std::map<uint64_t, std::pair<CUlogsCallback, void*>> by_id;
 };
 
-LogCallbacks& log_callbacks() { return scuda::process_wide<LogCallbacks>(); }
+}  // namespace scuda::client::parts
+
+namespace {
+
+using scuda::client::parts::LogCallbacks;
+
+LogCallbacks& log_callbacks() { return scuda::client::client_state().log_callbacks.get(); }
 
 CUresult register_log_callback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;

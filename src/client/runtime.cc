@@ -14,6 +14,7 @@
 #include "client/managed/coherent_pages.h"
 #include "client/memory/registered_memory.h"
 #include "client/pools/route.h"
+#include "client/state.h"
 #include "client/stats.h"
 #include "client/streams/work_epoch.h"
 #include "client/transport/session.h"
@@ -24,23 +25,25 @@
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
+// NVIDIA's driver, when no server is configured and the client passes every
+// call through to it.
 struct LocalDriver {
+  LocalDriver() {
+    if (!load_driver("", &table, &error))
+      spdlog::error("no scuda server is configured (SCUDA_SERVER or ~/.config/scuda/host) and {}",
+                    error);
+  }
   DriverTable table;
   std::string error;
 };
 
-LocalDriver& local() {
-  static LocalDriver* d = [] {
-    auto* d = new LocalDriver;  // never freed: used until the process ends
-    if (!load_driver("", &d->table, &d->error))
-      spdlog::error("no scuda server is configured (SCUDA_SERVER or ~/.config/scuda/host) and {}",
-                    d->error);
-    return d;
-  }();
-  return *d;
-}
+}  // namespace parts
+
+namespace {
+
+parts::LocalDriver& local() { return client_state().local_driver.get(); }
 
 std::atomic<bool> g_exiting{false};
 
@@ -180,7 +183,7 @@ bool writes_no_memory(uint32_t op) {
 }
 
 // With the connection's lock held, before `op` is sent.
-void before_sending(Connection& conn, uint32_t op, const protocol::Writer& request) {
+void before_sending(Connection& conn, uint32_t op) {
   const bool device_work = may_start_device_work(op);
   std::optional<coherence::NoManagedWrites> confined;
   if (device_work && (waits_only(op) || writes_no_memory(op))) confined.emplace();
@@ -197,7 +200,7 @@ bool whole_context_sync(uint32_t op) {
 CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply,
               bool synchronizing) {
   return with_connection([&](Connection& conn) {
-    before_sending(conn, op, request);
+    before_sending(conn, op);
     uint64_t id = 0;
     const auto flags = static_cast<uint16_t>(
         synchronizing ? protocol::kSynchronizing | registered::want_changes() : 0);
@@ -214,7 +217,7 @@ CUresult call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>
 CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
                     Connection::ReplyHandler handle) {
   return with_connection([&](Connection& conn) {
-    before_sending(conn, op, request);
+    before_sending(conn, op);
     if (!send_in_context(&conn, op, 0, request, id)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     conn.handle_later(*id, std::move(handle));
     return CUDA_SUCCESS;
@@ -223,7 +226,7 @@ CUresult call_later(uint32_t op, const protocol::Writer& request, uint64_t* id,
 
 CUresult post(uint32_t op, const protocol::Writer& request, uint64_t* id) {
   return with_connection([&](Connection& conn) {
-    before_sending(conn, op, request);
+    before_sending(conn, op);
     return send_in_context(&conn, op, protocol::kOneWay, request, id)
                ? CUDA_SUCCESS
                : CUDA_ERROR_DEVICE_UNAVAILABLE;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "client/state.h"
 #include "client/transport/connection.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
@@ -61,9 +62,14 @@ bool write_json(const Table& rows, const char* path) {
   return std::fclose(f) == 0 && written;
 }
 
-// Collects rows; report() writes them out.
+}  // namespace
+
+namespace parts {
+
+// Collects rows; report() writes them out, at the process's exit.
 class Stats {
  public:
+  Stats();
   Row& row(const std::string& name) { return rows_[name]; }
   RankedMutex& mutex() { return mu_; }
 
@@ -89,16 +95,23 @@ class Stats {
   std::unordered_map<std::string, Row> rows_;
 };
 
-// Never freed, so calls made while the process exits stay safe; the report
-// runs from atexit.
-Stats& stats() {
-  static Stats* s = [] {
-    auto* created = new Stats;
-    std::atexit([] { stats().report(); });
-    return created;
-  }();
-  return *s;
+}  // namespace parts
+
+namespace {
+
+using parts::Stats;
+
+Stats& stats() { return client_state().stats.get(); }
+
+}  // namespace
+
+// Never destroyed (ClientState), so calls made while the process exits
+// still count.
+Stats::Stats() {
+  std::atexit([] { stats().report(); });
 }
+
+namespace {
 
 Row& row_for_op(uint32_t op) { return stats().row(protocol::op_name(op)); }
 

@@ -7,25 +7,33 @@
 
 #include "client/op_calls.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/callback_channel.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
-namespace {
+namespace scuda::client::parts {
 
-struct Registered {
+struct AsyncNotifications {
   scuda::RankedMutex mu{scuda::LockRank::kLeaf, "async notifications"};
   std::map<uint64_t, std::pair<CUasyncCallback, void*>> by_id;
 };
 
-Registered& registered() { return scuda::process_wide<Registered>(); }
+}  // namespace scuda::client::parts
+
+namespace {
+
+using scuda::client::parts::AsyncNotifications;
+
+AsyncNotifications& notifications() {
+  return scuda::client::client_state().async_notifications.get();
+}
 
 void forget(uint64_t id) {
-  std::lock_guard lock(registered().mu);
-  registered().by_id.erase(id);
+  std::lock_guard lock(notifications().mu);
+  notifications().by_id.erase(id);
 }
 
 // u32 device, u64 proposed handle id -> u64 the handle's id. The callback
@@ -36,8 +44,8 @@ CUresult register_callback(CUdevice device, CUasyncCallback fn, void* data,
   if (CUresult rc = scuda::client::open_callback_channel(); rc != CUDA_SUCCESS) return rc;
   const uint64_t id = scuda::client::new_handle_id();
   {
-    std::lock_guard lock(registered().mu);
-    registered().by_id[id] = {fn, data};
+    std::lock_guard lock(notifications().mu);
+    notifications().by_id[id] = {fn, data};
   }
   using Register = scuda::protocol::op::AsyncNotificationRegister;
   Register::Reply reply;
@@ -59,9 +67,9 @@ namespace scuda::client {
 bool run_async_notification(uint64_t id, const CUasyncNotificationInfo& info) {
   std::pair<CUasyncCallback, void*> callback;
   {
-    std::lock_guard lock(registered().mu);
-    auto it = registered().by_id.find(id);
-    if (it == registered().by_id.end()) return false;
+    std::lock_guard lock(notifications().mu);
+    auto it = notifications().by_id.find(id);
+    if (it == notifications().by_id.end()) return false;
     callback = it->second;
   }
   CUasyncNotificationInfo copy = info;  // the callback gets a writable struct

@@ -14,9 +14,9 @@
 #include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ops.h"
@@ -34,13 +34,23 @@ struct Primary {
   int active = 0;
 };
 
+}  // namespace
+
+namespace parts {
+
 struct Contexts {
   RankedMutex mu{LockRank::kLeaf, "Contexts::mu"};
   std::map<CUdevice, Primary> primaries;
   std::map<uint64_t, CUdevice> devices;  // every known context's device
 };
 
-Contexts& contexts() { return scuda::process_wide<Contexts>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::Contexts;
+
+Contexts& contexts() { return client_state().contexts.get(); }
 
 // Bumped when a context is forgotten: each thread keeps its last answer of
 // known_context, which holds while this has not moved (ids are never

@@ -12,8 +12,8 @@
 #include "client/contexts/context.h"
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -21,13 +21,23 @@ namespace {
 
 using Key = std::pair<uint64_t, CUlimit>;  // (context, limit)
 
-struct Kept {
+}  // namespace
+
+namespace scuda::client::parts {
+
+struct ContextLimits {
   scuda::RankedMutex mu{scuda::LockRank::kLeaf, "context limits"};
   std::map<Key, size_t> values;
   std::set<Key> set;  // limits cuCtxSetLimit changed
 };
 
-Kept& kept() { return scuda::process_wide<Kept>(); }
+}  // namespace scuda::client::parts
+
+namespace {
+
+using scuda::client::parts::ContextLimits;
+
+ContextLimits& kept() { return scuda::client::client_state().context_limits.get(); }
 
 // The answer cache's key for the current context's default of `limit`;
 // empty when it has no device.

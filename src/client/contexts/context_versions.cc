@@ -7,19 +7,25 @@
 
 #include "client/modules/answer_cache.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
-namespace {
+namespace scuda::client::parts {
 
-struct Versions {
+struct ContextVersions {
   scuda::RankedMutex mu{scuda::LockRank::kLeaf, "context versions"};
   std::map<CUcontext, unsigned> by_context;
 };
 
-Versions& versions() { return scuda::process_wide<Versions>(); }
+}  // namespace scuda::client::parts
+
+namespace {
+
+using scuda::client::parts::ContextVersions;
+
+ContextVersions& versions() { return scuda::client::client_state().context_versions.get(); }
 
 std::string lasting_key(CUdevice dev) {
   scuda::protocol::Writer w;

@@ -6,9 +6,9 @@
 
 #include "client/memory/memory.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/array_formats.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -23,12 +23,22 @@ struct Extent {
   size_t element;  // bytes
 };
 
+}  // namespace
+
+namespace parts {
+
 struct Arrays {
   RankedMutex mu{LockRank::kLeaf, "Arrays::mu"};
   std::map<CUarray, Extent> extents;
 };
 
-Arrays& arrays() { return scuda::process_wide<Arrays>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::Arrays;
+
+Arrays& arrays() { return client_state().arrays.get(); }
 
 void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   const size_t element = format_element_bytes(d.Format, d.NumChannels);

@@ -16,6 +16,7 @@
 #include "client/dark_api/compile_cache_store.h"
 #include "client/dark_api/export_table_slots.h"
 #include "client/dark_api/export_tables.h"
+#include "client/state.h"
 #include "client/stats.h"
 
 namespace scuda::client {
@@ -49,18 +50,29 @@ uint64_t limit_from_environment() {
   return std::min<uint64_t>(n, kMaxLimit);
 }
 
-// nullptr when nothing is kept: CUDA_CACHE_DISABLE=1, a zero limit, or no
-// cache folder.
-CompileCacheStore* store() {
-  static CompileCacheStore* s = []() -> CompileCacheStore* {
+}  // namespace
+
+namespace parts {
+
+// The compile cache's store, or none: CUDA_CACHE_DISABLE=1, a zero limit, or
+// no cache folder.
+struct CompileCache {
+  CompileCache() {
     const char* off = std::getenv("CUDA_CACHE_DISABLE");
     const uint64_t limit = limit_from_environment();
     const std::string dir = cache_dir();
-    if ((off && std::strcmp(off, "1") == 0) || limit == 0 || dir.empty()) return nullptr;
-    return new CompileCacheStore(dir + "/compiled", limit);  // used until exit
-  }();
-  return s;
-}
+    if ((off && std::strcmp(off, "1") == 0) || limit == 0 || dir.empty()) return;
+    store = std::make_unique<CompileCacheStore>(dir + "/compiled", limit);
+  }
+  std::unique_ptr<CompileCacheStore> store;
+};
+
+}  // namespace parts
+
+namespace {
+
+// nullptr when nothing is kept.
+CompileCacheStore* store() { return client_state().compile_cache.get().store.get(); }
 
 // The slots take and hand out an entry as the opaque pointer the caller
 // keeps, and are called through those types.

@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/runtime.h"
-#include "common/process_wide.h"
+#include "client/state.h"
 
 namespace scuda::client {
 namespace {
@@ -22,14 +22,24 @@ struct Entry {
 
 using Key = std::pair<uintptr_t, uintptr_t>;  // (context, key)
 
-struct Store {
+}  // namespace
+
+namespace parts {
+
+struct ContextStorage {
   std::shared_mutex mutex;
   std::map<Key, Entry> entries;
 };
 
+}  // namespace parts
+
+namespace {
+
+using parts::ContextStorage;
+
 // Callers run during static initialisation too (a statically linked cudart
-// in another library), which process_wide's lifetime is made for.
-Store& store() { return scuda::process_wide<Store>(); }
+// in another library), which ClientState's lifetime is made for.
+ContextStorage& store() { return client_state().context_storage.get(); }
 
 Key make_key(CUcontext ctx, void* key) {
   return {reinterpret_cast<uintptr_t>(ctx), reinterpret_cast<uintptr_t>(key)};
@@ -59,7 +69,7 @@ CUresult CUDAAPI context_storage_put(CUcontext ctx, void* key, void* value,
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("context-local storage put ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
-  Store& s = store();
+  ContextStorage& s = store();
   std::unique_lock lock(s.mutex);
   s.entries[make_key(ctx, key)] = Entry{value, destructor};
   return CUDA_SUCCESS;
@@ -71,7 +81,7 @@ CUresult CUDAAPI context_storage_delete(CUcontext ctx, void* key) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   spdlog::trace("context-local storage delete ({}, {})", static_cast<void*>(ctx), key);
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
-  Store& s = store();
+  ContextStorage& s = store();
   std::unique_lock lock(s.mutex);
   return s.entries.erase(make_key(ctx, key)) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -80,7 +90,7 @@ CUresult CUDAAPI context_storage_get(void** value, CUcontext ctx, void* key) {
   if (exiting()) return CUDA_ERROR_DEINITIALIZED;
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (const CUresult rc = resolve_context(&ctx); rc != CUDA_SUCCESS) return rc;
-  Store& s = store();
+  ContextStorage& s = store();
   std::shared_lock lock(s.mutex);
   const auto it = s.entries.find(make_key(ctx, key));
   spdlog::trace("context-local storage get ({}, {}): {}", static_cast<void*>(ctx), key,
@@ -97,7 +107,7 @@ void run_context_storage_destructors(CUcontext ctx) {
   };
   std::vector<Pending> pending;
   {
-    Store& s = store();
+    ContextStorage& s = store();
     std::unique_lock lock(s.mutex);
     const uintptr_t c = reinterpret_cast<uintptr_t>(ctx);
     auto first = s.entries.lower_bound({c, 0});

@@ -16,10 +16,10 @@
 #include "client/modules/lookups.h"
 #include "client/op_calls.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/streams/host_callbacks.h"
 #include "client_gen.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/op_layouts.h"
@@ -47,12 +47,22 @@ struct NodeStorage {
 // A node is accessible from at most this many devices' worth of descriptors.
 constexpr uint64_t kMaxAccessDescs = 1024;
 
-struct Storage {
-  RankedMutex mu{LockRank::kLeaf, "Storage::mu"};
+}  // namespace
+
+namespace parts {
+
+struct GraphNodeStorage {
+  RankedMutex mu{LockRank::kLeaf, "GraphNodeStorage::mu"};
   std::unordered_map<uint64_t, NodeStorage> by_node;
 };
 
-Storage& storage() { return scuda::process_wide<Storage>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::GraphNodeStorage;
+
+GraphNodeStorage& storage() { return client_state().graph_node_storage.get(); }
 
 // Keeps the outputs of an add: a conditional node's bodies, an
 // allocation's address.

@@ -26,8 +26,8 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -57,6 +57,10 @@ Args args_of(T... values) {
   return args;
 }
 
+}  // namespace
+
+namespace parts {
+
 struct AttributeCache {
   RankedMutex mu{LockRank::kReplyTables, "AttributeCache::mu"};
   std::map<Key, int64_t> values;
@@ -66,7 +70,13 @@ struct AttributeCache {
   bool context_config_set = false;         // by cuCtxSetCacheConfig
 };
 
-AttributeCache& cache() { return scuda::process_wide<AttributeCache>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::AttributeCache;
+
+AttributeCache& cache() { return client_state().attribute_cache.get(); }
 
 // Bumped whenever a cached attribute may have changed (a set, occupancy
 // forgotten, a description that says otherwise): each thread keeps its last

@@ -11,23 +11,29 @@
 #include "client/modules/lasting_names.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "protocol/op_layouts.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
 // id -> the request whose reply describes it, not read yet.
-struct Owed {
-  RankedMutex mu{LockRank::kReplyTables, "Owed::mu"};
+struct OwedDescriptions {
+  RankedMutex mu{LockRank::kReplyTables, "OwedDescriptions::mu"};
   std::unordered_map<uint64_t, uint64_t> requests;
 };
 
-Owed& owed() { return scuda::process_wide<Owed>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::OwedDescriptions;
+
+OwedDescriptions& owed() { return client_state().owed_descriptions.get(); }
 
 // Decodes a description of `id`, the whole of what `r` holds, and caches
 // it; false if malformed. *known: it has the layout.

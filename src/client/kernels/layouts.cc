@@ -5,8 +5,8 @@
 
 #include "client/kernels/descriptions.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/op_layouts.h"
 
@@ -20,12 +20,22 @@ constexpr uint32_t kMaxParams = 32768;
 // it (or wrap around) and copy outside the arguments it packs.
 constexpr uint64_t kMaxParamBytes = 64 << 10;
 
-struct Layouts {
-  RankedMutex mu{LockRank::kReplyTables, "Layouts::mu"};
+}  // namespace
+
+namespace parts {
+
+struct KernelLayouts {
+  RankedMutex mu{LockRank::kReplyTables, "KernelLayouts::mu"};
   std::unordered_map<uint64_t, std::shared_ptr<const Layout>> by_id;
 };
 
-Layouts& layouts() { return scuda::process_wide<Layouts>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::KernelLayouts;
+
+KernelLayouts& layouts() { return client_state().kernel_layouts.get(); }
 
 template <class H>
 CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {

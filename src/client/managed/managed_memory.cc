@@ -11,8 +11,8 @@
 #include "client/memory/memory.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -24,12 +24,22 @@ namespace {
 // while we ask again, so the next answer lands elsewhere.
 constexpr int kAttempts = 8;
 
-struct Managed {
-  RankedMutex mu{LockRank::kLeaf, "Managed::mu"};
+}  // namespace
+
+namespace parts {
+
+struct ManagedAllocations {
+  RankedMutex mu{LockRank::kLeaf, "ManagedAllocations::mu"};
   std::map<CUdeviceptr, size_t> sizes;
 };
 
-Managed& managed() { return scuda::process_wide<Managed>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::ManagedAllocations;
+
+ManagedAllocations& managed() { return client_state().managed_allocations.get(); }
 
 }  // namespace
 

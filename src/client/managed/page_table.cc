@@ -8,8 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/state.h"
 #include "client/stats.h"
-#include "common/process_wide.h"
 
 namespace scuda::client::coherence::detail {
 
@@ -19,7 +19,7 @@ void in_program_context(Connection& conn) {
   if (const uint64_t id = g_context.load(std::memory_order_relaxed)) conn.sync_context(id);
 }
 
-Pages& pages() { return scuda::process_wide<Pages>(); }
+Pages& pages() { return client_state().page_table.get(); }
 
 void protect(uintptr_t address, size_t pages, int prot) {
   stats::Timed timed("managed: mprotect");

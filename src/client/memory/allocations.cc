@@ -8,21 +8,27 @@
 #include "client/memory/memory.h"
 #include "client/modules/library_loads.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
 struct Allocations {
   RankedMutex mu{LockRank::kLeaf, "Allocations::mu"};
   std::map<CUdeviceptr, size_t> ranges;  // base -> size
 };
 
-Allocations& allocations() { return scuda::process_wide<Allocations>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::Allocations;
+
+Allocations& allocations() { return client_state().allocations.get(); }
 
 }  // namespace
 

@@ -27,9 +27,9 @@
 #include "client/memory/published_spans.h"
 #include "client/memory/registered_memory.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 
 namespace scuda::client {
@@ -41,12 +41,22 @@ struct HostBlock {
   unsigned flags;  // CU_MEMHOSTALLOC_DEVICEMAP: managed memory
 };
 
+}  // namespace
+
+namespace parts {
+
 struct HostMemory {
   RankedMutex mu{LockRank::kLeaf, "HostMemory::mu"};
   std::map<void*, HostBlock> blocks;
 };
 
-HostMemory& host_memory() { return scuda::process_wide<HostMemory>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::HostMemory;
+
+HostMemory& host_memory() { return client_state().host_memory.get(); }
 
 // The blocks kept on the client's side, which launches search without the
 // lock.

@@ -18,8 +18,8 @@
 #include "client/memory/memory.h"
 #include "client/op_calls.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/ipc_handle.h"
@@ -33,14 +33,24 @@ namespace op = protocol::op;
 using protocol::IpcKind;
 using protocol::kIpcHandleBytes;
 
+}  // namespace
+
+namespace parts {
+
 // What cuIpcOpenMemHandle mapped at addresses this client chose: the
 // pointer it returned -> the mapping's base.
-struct OpenedMemory {
-  RankedMutex mu{LockRank::kRoundTrip, "OpenedMemory::mu"};
+struct OpenedIpcMemory {
+  RankedMutex mu{LockRank::kRoundTrip, "OpenedIpcMemory::mu"};
   std::map<CUdeviceptr, CUdeviceptr> bases;
 };
 
-OpenedMemory& opened() { return scuda::process_wide<OpenedMemory>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::OpenedIpcMemory;
+
+OpenedIpcMemory& opened() { return client_state().opened_ipc_memory.get(); }
 
 // Asks the session to open the handle: at `at` for scuda's handles, or
 // where the driver chooses (at 0) for the driver's; *p is the pointer.

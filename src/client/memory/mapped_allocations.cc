@@ -27,9 +27,9 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "protocol/ops.h"
 
 namespace scuda::client {
@@ -59,16 +59,26 @@ struct MappedMemory {
   uint64_t free_estimate = 0;
 };
 
-struct Placements {
+}  // namespace
+
+namespace parts {
+
+struct MappedPlacements {
   RankedMutex mu{LockRank::kRoundTrip,
                  "MappedMemory::mu"};  // held for each whole call, so that requests go in order
   std::map<CUdevice, MappedMemory> devices;
 };
 
-Placements& placements() { return scuda::process_wide<Placements>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::MappedPlacements;
+
+MappedPlacements& placements() { return client_state().mapped_placements.get(); }
 
 // The current context's device's placements; null without a current context.
-MappedMemory* current(Placements& p) {
+MappedMemory* current(MappedPlacements& p) {
   CUdevice dev = 0;
   if (!current_device(&dev)) return nullptr;
   MappedMemory& m = p.devices[dev];
@@ -96,7 +106,7 @@ constexpr uint64_t kRangeGap = uint64_t{1} << 30;
 // Where the next reservation is asked for: above every range reserved so
 // far, else (when the driver placed it elsewhere, over another server's)
 // below them all; 0: anywhere.
-uint64_t next_hint(const Placements& p, uint64_t size, bool below) {
+uint64_t next_hint(const MappedPlacements& p, uint64_t size, bool below) {
   uint64_t low = UINT64_MAX, high = 0;
   for (const auto& [dev, m] : p.devices) {
     if (m.addresses.end() == 0) continue;
@@ -110,7 +120,7 @@ uint64_t next_hint(const Placements& p, uint64_t size, bool below) {
 }
 
 // True when [base, base + size) meets a range of another server's device.
-bool meets_other_server(const Placements& p, CUdevice dev, uint64_t base, uint64_t size) {
+bool meets_other_server(const MappedPlacements& p, CUdevice dev, uint64_t base, uint64_t size) {
   for (const auto& [other, m] : p.devices) {
     if (!on_two_servers(other, dev) || m.addresses.end() == 0) continue;
     if (base < m.addresses.end() && base + size > m.addresses.start()) return true;
@@ -140,7 +150,7 @@ bool reserve_at(uint64_t hint, uint64_t* base, uint64_t* size, MappedMemory& m) 
 // range must meet no other server's: one the driver placed over another's
 // stays reserved, unused, and the next is asked for below every range.
 bool reserve(MappedMemory& m) {
-  const Placements& p = placements();
+  const MappedPlacements& p = placements();
   uint64_t base = 0, size = 0;
   bool placed = false;
   for (const bool below : {false, true}) {
@@ -264,7 +274,7 @@ CUresult free_small(MappedMemory& m, uint64_t at) {
 
 // The device's placements that hold an allocation of allocate_mapped's
 // starting at `base`, or null.
-MappedMemory* holding(Placements& p, uint64_t base) {
+MappedMemory* holding(MappedPlacements& p, uint64_t base) {
   for (auto& [dev, m] : p.devices)
     if (m.small.in_use(base) || large_at(m, base)) return &m;
   return nullptr;
@@ -274,7 +284,7 @@ MappedMemory* holding(Placements& p, uint64_t base) {
 
 bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc) {
   if (!dptr) return false;
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   MappedMemory* m = current(p);
   if (!m || !ready(*m) || size == 0 || size > m->range_size) return false;
@@ -285,7 +295,7 @@ bool allocate_mapped(CUdeviceptr* dptr, size_t size, CUresult* rc) {
 bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
   // Without a context the server could not wait for the device's work.
   if (current_context_id() == 0) return false;
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   MappedMemory* m = holding(p, dptr);
   if (!m) return false;
@@ -301,7 +311,7 @@ bool free_mapped(CUdeviceptr dptr, CUresult* rc) {
 
 bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& open, uint64_t* at,
                   CUresult* rc) {
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   MappedMemory* m = current(p);
   if (!m || !ready(*m) || size == 0 || size % m->granularity != 0) return false;
@@ -313,7 +323,7 @@ bool map_imported(uint64_t size, const std::function<CUresult(uint64_t at)>& ope
 }
 
 CUresult unmap_imported(uint64_t at) {
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   for (auto& [dev, m] : p.devices) {
     if (m.addresses.size_at(at) == 0) continue;
@@ -325,13 +335,13 @@ CUresult unmap_imported(uint64_t at) {
 }
 
 bool mapped_allocation(CUdeviceptr base) {
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   return holding(p, base) != nullptr;
 }
 
 bool placed_device(uint64_t address, CUdevice* dev) {
-  Placements& p = placements();
+  MappedPlacements& p = placements();
   std::lock_guard lock(p.mu);
   for (const auto& [d, m] : p.devices) {
     // Only what the client placed: another server's driver knows nothing

@@ -15,9 +15,9 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -80,14 +80,24 @@ void describe_range(unsigned n, const CUpointer_attribute* attrs, void** data, C
   }
 }
 
+}  // namespace
+
+namespace parts {
+
 // The server's answers for allocations the client placed, by (base,
 // attribute), with pointer attributes as they are for the base.
-struct Kept {
-  RankedMutex mu{LockRank::kLeaf, "Kept::mu"};
+struct PointerAttributes {
+  RankedMutex mu{LockRank::kLeaf, "PointerAttributes::mu"};
   std::map<std::pair<CUdeviceptr, CUpointer_attribute>, uint64_t> values;
 };
 
-Kept& kept() { return scuda::process_wide<Kept>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::PointerAttributes;
+
+PointerAttributes& kept() { return client_state().pointer_attributes.get(); }
 
 // Attributes the program may change while the allocation lives.
 bool keepable(CUpointer_attribute a) {

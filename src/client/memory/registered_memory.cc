@@ -28,10 +28,10 @@
 #include "client/memory/published_spans.h"
 #include "client/op_calls.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/changed_runs.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
 
@@ -53,14 +53,24 @@ struct Range {
   bool kept = false;
 };
 
-struct Registry {
-  RankedMutex mu{LockRank::kCoherence, "Registry::mu"};
+}  // namespace
+
+namespace parts {
+
+struct RegisteredMemory {
+  RankedMutex mu{LockRank::kCoherence, "RegisteredMemory::mu"};
   std::map<uintptr_t, Range> ranges;  // by address
   bool outstanding = false;           // device work sent since all streams were idle
   size_t kept = 0;                    // ranges whose changes the session sends unasked
 };
 
-Registry& registry() { return scuda::process_wide<Registry>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::RegisteredMemory;
+
+RegisteredMemory& registry() { return client_state().registered_memory.get(); }
 
 std::atomic<bool> g_any{false};
 // The ranges not yet kept in step, and those mirrored at another address,

@@ -1,6 +1,7 @@
 #include "client/modules/answer_cache.h"
 
 #include "client/modules/record_file.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "protocol/frame.h"
 #include "protocol/handshake.h"
@@ -22,13 +23,22 @@ std::string file_name() {
   return hashed_name("answers-", {reinterpret_cast<const char*>(out.data().data()), out.size()});
 }
 
+}  // namespace
+
+namespace parts {
+
 // The magic changes with the bytes of what is kept (2: descriptions as
 // protocol::op::FunctionDescription), so that a file of an earlier layout
 // is started afresh rather than misread.
-RecordFile& store() {
-  static RecordFile* s = new RecordFile(file_name(), "scuda answers 2\n");  // used until exit
-  return *s;
-}
+struct AnswerFile : RecordFile {
+  AnswerFile() : RecordFile(file_name(), "scuda answers 2\n") {}
+};
+
+}  // namespace parts
+
+namespace {
+
+RecordFile& store() { return client_state().answer_file.get(); }
 
 }  // namespace
 

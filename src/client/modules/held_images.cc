@@ -6,13 +6,13 @@
 #include "client/modules/kept_images.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
 struct HeldImages {
   RankedMutex mu{LockRank::kReplyTables, "HeldImages::mu"};
@@ -20,7 +20,13 @@ struct HeldImages {
   bool server_caches = true;
 };
 
-HeldImages& held() { return scuda::process_wide<HeldImages>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::HeldImages;
+
+HeldImages& held() { return client_state().held_images.get(); }
 
 }  // namespace
 

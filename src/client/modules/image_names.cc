@@ -4,17 +4,23 @@
 #include <string>
 
 #include "client/modules/record_file.h"
+#include "client/state.h"
 #include "client/stats.h"
 #include "common/checksum.h"
 
 namespace scuda::client {
 
+namespace parts {
+
+struct ImageNameFile : RecordFile {
+  ImageNameFile() : RecordFile("image-names", "scuda image names 1\n") {}
+};
+
+}  // namespace parts
+
 namespace {
 
-RecordFile& names() {
-  static RecordFile* file = new RecordFile("image-names", "scuda image names 1\n");  // until exit
-  return *file;
-}
+RecordFile& names() { return client_state().image_name_file.get(); }
 
 // The checksum, then the size: an image's key.
 std::string key_of(const void* image, size_t size) {

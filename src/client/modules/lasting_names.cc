@@ -5,21 +5,27 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
-struct Names {
-  RankedMutex mu{LockRank::kReplyTables, "Names::mu"};
+struct LastingNames {
+  RankedMutex mu{LockRank::kReplyTables, "LastingNames::mu"};
   std::unordered_map<uint64_t, protocol::ImageHash> images;  // module or library -> image
   std::map<uint64_t, std::string> names;                     // function or kernel -> name
   std::multimap<uint64_t, uint64_t> children;                // parent -> its named ids
 };
 
-Names& names() { return scuda::process_wide<Names>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::LastingNames;
+
+LastingNames& names() { return client_state().lasting_names.get(); }
 
 // With the lock held.
 void name(uint64_t id, uint64_t parent, std::string lasting) {

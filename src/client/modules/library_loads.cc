@@ -23,9 +23,9 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/transport/session.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
@@ -47,14 +47,24 @@ struct Probe {
   bool missed = false;  // set by the reply, with the connection's lock held
 };
 
+}  // namespace
+
+namespace parts {
+
 // Taken before the connection's lock.
-struct Probes {
-  RankedMutex mu{LockRank::kRoundTrip, "Probes::mu"};
+struct LibraryProbes {
+  RankedMutex mu{LockRank::kRoundTrip, "LibraryProbes::mu"};
   std::vector<std::shared_ptr<Probe>> pending;  // in request order
   size_t bytes = 0;
 };
 
-Probes& probes() { return scuda::process_wide<Probes>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::LibraryProbes;
+
+LibraryProbes& probes() { return client_state().library_probes.get(); }
 
 // A failure is the library's, not the next synchronize's.
 CUresult on_load_reply(uint64_t library, const ImageHash& hash, uint64_t size, bool sent,

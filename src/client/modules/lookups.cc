@@ -26,18 +26,18 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 #include "protocol/op_layouts.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
-struct Known {
-  RankedMutex mu{LockRank::kLookups, "Known::mu"};
+struct KnownLookups {
+  RankedMutex mu{LockRank::kLookups, "KnownLookups::mu"};
   std::map<std::pair<uint64_t, std::string>, uint64_t> by_name;  // (module or library, name)
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> functions;   // (kernel, context)
   // Function and kernel names, for cuFuncGetName; the strings stay put
@@ -45,7 +45,13 @@ struct Known {
   std::map<uint64_t, std::string> names;
 };
 
-Known& known() { return scuda::process_wide<Known>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::KnownLookups;
+
+KnownLookups& known() { return client_state().known_lookups.get(); }
 
 template <class Key>
 bool find(const std::map<Key, uint64_t>& map, const Key& key, uint64_t* id) {

@@ -27,8 +27,8 @@
 #include "client/pools/route.h"
 #include "client/pools/servers.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "common/tls_client.h"
 #include "custom.h"
 #include "forward.h"
@@ -81,7 +81,7 @@ bool on_two_servers(CUdeviceptr a, CUdeviceptr b, CUcontext* ctx_a, CUcontext* c
   return *ctx_a && *ctx_b;
 }
 
-namespace {
+namespace parts {
 
 // Copies from server to server (docs/pools.md, "Between servers"): wanted
 // unless SCUDA_PEER_COPIES=0, the client shows servers a certificate of its
@@ -91,16 +91,22 @@ namespace {
 // for a pair of servers once one failed to connect; those copies are
 // staged. Over TLS the sending session checks that the destination shows
 // the certificate the client's own handshake saw there.
-struct Direct {
+struct DirectPeerCopies {
   // One direct copy at a time: two at once in opposite directions would
   // each have a session sending while the other waits to receive.
-  RankedMutex copying{LockRank::kRoundTrip, "Direct::copying"};
-  RankedMutex mu{LockRank::kLeaf, "Direct::mu"};
+  RankedMutex copying{LockRank::kRoundTrip, "DirectPeerCopies::copying"};
+  RankedMutex mu{LockRank::kLeaf, "DirectPeerCopies::mu"};
   std::map<uint32_t, std::pair<std::string, std::string>> inboxes;  // server -> name, secret
   std::set<std::pair<uint32_t, uint32_t>> failed;                   // (from, to)
 };
 
-Direct& direct() { return scuda::process_wide<Direct>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::DirectPeerCopies;
+
+DirectPeerCopies& direct() { return client_state().direct_peer_copies.get(); }
 
 // SCUDA_PEER_COPIES, read once: the environment may not be read while
 // another thread changes it, and the program's threads are ours to guess.

@@ -19,18 +19,18 @@
 
 #include "client/contexts/context.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/streams/work_epoch.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
-struct Finished {
-  RankedMutex mu{LockRank::kLeaf, "Finished::mu"};
+struct FinishedWork {
+  RankedMutex mu{LockRank::kLeaf, "FinishedWork::mu"};
   // (stream, context) -> the work epoch at which the stream was seen done.
   std::map<std::pair<CUstream, uint64_t>, uint64_t> streams;
   // event -> its record generation when seen done.
@@ -39,7 +39,13 @@ struct Finished {
   std::set<CUevent> foreign;             // shared with another process
 };
 
-Finished& finished() { return scuda::process_wide<Finished>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::FinishedWork;
+
+FinishedWork& finished() { return client_state().finished_work.get(); }
 
 // Graph launches may record any event.
 std::atomic<uint64_t> g_graph_launches{0};

@@ -17,10 +17,10 @@
 #include "client/op_calls.h"
 #include "client/pools/route.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "client/streams/stream_capture.h"
 #include "client/transport/callback_channel.h"
 #include "client/transport/session.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "protocol/ops.h"
 
@@ -42,7 +42,11 @@ struct Queued {
   void* host_data = nullptr;
 };
 
-struct Callbacks {
+}  // namespace
+
+namespace parts {
+
+struct HostCallbacks {
   std::mutex mu;
   std::condition_variable sent;
   std::condition_variable ran;
@@ -50,7 +54,13 @@ struct Callbacks {
   std::set<uint64_t> stream_pending;  // stream callbacks (not captured) yet to finish
 };
 
-Callbacks& callbacks() { return scuda::process_wide<Callbacks>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::HostCallbacks;
+
+HostCallbacks& callbacks() { return client_state().host_callbacks.get(); }
 
 // The callback is queued before its request is sent, since the stream may
 // reach it as soon as the server has the request.
@@ -60,7 +70,7 @@ CUresult enqueue(CUstream stream, bool per_thread, std::function<void()> fn,
   Route route;
   route.handle(handle_id(stream));
   if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
-  Callbacks& c = callbacks();
+  HostCallbacks& c = callbacks();
   const uint64_t id = new_handle_id();
   {
     std::lock_guard lock(c.mu);
@@ -104,7 +114,7 @@ CUresult queue_graph_callback(CUhostFn fn, void* data, uint64_t* id, bool once) 
   if (!fn || !id) return CUDA_ERROR_INVALID_VALUE;
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (CUresult rc = open_callback_channel(); rc != CUDA_SUCCESS) return rc;
-  Callbacks& c = callbacks();
+  HostCallbacks& c = callbacks();
   *id = new_handle_id();
   std::lock_guard lock(c.mu);
   c.queued[*id] = {[fn, data] { fn(data); }, kNoRequest, !once, fn, data};
@@ -117,7 +127,7 @@ void forget_callback(uint64_t id) {
 }
 
 bool host_function_of(uint64_t id, CUhostFn* fn, void** data) {
-  Callbacks& c = callbacks();
+  HostCallbacks& c = callbacks();
   std::lock_guard lock(c.mu);
   auto it = c.queued.find(id);
   if (it == c.queued.end() || !it->second.host_fn) return false;
@@ -127,7 +137,7 @@ bool host_function_of(uint64_t id, CUhostFn* fn, void** data) {
 }
 
 bool run_host_callback(uint64_t id) {
-  Callbacks& c = callbacks();
+  HostCallbacks& c = callbacks();
   std::function<void()> fn;
   uint64_t request = 0;
   {
@@ -156,7 +166,7 @@ bool run_host_callback(uint64_t id) {
 }
 
 void wait_for_queued_callbacks() {
-  Callbacks& c = callbacks();
+  HostCallbacks& c = callbacks();
   std::unique_lock lock(c.mu);
   if (c.stream_pending.empty()) return;
   const uint64_t last = *c.stream_pending.rbegin();

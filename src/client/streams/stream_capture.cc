@@ -23,8 +23,8 @@
 
 #include "client/op_calls.h"
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "forward.h"
 #include "protocol/ops.h"
 
@@ -33,6 +33,10 @@ namespace {
 namespace forward = scuda::client::forward;
 
 using Query = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+
+}  // namespace
+
+namespace scuda::client::parts {
 
 // The streams whose capture this process began and has not seen end. A
 // default stream is the calling thread's own when per-thread, so its key
@@ -103,7 +107,13 @@ class ActiveCaptures {
   std::atomic<int> count_{0};
 };
 
-ActiveCaptures& active() { return scuda::process_wide<ActiveCaptures>(); }
+}  // namespace scuda::client::parts
+
+namespace {
+
+using scuda::client::parts::ActiveCaptures;
+
+ActiveCaptures& active() { return scuda::client::client_state().active_captures.get(); }
 
 template <class Begin>
 CUresult begin(CUstream stream, bool per_thread, Begin send) {

@@ -4,21 +4,27 @@
 #include <unordered_map>
 
 #include "client/runtime.h"
+#include "client/state.h"
 #include "common/lock_order.h"
-#include "common/process_wide.h"
 #include "custom.h"
 #include "forward.h"
 
 namespace scuda::client {
 
-namespace {
+namespace parts {
 
 struct StreamDevices {
   RankedMutex mu{LockRank::kLeaf, "stream devices"};
   std::unordered_map<uint64_t, CUdevice> devices;  // stream id -> device
 };
 
-StreamDevices& streams() { return scuda::process_wide<StreamDevices>(); }
+}  // namespace parts
+
+namespace {
+
+using parts::StreamDevices;
+
+StreamDevices& streams() { return client_state().stream_devices.get(); }
 
 // A stream is created in the current context: its device is the stream's.
 CUresult note_stream(CUresult rc, CUstream* stream) {
