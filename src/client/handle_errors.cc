@@ -19,9 +19,7 @@ struct HandleErrors {
 
 namespace {
 
-using parts::HandleErrors;
-
-HandleErrors& errors() { return client_state().handle_errors.get(); }
+parts::HandleErrors& errors() { return client_state().handle_errors.get(); }
 
 }  // namespace
 

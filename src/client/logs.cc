@@ -55,9 +55,9 @@ struct LogCallbacks {
 
 namespace {
 
-using scuda::client::parts::LogCallbacks;
-
-LogCallbacks& log_callbacks() { return scuda::client::client_state().log_callbacks.get(); }
+scuda::client::parts::LogCallbacks& log_callbacks() {
+  return scuda::client::client_state().log_callbacks.get();
+}
 
 CUresult register_log_callback(CUlogsCallback fn, void* data, CUlogsCallbackHandle* out) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;

@@ -48,9 +48,7 @@ struct Contexts {
 
 namespace {
 
-using parts::Contexts;
-
-Contexts& contexts() { return client_state().contexts.get(); }
+parts::Contexts& contexts() { return client_state().contexts.get(); }
 
 // Bumped when a context is forgotten: each thread keeps its last answer of
 // known_context, which holds while this has not moved (ids are never

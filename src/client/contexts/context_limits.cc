@@ -35,9 +35,9 @@ struct ContextLimits {
 
 namespace {
 
-using scuda::client::parts::ContextLimits;
-
-ContextLimits& kept() { return scuda::client::client_state().context_limits.get(); }
+scuda::client::parts::ContextLimits& kept() {
+  return scuda::client::client_state().context_limits.get();
+}
 
 // The answer cache's key for the current context's default of `limit`;
 // empty when it has no device.

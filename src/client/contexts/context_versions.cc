@@ -23,9 +23,9 @@ struct ContextVersions {
 
 namespace {
 
-using scuda::client::parts::ContextVersions;
-
-ContextVersions& versions() { return scuda::client::client_state().context_versions.get(); }
+scuda::client::parts::ContextVersions& versions() {
+  return scuda::client::client_state().context_versions.get();
+}
 
 std::string lasting_key(CUdevice dev) {
   scuda::protocol::Writer w;

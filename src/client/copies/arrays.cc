@@ -36,9 +36,7 @@ struct Arrays {
 
 namespace {
 
-using parts::Arrays;
-
-Arrays& arrays() { return client_state().arrays.get(); }
+parts::Arrays& arrays() { return client_state().arrays.get(); }
 
 void note_array(CUarray a, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   const size_t element = format_element_bytes(d.Format, d.NumChannels);

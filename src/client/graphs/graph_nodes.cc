@@ -60,9 +60,7 @@ struct GraphNodeStorage {
 
 namespace {
 
-using parts::GraphNodeStorage;
-
-GraphNodeStorage& storage() { return client_state().graph_node_storage.get(); }
+parts::GraphNodeStorage& storage() { return client_state().graph_node_storage.get(); }
 
 // Keeps the outputs of an add: a conditional node's bodies, an
 // allocation's address.

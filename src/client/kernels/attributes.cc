@@ -74,9 +74,7 @@ struct AttributeCache {
 
 namespace {
 
-using parts::AttributeCache;
-
-AttributeCache& cache() { return client_state().attribute_cache.get(); }
+parts::AttributeCache& cache() { return client_state().attribute_cache.get(); }
 
 // Bumped whenever a cached attribute may have changed (a set, occupancy
 // forgotten, a description that says otherwise): each thread keeps its last

@@ -31,9 +31,7 @@ struct OwedDescriptions {
 
 namespace {
 
-using parts::OwedDescriptions;
-
-OwedDescriptions& owed() { return client_state().owed_descriptions.get(); }
+parts::OwedDescriptions& owed() { return client_state().owed_descriptions.get(); }
 
 // Decodes a description of `id`, the whole of what `r` holds, and caches
 // it; false if malformed. *known: it has the layout.

@@ -33,9 +33,7 @@ struct KernelLayouts {
 
 namespace {
 
-using parts::KernelLayouts;
-
-KernelLayouts& layouts() { return client_state().kernel_layouts.get(); }
+parts::KernelLayouts& layouts() { return client_state().kernel_layouts.get(); }
 
 template <class H>
 CUresult param_info(H handle, size_t index, size_t* offset, size_t* size) {

@@ -37,9 +37,7 @@ struct ManagedAllocations {
 
 namespace {
 
-using parts::ManagedAllocations;
-
-ManagedAllocations& managed() { return client_state().managed_allocations.get(); }
+parts::ManagedAllocations& managed() { return client_state().managed_allocations.get(); }
 
 }  // namespace
 

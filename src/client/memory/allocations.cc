@@ -26,9 +26,7 @@ struct Allocations {
 
 namespace {
 
-using parts::Allocations;
-
-Allocations& allocations() { return client_state().allocations.get(); }
+parts::Allocations& allocations() { return client_state().allocations.get(); }
 
 }  // namespace
 

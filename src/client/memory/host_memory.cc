@@ -54,9 +54,7 @@ struct HostMemory {
 
 namespace {
 
-using parts::HostMemory;
-
-HostMemory& host_memory() { return client_state().host_memory.get(); }
+parts::HostMemory& host_memory() { return client_state().host_memory.get(); }
 
 // The blocks kept on the client's side, which launches search without the
 // lock.

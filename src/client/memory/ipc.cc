@@ -48,9 +48,7 @@ struct OpenedIpcMemory {
 
 namespace {
 
-using parts::OpenedIpcMemory;
-
-OpenedIpcMemory& opened() { return client_state().opened_ipc_memory.get(); }
+parts::OpenedIpcMemory& opened() { return client_state().opened_ipc_memory.get(); }
 
 // Asks the session to open the handle: at `at` for scuda's handles, or
 // where the driver chooses (at 0) for the driver's; *p is the pointer.

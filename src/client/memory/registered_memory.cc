@@ -68,9 +68,7 @@ struct RegisteredMemory {
 
 namespace {
 
-using parts::RegisteredMemory;
-
-RegisteredMemory& registry() { return client_state().registered_memory.get(); }
+parts::RegisteredMemory& registry() { return client_state().registered_memory.get(); }
 
 std::atomic<bool> g_any{false};
 // The ranges not yet kept in step, and those mirrored at another address,

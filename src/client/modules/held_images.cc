@@ -24,9 +24,7 @@ struct HeldImages {
 
 namespace {
 
-using parts::HeldImages;
-
-HeldImages& held() { return client_state().held_images.get(); }
+parts::HeldImages& held() { return client_state().held_images.get(); }
 
 }  // namespace
 

@@ -23,9 +23,7 @@ struct LastingNames {
 
 namespace {
 
-using parts::LastingNames;
-
-LastingNames& names() { return client_state().lasting_names.get(); }
+parts::LastingNames& names() { return client_state().lasting_names.get(); }
 
 // With the lock held.
 void name(uint64_t id, uint64_t parent, std::string lasting) {

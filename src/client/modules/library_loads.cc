@@ -62,9 +62,7 @@ struct LibraryProbes {
 
 namespace {
 
-using parts::LibraryProbes;
-
-LibraryProbes& probes() { return client_state().library_probes.get(); }
+parts::LibraryProbes& probes() { return client_state().library_probes.get(); }
 
 // A failure is the library's, not the next synchronize's.
 CUresult on_load_reply(uint64_t library, const ImageHash& hash, uint64_t size, bool sent,

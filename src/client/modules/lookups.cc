@@ -49,9 +49,7 @@ struct KnownLookups {
 
 namespace {
 
-using parts::KnownLookups;
-
-KnownLookups& known() { return client_state().known_lookups.get(); }
+parts::KnownLookups& known() { return client_state().known_lookups.get(); }
 
 template <class Key>
 bool find(const std::map<Key, uint64_t>& map, const Key& key, uint64_t* id) {

@@ -104,9 +104,7 @@ struct DirectPeerCopies {
 
 namespace {
 
-using parts::DirectPeerCopies;
-
-DirectPeerCopies& direct() { return client_state().direct_peer_copies.get(); }
+parts::DirectPeerCopies& direct() { return client_state().direct_peer_copies.get(); }
 
 // SCUDA_PEER_COPIES, read once: the environment may not be read while
 // another thread changes it, and the program's threads are ours to guess.

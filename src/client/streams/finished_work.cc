@@ -43,9 +43,7 @@ struct FinishedWork {
 
 namespace {
 
-using parts::FinishedWork;
-
-FinishedWork& finished() { return client_state().finished_work.get(); }
+parts::FinishedWork& finished() { return client_state().finished_work.get(); }
 
 // Graph launches may record any event.
 std::atomic<uint64_t> g_graph_launches{0};

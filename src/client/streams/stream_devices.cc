@@ -22,9 +22,7 @@ struct StreamDevices {
 
 namespace {
 
-using parts::StreamDevices;
-
-StreamDevices& streams() { return client_state().stream_devices.get(); }
+parts::StreamDevices& streams() { return client_state().stream_devices.get(); }
 
 // A stream is created in the current context: its device is the stream's.
 CUresult note_stream(CUresult rc, CUstream* stream) {
