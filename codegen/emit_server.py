@@ -10,8 +10,8 @@ PREAMBLE = HEADER + """#include <cuda.h>
 #include <cudaProfiler.h>
 
 #include "protocol/ops.h"
-#include "server/handler.h"
-#include "server/session.h"
+#include "server/session/handler.h"
+#include "server/session/session.h"
 #include "server_gen.h"
 
 using scuda::protocol::Reader;

@@ -141,8 +141,8 @@ SERVER_PREAMBLE = HEADER + """#include <nvml.h>
 
 #include "nvml_ops.h"
 #include "nvml_server_gen.h"
-#include "server/dispatch.h"
-#include "server/nvml_session.h"
+#include "server/session/dispatch.h"
+#include "server/nvml/nvml_session.h"
 
 using scuda::protocol::Reader;
 using scuda::protocol::Writer;

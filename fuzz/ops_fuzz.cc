@@ -18,9 +18,9 @@
 #include "common/socket.h"
 #include "protocol/frame.h"
 #include "protocol/ops.h"
-#include "server/dispatch.h"
-#include "server/nvml_session.h"
-#include "server/session.h"
+#include "server/nvml/nvml_session.h"
+#include "server/session/dispatch.h"
+#include "server/session/session.h"
 #include "stub_driver.h"
 
 namespace {

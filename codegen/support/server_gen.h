@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "protocol/ops.h"
-#include "server/handler.h"
-#include "server/session.h"
+#include "server/session/handler.h"
+#include "server/session/session.h"
 
 namespace scuda::server::gen {
 

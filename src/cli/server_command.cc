@@ -9,9 +9,9 @@
 #include "common/log.h"
 #include "common/socket.h"
 #include "common/tls.h"
-#include "server/listener.h"
-#include "server/module_cache.h"
-#include "server/nvml_session.h"
+#include "server/kernels/module_cache.h"
+#include "server/listener/listener.h"
+#include "server/nvml/nvml_session.h"
 
 namespace scuda::cli {
 

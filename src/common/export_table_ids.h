@@ -2,7 +2,7 @@
 // that scuda serves or calls: the client serves them to cudart and the
 // libraries (client/dark_api/export_tables.h), and the session calls the driver's
 // cudart table where a documented call would do more than asked
-// (server/context_ops.cc).
+// (server/session/context_ops.cc).
 #pragma once
 
 #include <cuda.h>

@@ -43,7 +43,7 @@ struct Hello {
   // (docs/protocol.md, "Module images").
   std::vector<ImageRef> images = {};
   // The client's CUDA_VISIBLE_DEVICES, which its session applies
-  // (server/visible_devices.h); unset (0): every GPU the server offers.
+  // (server/listener/visible_devices.h); unset (0): every GPU the server offers.
   uint8_t visible_set = 0;
   std::string visible = {};
   auto fields() {

@@ -1,7 +1,7 @@
 // Every hand-written op, once: its code, its name in logs and stats, and
 // which way it travels. ops.h makes the Op enum of it, ops.cc the names and
 // ways, and the server refuses an answered op sent one-way
-// (server/session.cc). Generated ops come from codegen/ (api_ops.h).
+// (server/session/session.cc). Generated ops come from codegen/ (api_ops.h).
 //
 // X(enumerator, code, "name", way), where way is one of
 //   kAnswered   the client waits for a reply (at once or later);

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "http_get.h"
-#include "server/tokens.h"
+#include "server/listener/tokens.h"
 #include "server_process.h"
 
 namespace scuda {

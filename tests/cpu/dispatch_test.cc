@@ -1,4 +1,4 @@
-// The server's handler tables (server/dispatch.h): an op registered twice
+// The server's handler tables (server/session/dispatch.h): an op registered twice
 // is found, none of the shipped tables registers one twice, and each
 // hand-written op it handles has its row in protocol/op_list.h.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "protocol/ops.h"
-#include "server/dispatch.h"
+#include "server/session/dispatch.h"
 
 namespace scuda::server {
 namespace {

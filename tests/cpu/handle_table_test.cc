@@ -2,7 +2,7 @@
 // whose addresses the driver reuses after an object is destroyed.
 #include <gtest/gtest.h>
 
-#include "server/handles.h"
+#include "server/session/handles.h"
 
 namespace {
 

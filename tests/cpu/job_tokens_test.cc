@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/job_tokens.h"
-#include "server/job_revocations.h"
+#include "server/listener/job_revocations.h"
 #include "server/status/session_table.h"
 #include "server_process.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "protocol/ops.h"
-#include "server/module_cache.h"
+#include "server/kernels/module_cache.h"
 #include "server_process.h"
 
 namespace fs = std::filesystem;

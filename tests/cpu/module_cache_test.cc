@@ -1,6 +1,6 @@
 // The server's module cache on its own: a directory shared by instances that
 // stand for session processes.
-#include "server/module_cache.h"
+#include "server/kernels/module_cache.h"
 
 #include "common/cache_files.h"
 

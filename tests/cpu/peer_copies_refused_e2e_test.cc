@@ -1,4 +1,4 @@
-// A server started with --no-peer-copies (server/peer_copy_ops.cc): copies
+// A server started with --no-peer-copies (server/copies/peer_copy_ops.cc): copies
 // between its devices and another server's still arrive whole, staged
 // through the client, in either direction, and no session waits for a
 // direct copy that one end refused.

@@ -1,5 +1,5 @@
 // Copies between two servers that the client reaches over TLS
-// (server/peer_copies.h): the source's session reaches the destination over
+// (server/copies/peer_copies.h): the source's session reaches the destination over
 // TLS too, checks that it shows the certificate the client's handshake saw
 // there, and the bytes go from server to server, not through the client.
 // Built a second time with SCUDA_TEST_PLAIN_SOURCE, the source server is

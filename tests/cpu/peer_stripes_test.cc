@@ -1,11 +1,11 @@
-// How a copy between servers is cut into stripes (server/peer_copies.h):
+// How a copy between servers is cut into stripes (server/copies/peer_copies.h):
 // the stripes cover the copy exactly, none but the last is shorter than the
 // least stripe, and there are never more than the streams a copy takes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "server/peer_copies.h"
+#include "server/copies/peer_copies.h"
 
 namespace {
 

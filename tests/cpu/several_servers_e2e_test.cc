@@ -360,7 +360,7 @@ size_t joins(const scuda::test::ServerProcess& server) {
 }
 
 // A direct copy crosses in stripes, each on a connection of its own
-// (server/peer_copies.h), and arrives whole when its size is no multiple of
+// (server/copies/peer_copies.h), and arrives whole when its size is no multiple of
 // anything: the last stripe is the short one.
 TEST_F(SeveralServersTest, CopiesBetweenServersCrossInStripes) {
   const size_t size = kBuffer + 12345;

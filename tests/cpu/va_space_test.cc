@@ -1,5 +1,5 @@
 // The session's checks of client-chosen device addresses, on their own.
-#include "server/va_space.h"
+#include "server/memory/va_space.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // How a session reads its client's CUDA_VISIBLE_DEVICES against the GPUs
-// the server offers (server/visible_devices.h).
+// the server offers (server/listener/visible_devices.h).
 #include <gtest/gtest.h>
 
-#include "server/visible_devices.h"
+#include "server/listener/visible_devices.h"
 
 namespace scuda::server {
 namespace {

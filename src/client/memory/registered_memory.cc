@@ -1,7 +1,7 @@
 // Registered host memory stays the program's, where it is: nothing here may
 // protect it, since it shares pages with the heap and a system call writing
 // into a protected page fails instead of faulting. So the session mirrors it
-// (server/host_mirrors.h), and a twin here, of the bytes the mirror holds,
+// (server/memory/host_mirrors.h), and a twin here, of the bytes the mirror holds,
 // tells which bytes the host changed: they are pushed before every request
 // that may start device work. The session keeps the same kind of twin, and
 // after a synchronizing call the bytes the device changed come back.

@@ -36,7 +36,7 @@ std::string program_name() {
 }  // namespace
 
 // A session that serves a request sends a heartbeat several times a second
-// (server/heartbeat.h), so a wait for a reply that hears nothing for this
+// (server/session/heartbeat.h), so a wait for a reply that hears nothing for this
 // long means the server is frozen, killed without closing, or cut off.
 std::chrono::milliseconds server_silence_limit() {
   static const unsigned seconds = env_number("SCUDA_SERVER_TIMEOUT", 0, 86400, 15);

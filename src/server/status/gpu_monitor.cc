@@ -11,7 +11,7 @@
 #include "common/driver_table.h"
 #include "common/nvml_table.h"
 #include "protocol/handshake.h"
-#include "server/snapshot.h"
+#include "server/session/snapshot.h"
 
 namespace scuda::server {
 

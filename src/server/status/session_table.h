@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/job_revocations.h"
+#include "server/listener/job_revocations.h"
 
 namespace scuda::server {
 
