@@ -515,6 +515,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// cuLaunchCooperativeKernelMultiDevice is deprecated, and still served.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST_F(CopiesTest, CooperativeLaunchesCarryTheCooperativeAttribute) {
   const char module[] = "scuda-double-module\nkernel fill 8 4 4\n";
   CUmodule mod = nullptr;
@@ -555,5 +558,6 @@ TEST_F(CopiesTest, CooperativeLaunchesCarryTheCooperativeAttribute) {
   cuMemFree(d);
   cuModuleUnload(mod);
 }
+#pragma GCC diagnostic pop
 
 }  // namespace

@@ -829,7 +829,10 @@ TEST_F(LaunchTest, ExtraBufferFormLaunches) {
 }
 
 // The launch API before cuLaunchKernel: block shape and arguments set on
-// the function, pointers through cuParamSetv, then cuLaunchGrid.
+// the function, pointers through cuParamSetv, then cuLaunchGrid. Deprecated,
+// and still served: programs built against it call it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST_F(LaunchTest, LegacyParameterSettersAndLaunchGrid) {
   ASSERT_EQ(cuFuncSetBlockShape(vadd_, 256, 1, 1), CUDA_SUCCESS);
   ASSERT_EQ(cuParamSetSize(vadd_, 28), CUDA_SUCCESS);
@@ -841,6 +844,7 @@ TEST_F(LaunchTest, LegacyParameterSettersAndLaunchGrid) {
   expect_sums();
   EXPECT_EQ(cuParamSetv(vadd_, 0, nullptr, 8), CUDA_ERROR_INVALID_VALUE);
 }
+#pragma GCC diagnostic pop
 
 TEST_F(LaunchTest, LaunchKernelExWithLibraryKernel) {
   CUlibrary lib;

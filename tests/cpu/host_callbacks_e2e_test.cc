@@ -130,7 +130,7 @@ TEST_F(HostCallbackTest, SeesChangesToRegisteredMemoryLargerThanAFrame) {
     size_t n;
     size_t wrong = 0;
     Flag ran;
-  } count{host, words};
+  } count{host, words, 0, {}};
   auto check = [](void* data) {
     auto* c = static_cast<Count*>(data);
     for (size_t i = 0; i < c->n; ++i) c->wrong += c->words[i] != 0x05050505u;

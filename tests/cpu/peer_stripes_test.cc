@@ -25,7 +25,9 @@ TEST(PeerStripes, CoverTheCopyExactlyWithNoEmptyStripe) {
     const uint64_t last = size - (plan.count - 1) * plan.length;
     EXPECT_GT(last, 0u) << "the last stripe of a copy of " << size << " bytes is empty";
     EXPECT_LE(last, plan.length) << size;
-    if (plan.count > 1) EXPECT_GE(plan.length, kPeerMinStripe / 2) << size;
+    if (plan.count > 1) {
+      EXPECT_GE(plan.length, kPeerMinStripe / 2) << size;
+    }
   }
 }
 

@@ -169,9 +169,10 @@ TEST_F(SeveralServersTest, EachAllocationBelongsToItsDeviceAndNoneOverlap) {
   for (CUdevice dev = 0; dev < kDevices; ++dev) EXPECT_EQ(device_of(buf_[dev]), dev);
   for (CUdevice a = 0; a < kDevices; ++a)
     for (CUdevice b = 0; b < kDevices; ++b)
-      if (a != b)
+      if (a != b) {
         EXPECT_TRUE(buf_[a] + kBuffer <= buf_[b] || buf_[b] + kBuffer <= buf_[a])
             << std::hex << buf_[a] << " " << buf_[b];
+      }
 }
 
 // A copy reaches the server of its device memory, whichever context is

@@ -96,7 +96,7 @@ CUresult chunks_to_device(Connection& conn, CUdeviceptr dst, const void* src, si
         static_cast<uint8_t>(chunk.compressed ? mode | protocol::kCopyCompressed : mode);
     const protocol::Writer w = protocol::encode(
         protocol::op::MemcpyHtoD::Request{dst + offset, handle_id(stream), sent_mode, n});
-    const uint16_t flags = (wait && last) || probe ? sync_flag(mode) : protocol::kOneWay;
+    const uint16_t flags = (wait && last) || probe ? sync_flag(mode) : uint16_t{protocol::kOneWay};
     const auto start = Clock::now();
     if (!conn.send(protocol::kOpMemcpyHtoD, flags, w.data().data(), w.size(), chunk.data,
                    chunk.size, &last_id))
@@ -145,7 +145,7 @@ CUresult over_lanes(Connection& conn, uint32_t op, CUdeviceptr device, void* hos
   const protocol::Writer w =
       protocol::encode(protocol::op::LaneCopy{device, handle_id(stream), lane_mode, size, lanes});
   uint64_t id = 0;
-  const uint16_t flags = wait ? sync_flag(mode) : protocol::kOneWay;
+  const uint16_t flags = wait ? sync_flag(mode) : uint16_t{protocol::kOneWay};
   if (!conn.send(op, flags, w.data().data(), w.size(), nullptr, 0, &id) || !conn.flush())
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
   const auto start = Clock::now();

@@ -134,8 +134,9 @@ CUresult scuda::client::custom::cuModuleLoad(CUmodule* module, const char* path)
 
 CUresult scuda::client::custom::cuLibraryLoadData(CUlibrary* library, const void* code,
                                                   CUjit_option* jit_options, void** jit_values,
-                                                  unsigned int jit_count, CUlibraryOption* options,
-                                                  void** values, unsigned int count) {
+                                                  unsigned int jit_count,
+                                                  CUlibraryOption* /*options*/, void** /*values*/,
+                                                  unsigned int /*count*/) {
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load(kOpLibraryLoad, library, code);
 }
@@ -143,8 +144,8 @@ CUresult scuda::client::custom::cuLibraryLoadData(CUlibrary* library, const void
 CUresult scuda::client::custom::cuLibraryLoadFromFile(CUlibrary* library, const char* path,
                                                       CUjit_option* jit_options, void** jit_values,
                                                       unsigned int jit_count,
-                                                      CUlibraryOption* options, void** values,
-                                                      unsigned int count) {
+                                                      CUlibraryOption* /*options*/,
+                                                      void** /*values*/, unsigned int /*count*/) {
   clear_log_buffers(jit_count, jit_options, jit_values);
   return load_file(kOpLibraryLoad, library, path);
 }
