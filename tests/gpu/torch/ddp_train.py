@@ -52,7 +52,10 @@ def checksum(net):
 
 
 def main():
-    rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    rank = int(os.environ["RANK"])
+    # DDP_DEVICE: the one device every rank uses, for ranks that each see a
+    # single GPU (a scuda server each).
+    local = int(os.environ.get("DDP_DEVICE", os.environ["LOCAL_RANK"]))
     torch.cuda.set_device(local)
     device = torch.device("cuda", local)
     torch.backends.cudnn.benchmark = False

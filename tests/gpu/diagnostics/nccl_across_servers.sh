@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# nccl_across_servers.sh: what NCCL does when the GPUs of a job's ranks are
+# on two scuda servers (docs/pools.md, "NCCL across servers"). On a machine
+# with two GPUs, after a build (tests/gpu/multi_gpu.sh), from the repo root:
+#   bash tests/gpu/diagnostics/nccl_across_servers.sh
+# Starts two servers of one GPU each and runs tests/gpu/torch/ddp_train.py
+# with NCCL, clients inside isolate.sh, NCCL_DEBUG=INFO, each case limited
+# to SCUDA_TEST_TIMEOUT seconds (default 60):
+#   both    one client list of both servers, rank r on device r
+#   own     each rank given its own server only (rank_server.sh)
+#   socket  as own, with NCCL's P2P and shared-memory transports off and the
+#           LL protocol: NCCL's socket transport between the ranks
+# Writes $OUT/nccl.md and each case's output in $OUT/nccl_logs/.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.." || exit 1
+out=${OUT:-$(mktemp -d /tmp/scuda-nccl.XXXXXX)}
+logs=$out/nccl_logs
+mkdir -p "$logs"
+limit=${SCUDA_TEST_TIMEOUT:-60}
+report=$out/nccl.md
+source tests/gpu/timed.sh
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+first=127.0.0.1:$(free_port)
+second=127.0.0.1:$(free_port)
+CUDA_VISIBLE_DEVICES=0 build/bin/scuda server -l "$first" >"$logs/server0.log" 2>&1 &
+first_pid=$!
+CUDA_VISIBLE_DEVICES=1 build/bin/scuda server -l "$second" >"$logs/server1.log" 2>&1 &
+second_pid=$!
+trap 'kill "$first_pid" "$second_pid" 2>/dev/null' EXIT
+sleep 2
+ddp=(torchrun --standalone --nproc_per_node=2)
+train=(python3 tests/gpu/torch/ddp_train.py)
+per_rank=(--no-python tests/gpu/diagnostics/rank_server.sh "${train[@]}")
+export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM,GRAPH
+export SCUDA_RANK_SERVERS="$first $second"
+# case NAME CMD...: one run, its line in the report.
+case_line() {
+  timed "$@"
+  echo "- $1: rc=$rc ${secs}s: $(echo "$detail" | cut -c1-200)" | tee -a "$report"
+  grep -ah "via \|Channel 00\|transport\|NCCL WARN\|Error\|error" "$logs/$1.out" "$logs/$1.err" |
+    sort | uniq -c | sort -rn | head -12 | sed 's/^/    /' | tee -a "$report"
+}
+case_line both tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$second" -- \
+  "${ddp[@]}" "${train[@]}"
+case_line own tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- "${ddp[@]}" "${per_rank[@]}"
+NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket.native "${ddp[@]}" "${train[@]}"
+NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket \
+  tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- "${ddp[@]}" "${per_rank[@]}"
