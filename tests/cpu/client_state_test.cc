@@ -18,7 +18,7 @@ struct Counted {
 
 TEST(ClientState, APartIsMadeAtItsFirstGet) {
   g_made = 0;
-  scuda::client::Part<Counted> part;
+  static scuda::client::Part<Counted> part;  // never destroyed, as the client's
   EXPECT_EQ(g_made.load(), 0);
   EXPECT_EQ(part.get().value, 41);
   EXPECT_EQ(g_made.load(), 1);
@@ -29,7 +29,7 @@ TEST(ClientState, APartIsMadeAtItsFirstGet) {
 
 TEST(ClientState, ThreadsThatGetAtOnceShareOneObject) {
   g_made = 0;
-  static scuda::client::Part<Counted> part;  // as the client's, never destroyed
+  static scuda::client::Part<Counted> part;  // never destroyed, as the client's
   std::atomic<bool> go{false};
   std::vector<Counted*> seen(16);
   std::vector<std::thread> threads;
