@@ -1,5 +1,5 @@
 """The NVML stand-in's glue: nvml_api.inc, nvml_ops.h/.cc, nvml_errors.inc,
-nvml_client_stubs.cc and nvml_server_handlers.cc. The marshalling is the
+nvml_client_stubs.cc, nvml_one_server.h and nvml_server_handlers.cc. The marshalling is the
 driver's (emit_client / emit_server tables); what differs is the result type,
 where the real functions live, and NVML_ERROR_INSUFFICIENT_SIZE, whose reply
 carries the inout values (the sizes NVML asks for)."""
@@ -91,15 +91,42 @@ using namespace scuda::nvml::gen;
 """
 
 
+# The functions that number or find devices: with several servers their
+# entry points, hand-written in src/nvml/devices.cc, ask each server in turn
+# through these stubs, generated as one_server::NAME.
+ACROSS_SERVERS = {
+    "nvmlDeviceGetCount", "nvmlDeviceGetCount_v2",
+    "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2",
+    "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2",
+    "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUIDV",
+}
+
+
 def client_stubs_cc(plans: list[Plan]) -> str:
     stubs = [client_stub(p) for p in plans if p.handling != "local"]
-    return "\n".join([CLIENT_PREAMBLE, *stubs])
+    return "\n".join([CLIENT_PREAMBLE + '#include "nvml_one_server.h"\n', *stubs])
+
+
+def one_server_h(plans: list[Plan]) -> str:
+    decls = [f"nvmlReturn_t {p.name}({param_list(p)});"
+             for p in plans if p.name in ACROSS_SERVERS]
+    return "\n".join([
+        HEADER + "#pragma once\n", "#include <nvml.h>\n",
+        "// One server's answer: the stubs behind src/nvml/devices.cc's entry points.",
+        "namespace scuda::nvml::one_server {\n", *decls, "\n}  // namespace scuda::nvml::one_server",
+    ]) + "\n"
 
 
 def client_stub(plan: Plan) -> str:
     args = ", ".join([plan.name, *[p.name for p in plan.fn.params]])
     body = client_body(plan) if plan.handling != "unsupported" else \
         [f'  return unsupported("{plan.name}");']
+    if plan.name in ACROSS_SERVERS:
+        return "\n".join([
+            f"nvmlReturn_t scuda::nvml::one_server::{plan.name}({param_list(plan)}) {{",
+            *body,
+            "}\n",
+        ])
     return "\n".join([
         f'extern "C" nvmlReturn_t DECLDIR {plan.name}({param_list(plan)}) {{',
         f"  SCUDA_NVML_PASSTHROUGH({args});",
@@ -116,12 +143,16 @@ def client_body(plan: Plan) -> list[str]:
              *["  " + s for s in inouts],
              f'    return finish(r_, rc_, "{plan.name}");', "  }"] if inouts else []
     op = f"scuda::protocol::kOp_{plan.name}"
+    # A call naming a handle goes to the server the handle was made on.
+    handles = [p.name for p, k in pk if k.kind == "handle"]
+    route = [f"  const OnServer on_(server_of(handle_id({handles[0]})));"] if handles else []
     send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
     if plan.handling == "cached":
         send = ["  scuda::protocol::Writer k_;",
                 *[emit_client.line(KEY, p, k) for p, k in pk],
                 f"  nvmlReturn_t rc_ = cached_call({op}, k_, w_, &reply_);"]
     return [
+        *route,
         *sizes,
         "  scuda::protocol::Writer w_;",
         *[emit_client.line(REQUEST, p, k) for p, k in pk],
@@ -212,5 +243,6 @@ def outputs(header, plans: list[Plan]) -> dict[str, str]:
         "nvml_ops.cc": nvml_ops_cc(plans),
         "nvml_errors.inc": nvml_errors_inc(header.errors),
         "nvml_client_stubs.cc": client_stubs_cc(plans),
+        "nvml_one_server.h": one_server_h(plans),
         "nvml_server_handlers.cc": server_handlers_cc(plans),
     }

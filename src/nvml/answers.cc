@@ -4,6 +4,7 @@
 // change while NVML stays initialised (handling "cached" in
 // codegen/nvml_annotations.toml): PyTorch's device_count() calls nvmlInit
 // and nvmlDeviceGetCount_v2 each time (docs/bench/training.md, "Figures cited by the code").
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,7 +32,20 @@ bool is_init(uint32_t op) {
          op == protocol::kOp_nvmlInitWithFlags;
 }
 
-// The lock is held across the request, so inits and shutdowns count in order.
+// `op` on every server in turn, until one fails; with no session, on the
+// first, which says so.
+nvmlReturn_t on_every_server(uint32_t op, const protocol::Writer& request,
+                             std::vector<uint8_t>* reply) {
+  const uint32_t servers = std::max(server_count(), 1u);
+  nvmlReturn_t rc = NVML_SUCCESS;
+  for (uint32_t s = 0; s < servers && rc == NVML_SUCCESS; ++s) {
+    const OnServer on(s);
+    rc = ask_server(op, request, reply);
+  }
+  return rc;
+}
+
+// The lock is held across the requests, so inits and shutdowns count in order.
 nvmlReturn_t init(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
   std::lock_guard lock(answers().mu);
   if (answers().inits > 0) {
@@ -39,7 +53,7 @@ nvmlReturn_t init(uint32_t op, const protocol::Writer& request, std::vector<uint
     reply->clear();
     return NVML_SUCCESS;
   }
-  const nvmlReturn_t rc = ask_server(op, request, reply);
+  const nvmlReturn_t rc = on_every_server(op, request, reply);
   if (rc == NVML_SUCCESS) answers().inits = 1;
   return rc;
 }
@@ -52,7 +66,7 @@ nvmlReturn_t shutdown(const protocol::Writer& request, std::vector<uint8_t>* rep
     --answers().inits;
     return NVML_SUCCESS;
   }
-  const nvmlReturn_t rc = ask_server(protocol::kOp_nvmlShutdown, request, reply);
+  const nvmlReturn_t rc = on_every_server(protocol::kOp_nvmlShutdown, request, reply);
   if (rc == NVML_SUCCESS) {
     answers().inits = 0;
     answers().kept.clear();
@@ -70,7 +84,10 @@ nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint
 
 nvmlReturn_t cached_call(uint32_t op, const protocol::Writer& key, const protocol::Writer& request,
                          std::vector<uint8_t>* reply) {
-  std::pair id{op, std::string(key.data().begin(), key.data().end())};
+  // The same question to another server may have another answer.
+  std::string asked(key.data().begin(), key.data().end());
+  asked.push_back(static_cast<char>(current_server()));
+  std::pair id{op, std::move(asked)};
   {
     std::lock_guard lock(answers().mu);
     auto it = answers().kept.find(id);

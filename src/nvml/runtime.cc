@@ -60,15 +60,39 @@ nvmlReturn_t bad_reply(const char* name) {
   return NVML_ERROR_UNKNOWN;
 }
 
+namespace {
+
+// NVML's ids: this tag in the top 16 bits, the server in the next 8, and a
+// count in steps of 16 below.
+constexpr uint64_t kIdTag = 0x4e56;
+constexpr unsigned kServerShift = 40;
+
+thread_local uint32_t t_server = 0;
+
+}  // namespace
+
 uint64_t new_handle_id() {
-  static std::atomic<uint64_t> next{0x4e56'0000'0000'1000};
-  return next.fetch_add(16);
+  static std::atomic<uint64_t> next{0x1000};
+  return (kIdTag << 48) | (uint64_t{t_server & 0xff} << kServerShift) | next.fetch_add(16);
 }
+
+uint32_t server_of(uint64_t id) {
+  return id >> 48 == kIdTag ? static_cast<uint32_t>(id >> kServerShift) & 0xff : 0;
+}
+
+uint32_t server_count() { return scuda_server_count(); }
+
+uint32_t current_server() { return t_server; }
+
+OnServer::OnServer(uint32_t server) : before_(t_server) { t_server = server; }
+
+OnServer::~OnServer() { t_server = before_; }
 
 nvmlReturn_t ask_server(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
   void* data = nullptr;
   size_t size = 0;
-  const uint32_t rc = scuda_remote_call(op, request.data().data(), request.size(), &data, &size);
+  const uint32_t rc =
+      scuda_remote_call(t_server, op, request.data().data(), request.size(), &data, &size);
   const auto* bytes = static_cast<const uint8_t*>(data);
   reply->assign(bytes, bytes + size);
   std::free(data);

@@ -30,19 +30,43 @@ nvmlReturn_t bad_reply(const char* name);
 
 // A fresh handle id, unique in the session: NVML's ids come from a range far
 // above the driver stand-in's, since both share the session's handle table.
+// The id carries the server the calling thread's requests go to, so that
+// later calls naming the handle go there too.
 uint64_t new_handle_id();
+
+// How many servers the session has (devices.cc numbers devices across
+// them); 0 when no session can be opened.
+uint32_t server_count();
+// The server handle id `id` was made on (0 for an id of no server).
+uint32_t server_of(uint64_t id);
+// The server the calling thread's requests go to now.
+uint32_t current_server();
+
+// While it lives, the calling thread's requests go to server `server` (0
+// before any OnServer), as do the handles they make.
+class OnServer {
+ public:
+  explicit OnServer(uint32_t server);
+  ~OnServer();
+  OnServer(const OnServer&) = delete;
+  OnServer& operator=(const OnServer&) = delete;
+
+ private:
+  uint32_t before_;
+};
 
 using protocol::handle_from_id;
 using protocol::handle_id;
 
-// Sends request `op` through libcuda.so.1's session (opening it if needed)
-// and returns the server's nvmlReturn_t, leaving the rest of the reply in
-// *reply. NVML_ERROR_DRIVER_NOT_LOADED when no session can be opened,
+// Sends request `op` through libcuda.so.1's session (opening it if needed),
+// to the server OnServer chose, and returns the server's nvmlReturn_t, leaving the rest of the
+// reply in *reply. NVML_ERROR_DRIVER_NOT_LOADED when no session can be opened,
 // NVML_ERROR_GPU_IS_LOST once the connection is lost.
 nvmlReturn_t ask_server(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply);
 
 // ask_server, but nested nvmlInit* and nvmlShutdown calls are answered here
-// (answers.cc). What the generated stubs call.
+// (answers.cc), and the outermost go to every server. What the generated
+// stubs call.
 nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply);
 
 // call, for the stub of a "cached" function: a successful answer is kept by

@@ -350,7 +350,7 @@ uint32_t request(const typename Op::Request& r) {
   const uint32_t op = Op::kOp;
   void* reply = nullptr;
   size_t reply_size = 0;
-  const uint32_t rc = scuda_remote_call(op, w.data().data(), w.size(), &reply, &reply_size);
+  const uint32_t rc = scuda_remote_call(0, op, w.data().data(), w.size(), &reply, &reply_size);
   std::free(reply);
   return rc;
 }

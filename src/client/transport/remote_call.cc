@@ -9,14 +9,20 @@
 #include "client/runtime.h"
 #include "client/transport/session.h"
 
+extern "C" __attribute__((visibility("default"))) uint32_t scuda_server_count() {
+  if (scuda::client::open_session() != CUDA_SUCCESS) return 0;
+  return scuda::client::server_count();
+}
+
 extern "C" __attribute__((visibility("default"))) uint32_t scuda_remote_call(
-    uint32_t op, const void* req, size_t req_size, void** reply, size_t* reply_size) {
+    uint32_t server, uint32_t op, const void* req, size_t req_size, void** reply,
+    size_t* reply_size) {
   *reply = nullptr;
   *reply_size = 0;
   if (scuda::client::open_session() != CUDA_SUCCESS) return kScudaRemoteNoSession;
-  // NVML's devices are the first server's (docs/pools.md).
+  if (server >= scuda::client::server_count()) return kScudaRemoteNoSession;
   scuda::client::Route route;
-  if (scuda::client::several_servers()) route.to(0);
+  if (scuda::client::several_servers()) route.to(server);
   scuda::protocol::Writer request;
   request.bytes(req, req_size);
   std::vector<uint8_t> payload;

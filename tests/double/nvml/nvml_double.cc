@@ -1,4 +1,5 @@
-// One fake GPU with fixed facts (nvml_double.h), and a process list holding
+// One fake GPU with fixed facts (nvml_double.h; NVML_DOUBLE_UUID names
+// another UUID, so that two servers' GPUs differ), and a process list holding
 // the calling process (the scuda session), its children and its parent's
 // (a server's sessions, whether the listener or its GPU monitor asks, as a
 // real GPU lists each process with a context) and one other tenant.
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,11 @@ nvmlDevice_st g_device{0};
 int g_init_count = 0;
 
 bool ours(nvmlDevice_t device) { return device == &g_device; }
+
+const char* uuid_text() {
+  const char* uuid = std::getenv("NVML_DOUBLE_UUID");
+  return uuid && *uuid ? uuid : nvml_double::kUuid;
+}
 
 // Adds the children of process `pid` to `out`, from every thread's list in
 // /proc.
@@ -104,7 +111,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   nvmlReturn_t rc = check(device, uuid);
-  return rc == NVML_SUCCESS ? copy_string(nvml_double::kUuid, uuid, length) : rc;
+  return rc == NVML_SUCCESS ? copy_string(uuid_text(), uuid, length) : rc;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {

@@ -1,0 +1,115 @@
+// The entry points that number or find devices. With several servers the
+// program's list of devices runs through the first server's, then the next
+// server's, as the driver stand-in's does (client/pools/servers.h); each
+// asks the servers in turn through the generated one-server stubs, and the
+// handles it returns carry their server (runtime.h), so that every later
+// call naming one goes there.
+#include <nvml.h>
+
+#include <algorithm>
+
+#include "nvml/runtime.h"
+#include "nvml_one_server.h"
+
+namespace one = scuda::nvml::one_server;
+using scuda::nvml::OnServer;
+
+namespace {
+
+uint32_t servers() { return std::max(scuda::nvml::server_count(), 1u); }
+
+// The devices of every server, added up.
+template <class Count>
+nvmlReturn_t count_across(Count one_count, unsigned int* count) {
+  if (!count) return one_count(count);
+  unsigned int total = 0;
+  for (uint32_t s = 0; s < servers(); ++s) {
+    const OnServer on(s);
+    unsigned int here = 0;
+    if (nvmlReturn_t rc = one_count(&here); rc != NVML_SUCCESS) return rc;
+    total += here;
+  }
+  *count = total;
+  return NVML_SUCCESS;
+}
+
+// Device `index` of the list: the server whose devices hold it, and its
+// number there.
+template <class Count, class ByIndex>
+nvmlReturn_t by_index(Count one_count, ByIndex one_by_index, unsigned int index,
+                      nvmlDevice_t* device) {
+  for (uint32_t s = 0; s < servers(); ++s) {
+    const OnServer on(s);
+    unsigned int here = 0;
+    if (nvmlReturn_t rc = one_count(&here); rc != NVML_SUCCESS) return rc;
+    if (index < here) return one_by_index(index, device);
+    index -= here;
+  }
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+// The first server that knows the device `find` names; what the last server
+// said when none does.
+template <class Find>
+nvmlReturn_t first_found(Find find) {
+  nvmlReturn_t rc = NVML_ERROR_NOT_FOUND;
+  for (uint32_t s = 0; s < servers(); ++s) {
+    const OnServer on(s);
+    rc = find();
+    if (rc != NVML_ERROR_NOT_FOUND) return rc;
+  }
+  return rc;
+}
+
+}  // namespace
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetCount(unsigned int* deviceCount) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetCount, deviceCount);
+  return count_across(one::nvmlDeviceGetCount, deviceCount);
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetCount_v2(unsigned int* deviceCount) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetCount_v2, deviceCount);
+  return count_across(one::nvmlDeviceGetCount_v2, deviceCount);
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByIndex(unsigned int index,
+                                                           nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByIndex, index, device);
+  return by_index(one::nvmlDeviceGetCount, one::nvmlDeviceGetHandleByIndex, index, device);
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByIndex_v2(unsigned int index,
+                                                              nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByIndex_v2, index, device);
+  return by_index(one::nvmlDeviceGetCount_v2, one::nvmlDeviceGetHandleByIndex_v2, index, device);
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByPciBusId(const char* pciBusId,
+                                                              nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByPciBusId, pciBusId, device);
+  return first_found([&] { return one::nvmlDeviceGetHandleByPciBusId(pciBusId, device); });
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId,
+                                                                 nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByPciBusId_v2, pciBusId, device);
+  return first_found([&] { return one::nvmlDeviceGetHandleByPciBusId_v2(pciBusId, device); });
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleBySerial(const char* serial,
+                                                            nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleBySerial, serial, device);
+  return first_found([&] { return one::nvmlDeviceGetHandleBySerial(serial, device); });
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByUUID, uuid, device);
+  return first_found([&] { return one::nvmlDeviceGetHandleByUUID(uuid, device); });
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t* uuid,
+                                                           nvmlDevice_t* device) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByUUIDV, uuid, device);
+  return first_found([&] { return one::nvmlDeviceGetHandleByUUIDV(uuid, device); });
+}
