@@ -13,6 +13,7 @@
 # and through two servers of one GPU each (CUDA_VISIBLE_DEVICES=0 / =1 on
 # the server side) given to one client as one list of devices:
 #   two.devices      device count 2, the same GPUs (UUIDs) as natively
+#   smi              nvidia-smi -L lists the same GPUs as natively (NVML)
 #   split_train      a model split across the two devices, activations
 #                    copied between servers (server to server; once more
 #                    staged through the client): losses equal to native,
@@ -139,6 +140,15 @@ if [ -s "$logs/two.native.out" ] && cmp -s "$logs/two.native.out" "$logs/two.scu
   note "- same devices: $(cat "$logs/two.native.out")"
 else
   note "- FAIL: native '$(cat "$logs/two.native.out")', scuda '$(cat "$logs/two.scuda.out")'"
+  failed=1
+fi
+# NVML numbers the two servers' GPUs as one list, as CUDA does.
+ran smi.native nvidia-smi -L
+ran smi.scuda "${two[@]}" nvidia-smi -L
+if [ -s "$logs/smi.native.out" ] && cmp -s "$logs/smi.native.out" "$logs/smi.scuda.out"; then
+  note "- nvidia-smi -L: the same GPUs: $(tr '\n' ' ' <"$logs/smi.native.out" | cut -c1-200)"
+else
+  note "- FAIL: nvidia-smi -L native '$(cat "$logs/smi.native.out")', scuda '$(cat "$logs/smi.scuda.out")'"
   failed=1
 fi
 ran split.native python3 tests/gpu/torch/split_train.py
