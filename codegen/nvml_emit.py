@@ -91,7 +91,8 @@ using namespace scuda::nvml::gen;
 """
 
 
-# The functions that number or find devices: with several servers their
+# The functions that number or find devices, or say a device's number: with
+# several servers their
 # entry points, hand-written in src/nvml/devices.cc, ask each server in turn
 # through these stubs, generated as one_server::NAME.
 ACROSS_SERVERS = {
@@ -99,6 +100,7 @@ ACROSS_SERVERS = {
     "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2",
     "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2",
     "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUIDV",
+    "nvmlDeviceGetIndex",
 }
 
 

@@ -1,9 +1,9 @@
-// The entry points that number or find devices. With several servers the
-// program's list of devices runs through the first server's, then the next
-// server's, as the driver stand-in's does (client/pools/servers.h); each
-// asks the servers in turn through the generated one-server stubs, and the
-// handles it returns carry their server (runtime.h), so that every later
-// call naming one goes there.
+// The entry points that number or find devices, or say a device's number.
+// With several servers the program's list of devices runs through the first
+// server's, then the next server's, as the driver stand-in's does
+// (client/pools/servers.h); each asks the servers in turn through the
+// generated one-server stubs, and the handles it returns carry their server
+// (runtime.h), so that every later call naming one goes there.
 #include <nvml.h>
 
 #include <algorithm>
@@ -46,6 +46,20 @@ nvmlReturn_t by_index(Count one_count, ByIndex one_by_index, unsigned int index,
     index -= here;
   }
   return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+// A device's number in the list: its number on its server, after every
+// earlier server's devices.
+nvmlReturn_t index_across(nvmlDevice_t device, unsigned int* index) {
+  if (nvmlReturn_t rc = one::nvmlDeviceGetIndex(device, index); rc != NVML_SUCCESS) return rc;
+  const uint32_t home = scuda::nvml::server_of(scuda::nvml::handle_id(device));
+  for (uint32_t s = 0; s < home; ++s) {
+    const OnServer on(s);
+    unsigned int before = 0;
+    if (nvmlReturn_t rc = one::nvmlDeviceGetCount_v2(&before); rc != NVML_SUCCESS) return rc;
+    *index += before;
+  }
+  return NVML_SUCCESS;
 }
 
 // The first server that knows the device `find` names; what the last server
@@ -112,4 +126,9 @@ extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t* uui
                                                            nvmlDevice_t* device) {
   SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetHandleByUUIDV, uuid, device);
   return first_found([&] { return one::nvmlDeviceGetHandleByUUIDV(uuid, device); });
+}
+
+extern "C" nvmlReturn_t DECLDIR nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  SCUDA_NVML_PASSTHROUGH(nvmlDeviceGetIndex, device, index);
+  return index_across(device, index);
 }

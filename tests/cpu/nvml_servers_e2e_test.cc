@@ -55,6 +55,11 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
   EXPECT_NE(first, second);
   EXPECT_EQ(uuid_of(first), kFirstUuid);
   EXPECT_EQ(uuid_of(second), kSecondUuid);
+  unsigned int index = 9;
+  ASSERT_EQ(nvmlDeviceGetIndex(second, &index), NVML_SUCCESS);
+  EXPECT_EQ(index, 1u);
+  ASSERT_EQ(nvmlDeviceGetIndex(first, &index), NVML_SUCCESS);
+  EXPECT_EQ(index, 0u);
   nvmlDevice_t none = nullptr;
   EXPECT_EQ(nvmlDeviceGetHandleByIndex_v2(2, &none), NVML_ERROR_INVALID_ARGUMENT);
   nvmlMemory_t memory{};

@@ -104,6 +104,12 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* 
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  if (nvmlReturn_t rc = check(device, index); rc != NVML_SUCCESS) return rc;
+  *index = 0;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   nvmlReturn_t rc = check(device, name);
   return rc == NVML_SUCCESS ? copy_string(nvml_double::kName, name, length) : rc;
