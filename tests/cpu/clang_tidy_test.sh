@@ -35,7 +35,7 @@ command -v "$clang" >/dev/null || clang="clang++"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$src"
-files=(src/protocol/*.cc src/common/*.cc src/server/*.cc src/server/status/*.cc src/nvml/*.cc src/k8s/*.cc)
+files=(src/protocol/*.cc src/common/*.cc src/server/*/*.cc src/nvml/*.cc src/k8s/*.cc)
 # The CLI builds as unity files (src/CMakeLists.txt) that include its
 # sources; the header filter lets their warnings through.
 files+=("$build"/src/CMakeFiles/scuda.dir/Unity/unity_*_cxx.cxx)
