@@ -1,5 +1,7 @@
 #include "cuda_figures.h"
 
+#include <dlfcn.h>
+
 #include <cstring>
 #include <functional>
 #include <random>
@@ -218,6 +220,33 @@ std::vector<CudaBench::LaunchSample> CudaBench::launches(ModuleKind kind, int la
     const double cpu = process_cpu_seconds() - cpu_start;
     return LaunchSample{launches / seconds_since(start), cpu * 1e6 / launches};
   });
+}
+
+// The stand-in's count of replies this process waited for; 0 natively.
+uint64_t replies_awaited() {
+  using Count = uint64_t (*)();
+  static const auto count = reinterpret_cast<Count>(dlsym(RTLD_DEFAULT, "scuda_replies_awaited"));
+  return count ? count() : 0;
+}
+
+std::vector<CudaBench::CopySample> CudaBench::copy_cpu(int copies, const Plan& plan) {
+  constexpr size_t kBytes = 64;
+  HostBuffer host(kBytes, true, Content::kRandom);
+  DeviceBuffer device(kBytes);
+  CUstream stream = nullptr;
+  check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  std::vector<CopySample> samples = collect(plan, [&] {
+    const uint64_t replies = replies_awaited();
+    const double start = thread_cpu_seconds();
+    for (int i = 0; i < copies; ++i)
+      check(cuMemcpyHtoDAsync(device.get(), host.get(), kBytes, stream), "cuMemcpyHtoDAsync");
+    const double cpu = thread_cpu_seconds() - start;
+    const auto waited = static_cast<double>(replies_awaited() - replies);
+    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    return CopySample{cpu * 1e6 / copies, waited / copies};
+  });
+  check(cuStreamDestroy(stream), "cuStreamDestroy");
+  return samples;
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> CudaBench::local_queries(

@@ -51,6 +51,13 @@ class CudaBench {
   };
   // Each sample: `launches` empty-kernel launches, then one cuCtxSynchronize.
   std::vector<LaunchSample> launches(ModuleKind kind, int launches, const Plan& plan);
+  struct CopySample {
+    double cpu_us;            // the calling thread's CPU per copy
+    double replies_per_copy;  // replies it waited for (scuda's count; 0 natively)
+  };
+  // Each sample: `copies` 64-byte cuMemcpyHtoDAsync from page-locked memory
+  // on one stream, then a cuStreamSynchronize, which is not counted.
+  std::vector<CopySample> copy_cpu(int copies, const Plan& plan);
   // Nanoseconds per call of each query the stand-in answers from its own
   // state (cuCtxGetCurrent, cuStreamQuery of finished work, ...), by name:
   // each sample is the mean over a batch of calls.

@@ -200,6 +200,13 @@ void measure_launches(CudaBench& cuda, const Options& o, const Plans& p, Report&
   }
   r.add("launch_rate_per_s", median(rates), rates.size());
   r.add("launch_client_cpu_us", median(cpu), cpu.size());
+  std::vector<double> copy_cpu, copy_replies;
+  for (const auto& s : cuda.copy_cpu(p.launches, p.launch)) {
+    copy_cpu.push_back(s.cpu_us);
+    copy_replies.push_back(s.replies_per_copy);
+  }
+  r.add("copy_client_cpu_us", median(copy_cpu), copy_cpu.size());
+  r.add("copy_replies_per_copy", median(copy_replies), copy_replies.size());
   const std::vector<double> pairs = cuda.alloc_free(p.latency);
   r.add("alloc_free_us", median(pairs) * 1e6, pairs.size());
 }
@@ -218,6 +225,8 @@ const std::vector<Row> kRows = {
      "managed_push_ratio"},
     {"empty-kernel launches per second", "launch_rate_per_s", "", ""},
     {"client CPU per launch, µs", "launch_client_cpu_us", "", ""},
+    {"calling thread's CPU per one-way 64-byte copy, µs", "copy_client_cpu_us", "", ""},
+    {"replies waited for per such copy", "copy_replies_per_copy", "", ""},
     {"cuMemAlloc + cuMemFree, µs", "alloc_free_us", "", ""},
     {"slowest query answered locally, ns per call", "local_query_ns", "", ""},
 };

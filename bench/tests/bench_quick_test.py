@@ -15,7 +15,7 @@ KEYS = [
     "h2d_gbps", "d2h_gbps", "h2d_pinned_gbps", "d2h_pinned_gbps",
     "raw_tcp_gbps", "raw_tcp_down_gbps",
     "h2d_ratio", "d2h_ratio", "h2d_pinned_ratio", "d2h_pinned_ratio",
-    "launch_rate_per_s", "launch_client_cpu_us", "alloc_free_us",
+    "launch_rate_per_s", "launch_client_cpu_us", "copy_client_cpu_us", "alloc_free_us",
     "h2d_sparse_gbps", "h2d_sparse_lz4_gbps", "h2d_lz4_speedup",
     "d2h_sparse_gbps", "d2h_sparse_lz4_gbps", "d2h_lz4_speedup",
 ]
@@ -39,6 +39,8 @@ def main():
         assert math.isfinite(value) and value > 0, f"{key} = {value}"
     assert figures["meta"]["module"] == "double", figures["meta"]
     assert figures["meta"]["driver"] == "scuda", figures["meta"]
+    # A small async copy is one-way: its thread waits for no reply.
+    assert figures["copy_replies_per_copy"] == 0, figures["copy_replies_per_copy"]
     print(f"every figure present; {seconds:.1f} s")
 
 
