@@ -145,9 +145,13 @@ def client_body(plan: Plan) -> list[str]:
              *["  " + s for s in inouts],
              f'    return finish(r_, rc_, "{plan.name}");', "  }"] if inouts else []
     op = f"scuda::protocol::kOp_{plan.name}"
-    # A call naming a handle goes to the server the handle was made on.
+    # A call naming a handle goes to the server the handle was made on; one
+    # naming handles of two servers is refused (no server knows both).
     handles = [p.name for p, k in pk if k.kind == "handle"]
     route = [f"  const OnServer on_(server_of(handle_id({handles[0]})));"] if handles else []
+    if len(handles) > 1:
+        ids = ", ".join(f"handle_id({h})" for h in handles)
+        route.append(f'  if (!same_server({{{ids}}})) return across_servers("{plan.name}");')
     send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
     if plan.handling == "cached":
         send = ["  scuda::protocol::Writer k_;",

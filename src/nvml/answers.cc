@@ -32,17 +32,40 @@ bool is_init(uint32_t op) {
          op == protocol::kOp_nvmlInitWithFlags;
 }
 
-// `op` on every server in turn, until one fails; with no session, on the
-// first, which says so.
-nvmlReturn_t on_every_server(uint32_t op, const protocol::Writer& request,
+uint32_t servers() { return std::max(server_count(), 1u); }
+
+// Init on every server in turn. When one fails, the servers before it are
+// shut down again, so that every server's count stays as the client's.
+nvmlReturn_t init_everywhere(uint32_t op, const protocol::Writer& request,
                              std::vector<uint8_t>* reply) {
-  const uint32_t servers = std::max(server_count(), 1u);
-  nvmlReturn_t rc = NVML_SUCCESS;
-  for (uint32_t s = 0; s < servers && rc == NVML_SUCCESS; ++s) {
+  for (uint32_t s = 0; s < servers(); ++s) {
     const OnServer on(s);
-    rc = ask_server(op, request, reply);
+    const nvmlReturn_t rc = ask_server(op, request, reply);
+    if (rc == NVML_SUCCESS) continue;
+    std::vector<uint8_t> ignored;
+    for (uint32_t back = 0; back < s; ++back) {
+      const OnServer undo(back);
+      ask_server(protocol::kOp_nvmlShutdown, protocol::Writer{}, &ignored);
+    }
+    return rc;
   }
-  return rc;
+  return NVML_SUCCESS;
+}
+
+// Shutdown on every server, whatever one answers. A server that is gone,
+// or already shut down (an earlier shutdown that failed elsewhere), is
+// done; the first other failure is returned.
+nvmlReturn_t shutdown_everywhere(const protocol::Writer& request, std::vector<uint8_t>* reply) {
+  nvmlReturn_t first = NVML_SUCCESS;
+  for (uint32_t s = 0; s < servers(); ++s) {
+    const OnServer on(s);
+    const nvmlReturn_t rc = ask_server(protocol::kOp_nvmlShutdown, request, reply);
+    const bool done =
+        rc == NVML_SUCCESS ||
+        (servers() > 1 && (rc == NVML_ERROR_UNINITIALIZED || rc == NVML_ERROR_GPU_IS_LOST));
+    if (!done && first == NVML_SUCCESS) first = rc;
+  }
+  return first;
 }
 
 // The lock is held across the requests, so inits and shutdowns count in order.
@@ -53,7 +76,7 @@ nvmlReturn_t init(uint32_t op, const protocol::Writer& request, std::vector<uint
     reply->clear();
     return NVML_SUCCESS;
   }
-  const nvmlReturn_t rc = on_every_server(op, request, reply);
+  const nvmlReturn_t rc = init_everywhere(op, request, reply);
   if (rc == NVML_SUCCESS) answers().inits = 1;
   return rc;
 }
@@ -66,7 +89,7 @@ nvmlReturn_t shutdown(const protocol::Writer& request, std::vector<uint8_t>* rep
     --answers().inits;
     return NVML_SUCCESS;
   }
-  const nvmlReturn_t rc = on_every_server(protocol::kOp_nvmlShutdown, request, reply);
+  const nvmlReturn_t rc = shutdown_everywhere(request, reply);
   if (rc == NVML_SUCCESS) {
     answers().inits = 0;
     answers().kept.clear();

@@ -62,17 +62,21 @@ nvmlReturn_t index_across(nvmlDevice_t device, unsigned int* index) {
   return NVML_SUCCESS;
 }
 
-// The first server that knows the device `find` names; what the last server
-// said when none does.
+// The first server that knows the device `find` names, passing over
+// servers that are gone; NVML_ERROR_NOT_FOUND when none does. A device
+// two servers both report (the same PCI bus id on two hosts) is the first
+// server's.
 template <class Find>
 nvmlReturn_t first_found(Find find) {
   nvmlReturn_t rc = NVML_ERROR_NOT_FOUND;
+  bool any_not_found = false;
   for (uint32_t s = 0; s < servers(); ++s) {
     const OnServer on(s);
     rc = find();
-    if (rc != NVML_ERROR_NOT_FOUND) return rc;
+    if (rc == NVML_ERROR_NOT_FOUND) any_not_found = true;
+    else if (rc != NVML_ERROR_GPU_IS_LOST || servers() == 1) return rc;
   }
-  return rc;
+  return any_not_found ? NVML_ERROR_NOT_FOUND : rc;
 }
 
 }  // namespace

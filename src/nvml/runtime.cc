@@ -46,11 +46,21 @@ nvmlReturn_t local_missing() {
 
 void trace_entry(const char* name) { spdlog::trace("{}", name); }
 
-nvmlReturn_t unsupported(const char* name) {
-  static RankedMutex mu{LockRank::kLeaf, "NVML unsupported"};
+namespace {
+
+// True the first time `what` is asked of the process: each warning is
+// logged once.
+bool first_time(const std::string& what) {
+  static RankedMutex mu{LockRank::kLeaf, "NVML warnings"};
   static std::set<std::string> seen;
   std::lock_guard lock(mu);
-  if (seen.insert(name).second)
+  return seen.insert(what).second;
+}
+
+}  // namespace
+
+nvmlReturn_t unsupported(const char* name) {
+  if (first_time(std::string("unsupported ") + name))
     spdlog::warn("{} is not supported by scuda yet; it returns NVML_ERROR_NOT_SUPPORTED", name);
   return NVML_ERROR_NOT_SUPPORTED;
 }
@@ -83,6 +93,21 @@ uint32_t server_of(uint64_t id) {
 uint32_t server_count() { return scuda_server_count(); }
 
 uint32_t current_server() { return t_server; }
+
+bool same_server(std::initializer_list<uint64_t> ids) {
+  for (uint64_t id : ids)
+    if (server_of(id) != server_of(*ids.begin())) return false;
+  return true;
+}
+
+nvmlReturn_t across_servers(const char* name) {
+  if (first_time(std::string("across ") + name))
+    spdlog::warn(
+        "{} named devices or objects of two servers, which no server knows together; "
+        "it returns NVML_ERROR_NOT_SUPPORTED (docs/pools.md)",
+        name);
+  return NVML_ERROR_NOT_SUPPORTED;
+}
 
 OnServer::OnServer(uint32_t server) : before_(t_server) { t_server = server; }
 

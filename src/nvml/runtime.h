@@ -5,6 +5,7 @@
 #include <nvml.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "common/nvml_table.h"
@@ -41,6 +42,11 @@ uint32_t server_count();
 uint32_t server_of(uint64_t id);
 // The server the calling thread's requests go to now.
 uint32_t current_server();
+// True when every id in `ids` was made on one server.
+bool same_server(std::initializer_list<uint64_t> ids);
+// Logs once per function that it named handles of two servers, and returns
+// NVML_ERROR_NOT_SUPPORTED: no server knows the other's handles.
+nvmlReturn_t across_servers(const char* name);
 
 // While it lives, the calling thread's requests go to server `server` (0
 // before any OnServer), as do the handles they make.

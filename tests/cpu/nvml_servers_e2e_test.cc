@@ -14,6 +14,7 @@ namespace {
 
 constexpr char kFirstUuid[] = "GPU-5c0da000-0000-4000-8000-00000000000a";
 constexpr char kSecondUuid[] = "GPU-5c0da000-0000-4000-8000-00000000000b";
+constexpr char kSecondBusId[] = "00000000:5E:00.0";
 
 scuda::test::ServerProcess* g_first = nullptr;
 scuda::test::ServerProcess* g_second = nullptr;
@@ -25,8 +26,10 @@ class TwoServers : public ::testing::Environment {
     setenv("NVML_DOUBLE_UUID", kFirstUuid, 1);
     g_first = new scuda::test::ServerProcess({"--nvml", NVML_DOUBLE_LIB});
     setenv("NVML_DOUBLE_UUID", kSecondUuid, 1);
+    setenv("NVML_DOUBLE_BUS_ID", kSecondBusId, 1);
     g_second = new scuda::test::ServerProcess({"--nvml", NVML_DOUBLE_LIB});
     unsetenv("NVML_DOUBLE_UUID");
+    unsetenv("NVML_DOUBLE_BUS_ID");
     setenv("SCUDA_SERVER", (g_first->address() + "," + g_second->address()).c_str(), 1);
   }
   void TearDown() override {
@@ -52,7 +55,6 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
   nvmlDevice_t second = nullptr;
   ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(0, &first), NVML_SUCCESS);
   ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(1, &second), NVML_SUCCESS);
-  EXPECT_NE(first, second);
   EXPECT_EQ(uuid_of(first), kFirstUuid);
   EXPECT_EQ(uuid_of(second), kSecondUuid);
   unsigned int index = 9;
@@ -60,6 +62,15 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
   EXPECT_EQ(index, 1u);
   ASSERT_EQ(nvmlDeviceGetIndex(first, &index), NVML_SUCCESS);
   EXPECT_EQ(index, 0u);
+  // No server knows both devices: a call naming both is refused here.
+  int same_board = -1;
+  EXPECT_EQ(nvmlDeviceOnSameBoard(first, second, &same_board), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(same_board, -1);
+  // A lookup the first server cannot answer goes on to the second.
+  nvmlDevice_t by_bus = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2(kSecondBusId, &by_bus), NVML_SUCCESS);
+  EXPECT_EQ(by_bus, second);
+  EXPECT_EQ(nvmlDeviceGetHandleByPciBusId_v2("00000000:99:00.0", &by_bus), NVML_ERROR_NOT_FOUND);
   nvmlDevice_t none = nullptr;
   EXPECT_EQ(nvmlDeviceGetHandleByIndex_v2(2, &none), NVML_ERROR_INVALID_ARGUMENT);
   nvmlMemory_t memory{};

@@ -16,7 +16,8 @@ thread_local int t_route = -1;
 thread_local uint64_t t_context = 0;
 
 // Bits 40 to 47 of a handle id hold its server plus one. Ids count up from
-// 0x1000 in steps of 16 and stay far below them; NVML's ids leave them 0.
+// 0x1000 in steps of 16 and stay far below them. NVML's ids are the NVML
+// stand-in's own (nvml/runtime.cc), which routes them itself.
 constexpr int kServerShift = 40;
 constexpr uint64_t kServerMask = uint64_t{0xff} << kServerShift;
 

@@ -1,5 +1,5 @@
-// One fake GPU with fixed facts (nvml_double.h; NVML_DOUBLE_UUID names
-// another UUID, so that two servers' GPUs differ), and a process list holding
+// One fake GPU with fixed facts (nvml_double.h; NVML_DOUBLE_UUID and
+// NVML_DOUBLE_BUS_ID name others, so that two servers' GPUs differ), and a process list holding
 // the calling process (the scuda session), its children and its parent's
 // (a server's sessions, whether the listener or its GPU monitor asks, as a
 // real GPU lists each process with a context) and one other tenant.
@@ -26,6 +26,11 @@ nvmlDevice_st g_device{0};
 int g_init_count = 0;
 
 bool ours(nvmlDevice_t device) { return device == &g_device; }
+
+const char* bus_id_text() {
+  const char* bus_id = std::getenv("NVML_DOUBLE_BUS_ID");
+  return bus_id && *bus_id ? bus_id : nvml_double::kBusId;
+}
 
 const char* uuid_text() {
   const char* uuid = std::getenv("NVML_DOUBLE_UUID");
@@ -99,7 +104,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (!bus_id || !device) return NVML_ERROR_INVALID_ARGUMENT;
-  if (std::strcmp(bus_id, nvml_double::kBusId) != 0) return NVML_ERROR_NOT_FOUND;
+  if (std::strcmp(bus_id, bus_id_text()) != 0) return NVML_ERROR_NOT_FOUND;
   *device = &g_device;
   return NVML_SUCCESS;
 }
@@ -123,7 +128,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   if (nvmlReturn_t rc = check(device, pci); rc != NVML_SUCCESS) return rc;
   *pci = {};
-  std::snprintf(pci->busId, sizeof pci->busId, "%s", nvml_double::kBusId);
+  std::snprintf(pci->busId, sizeof pci->busId, "%s", bus_id_text());
   pci->bus = 0x3b;
   pci->pciDeviceId = nvml_double::kPciDeviceId;
   return NVML_SUCCESS;
