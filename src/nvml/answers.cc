@@ -4,7 +4,6 @@
 // change while NVML stays initialised (handling "cached" in
 // codegen/nvml_annotations.toml): PyTorch's device_count() calls nvmlInit
 // and nvmlDeviceGetCount_v2 each time (docs/bench/training.md, "Figures cited by the code").
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -32,13 +31,11 @@ bool is_init(uint32_t op) {
          op == protocol::kOp_nvmlInitWithFlags;
 }
 
-uint32_t servers() { return std::max(server_count(), 1u); }
-
 // Init on every server in turn. When one fails, the servers before it are
 // shut down again, so that every server's count stays as the client's.
 nvmlReturn_t init_everywhere(uint32_t op, const protocol::Writer& request,
                              std::vector<uint8_t>* reply) {
-  for (uint32_t s = 0; s < servers(); ++s) {
+  for (uint32_t s = 0, n = server_count(); s < n; ++s) {
     const OnServer on(s);
     const nvmlReturn_t rc = ask_server(op, request, reply);
     if (rc == NVML_SUCCESS) continue;
@@ -57,12 +54,12 @@ nvmlReturn_t init_everywhere(uint32_t op, const protocol::Writer& request,
 // done; the first other failure is returned.
 nvmlReturn_t shutdown_everywhere(const protocol::Writer& request, std::vector<uint8_t>* reply) {
   nvmlReturn_t first = NVML_SUCCESS;
-  for (uint32_t s = 0; s < servers(); ++s) {
+  const uint32_t n = server_count();
+  for (uint32_t s = 0; s < n; ++s) {
     const OnServer on(s);
     const nvmlReturn_t rc = ask_server(protocol::kOp_nvmlShutdown, request, reply);
-    const bool done =
-        rc == NVML_SUCCESS ||
-        (servers() > 1 && (rc == NVML_ERROR_UNINITIALIZED || rc == NVML_ERROR_GPU_IS_LOST));
+    const bool done = rc == NVML_SUCCESS ||
+                      (n > 1 && (rc == NVML_ERROR_UNINITIALIZED || rc == NVML_ERROR_GPU_IS_LOST));
     if (!done && first == NVML_SUCCESS) first = rc;
   }
   return first;

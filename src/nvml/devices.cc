@@ -6,8 +6,6 @@
 // (runtime.h), so that every later call naming one goes there.
 #include <nvml.h>
 
-#include <algorithm>
-
 #include "nvml/runtime.h"
 #include "nvml_one_server.h"
 
@@ -16,19 +14,27 @@ using scuda::nvml::OnServer;
 
 namespace {
 
-uint32_t servers() { return std::max(scuda::nvml::server_count(), 1u); }
+using scuda::nvml::server_count;
+
+// The devices of servers [0, end), added up into *total.
+template <class Count>
+nvmlReturn_t devices_before(uint32_t end, Count one_count, unsigned int* total) {
+  for (uint32_t s = 0; s < end; ++s) {
+    const OnServer on(s);
+    unsigned int here = 0;
+    if (nvmlReturn_t rc = one_count(&here); rc != NVML_SUCCESS) return rc;
+    *total += here;
+  }
+  return NVML_SUCCESS;
+}
 
 // The devices of every server, added up.
 template <class Count>
 nvmlReturn_t count_across(Count one_count, unsigned int* count) {
   if (!count) return one_count(count);
   unsigned int total = 0;
-  for (uint32_t s = 0; s < servers(); ++s) {
-    const OnServer on(s);
-    unsigned int here = 0;
-    if (nvmlReturn_t rc = one_count(&here); rc != NVML_SUCCESS) return rc;
-    total += here;
-  }
+  if (nvmlReturn_t rc = devices_before(server_count(), one_count, &total); rc != NVML_SUCCESS)
+    return rc;
   *count = total;
   return NVML_SUCCESS;
 }
@@ -38,7 +44,7 @@ nvmlReturn_t count_across(Count one_count, unsigned int* count) {
 template <class Count, class ByIndex>
 nvmlReturn_t by_index(Count one_count, ByIndex one_by_index, unsigned int index,
                       nvmlDevice_t* device) {
-  for (uint32_t s = 0; s < servers(); ++s) {
+  for (uint32_t s = 0, n = server_count(); s < n; ++s) {
     const OnServer on(s);
     unsigned int here = 0;
     if (nvmlReturn_t rc = one_count(&here); rc != NVML_SUCCESS) return rc;
@@ -53,13 +59,7 @@ nvmlReturn_t by_index(Count one_count, ByIndex one_by_index, unsigned int index,
 nvmlReturn_t index_across(nvmlDevice_t device, unsigned int* index) {
   if (nvmlReturn_t rc = one::nvmlDeviceGetIndex(device, index); rc != NVML_SUCCESS) return rc;
   const uint32_t home = scuda::nvml::server_of(scuda::nvml::handle_id(device));
-  for (uint32_t s = 0; s < home; ++s) {
-    const OnServer on(s);
-    unsigned int before = 0;
-    if (nvmlReturn_t rc = one::nvmlDeviceGetCount_v2(&before); rc != NVML_SUCCESS) return rc;
-    *index += before;
-  }
-  return NVML_SUCCESS;
+  return devices_before(home, one::nvmlDeviceGetCount_v2, index);
 }
 
 // The first server that knows the device `find` names, passing over
@@ -70,11 +70,12 @@ template <class Find>
 nvmlReturn_t first_found(Find find) {
   nvmlReturn_t rc = NVML_ERROR_NOT_FOUND;
   bool any_not_found = false;
-  for (uint32_t s = 0; s < servers(); ++s) {
+  const uint32_t n = server_count();
+  for (uint32_t s = 0; s < n; ++s) {
     const OnServer on(s);
     rc = find();
     if (rc == NVML_ERROR_NOT_FOUND) any_not_found = true;
-    else if (rc != NVML_ERROR_GPU_IS_LOST || servers() == 1) return rc;
+    else if (rc != NVML_ERROR_GPU_IS_LOST || n == 1) return rc;
   }
   return any_not_found ? NVML_ERROR_NOT_FOUND : rc;
 }

@@ -1,5 +1,6 @@
 #include "nvml/runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -90,7 +91,7 @@ uint32_t server_of(uint64_t id) {
   return id >> 48 == kIdTag ? static_cast<uint32_t>(id >> kServerShift) & 0xff : 0;
 }
 
-uint32_t server_count() { return scuda_server_count(); }
+uint32_t server_count() { return std::max(scuda_server_count(), 1u); }
 
 uint32_t current_server() { return t_server; }
 

@@ -36,7 +36,8 @@ nvmlReturn_t bad_reply(const char* name);
 uint64_t new_handle_id();
 
 // How many servers the session has (devices.cc numbers devices across
-// them); 0 when no session can be opened.
+// them); 1 when no session can be opened, so that a request to the first
+// says why.
 uint32_t server_count();
 // The server handle id `id` was made on (0 for an id of no server).
 uint32_t server_of(uint64_t id);
