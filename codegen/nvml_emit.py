@@ -1,6 +1,6 @@
 """The NVML stand-in's glue: nvml_api.inc, nvml_ops.h/.cc, nvml_errors.inc,
-nvml_client_stubs.cc, nvml_one_server.h and nvml_server_handlers.cc. The marshalling is the
-driver's (emit_client / emit_server tables); what differs is the result type,
+nvml_client_stubs.cc, nvml_one_server.h and nvml_server_handlers.cc. The
+marshalling is the driver's (emit_client / emit_server tables); what differs is the result type,
 where the real functions live, and NVML_ERROR_INSUFFICIENT_SIZE, whose reply
 carries the inout values (the sizes NVML asks for)."""
 from __future__ import annotations
@@ -92,9 +92,8 @@ using namespace scuda::nvml::gen;
 
 
 # The functions that number or find devices, or say a device's number: with
-# several servers their
-# entry points, hand-written in src/nvml/devices.cc, ask each server in turn
-# through these stubs, generated as one_server::NAME.
+# several servers their entry points, hand-written in src/nvml/devices.cc,
+# ask each server in turn through these stubs, generated as one_server::NAME.
 ACROSS_SERVERS = {
     "nvmlDeviceGetCount", "nvmlDeviceGetCount_v2",
     "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2",
