@@ -7,8 +7,9 @@ from model import Plan
 
 LABELS = {"forward": "forwarded", "local": "local", "custom": "custom",
           "unsupported": "unsupported", "server": "forwarded, server-side custom",
-          "cached": "forwarded once, cached"}
-NVML_ONLY = ("server", "cached")
+          "cached": "forwarded once, cached",
+          "cached_server": "forwarded once, cached, server-side custom"}
+NVML_ONLY = ("server", "cached", "cached_server")
 DRIVER_TITLE = ("Driver API", "cuda.h", " (per-thread-stream variants included)")
 
 

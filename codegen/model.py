@@ -13,6 +13,7 @@ DEFAULT_REASONS = {
     "unsupported": "marked unsupported",
     "server": "forwarded; the server's handler is hand-written",
     "cached": "forwarded once; the client keeps the answer while NVML stays initialised",
+    "cached_server": "forwarded once and kept, as cached; the server's handler is hand-written",
 }
 
 

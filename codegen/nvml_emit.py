@@ -30,7 +30,7 @@ KEY = {**{kind: text.replace("w_", "k_") for kind, text in REQUEST.items()},
 
 
 def with_op(plans: list[Plan]) -> list[Plan]:
-    return [p for p in plans if p.handling in ("forward", "server", "cached")]
+    return [p for p in plans if p.handling in ("forward", "server", "cached", "cached_server")]
 
 
 def nvml_api_inc(plans: list[Plan]) -> str:
@@ -152,7 +152,7 @@ def client_body(plan: Plan) -> list[str]:
         ids = ", ".join(f"handle_id({h})" for h in handles)
         route.append(f'  if (!same_server({{{ids}}})) return across_servers("{plan.name}");')
     send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
-    if plan.handling == "cached":
+    if plan.handling in ("cached", "cached_server"):
         send = ["  scuda::protocol::Writer k_;",
                 *[emit_client.line(KEY, p, k) for p, k in pk],
                 f"  nvmlReturn_t rc_ = cached_call({op}, k_, w_, &reply_);"]
@@ -179,6 +179,7 @@ SERVER_PREAMBLE = HEADER + """#include <nvml.h>
 #include "nvml_server_gen.h"
 #include "server/session/dispatch.h"
 #include "server/nvml/nvml_session.h"
+#include "server/nvml/offered_devices.h"
 
 using scuda::protocol::Reader;
 using scuda::protocol::Writer;
@@ -220,11 +221,22 @@ def handler(plan: Plan) -> str:
         f"  nvmlReturn_t rc = nvml_->{plan.name}({call_args(plan)});",
         *short,
         "  if (rc != NVML_SUCCESS) return to_cu(rc);",
+        *hidden_check(plan, pk),
         *[emit_server.fill(ENCODE[k.kind], p, k) for p, k in pk if k.kind in ENCODE],
         *emit_server.forget(plan),
         "  return CUDA_SUCCESS;",
         "}\n",
     ])
+
+
+def hidden_check(plan: Plan, pk) -> list[str]:
+    """A device looked up by UUID, bus id or serial that the server does not
+    offer is not found, as on a host without it (server/nvml/offered_devices.h)."""
+    if not plan.name.startswith("nvmlDeviceGetHandleBy"):
+        return []
+    hidden = "return to_cu(NVML_ERROR_NOT_FOUND);"
+    return [f"  if (!scuda::server::offered(s, a_{p.name}.value)) {hidden}"
+            for p, k in pk if k.kind == "out_handle"]
 
 
 def call_args(plan: Plan) -> str:

@@ -30,7 +30,8 @@ std::vector<std::span<const HandlerEntry>> all_tables() {
           peer_copy_handlers(),
           link_handlers(),
           {kNvmlGeneratedHandlers, kNvmlGeneratedHandlerCount},
-          nvml_handlers()};
+          nvml_handlers(),
+          nvml_device_list_handlers()};
 }
 
 // Every op's entry; an op registered twice keeps its first entry and is

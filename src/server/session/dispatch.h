@@ -32,10 +32,11 @@ std::span<const HandlerEntry> peer_copy_handlers();
 std::span<const HandlerEntry> link_handlers();
 
 // NVML: the generated handlers (nvml_server_handlers.cc) and the hand-written
-// ones (nvml_ops.cc).
+// ones (nvml_ops.cc: process lists; device_list_ops.cc: device numbering).
 extern const HandlerEntry kNvmlGeneratedHandlers[];
 extern const size_t kNvmlGeneratedHandlerCount;
 std::span<const HandlerEntry> nvml_handlers();
+std::span<const HandlerEntry> nvml_device_list_handlers();
 
 // The entry for `op`, or nullptr when no handler exists.
 const HandlerEntry* find_handler(uint32_t op);

@@ -76,6 +76,8 @@ class Session {
   PeerCopies& peers() { return peers_; }
   // The server's --no-peer-copies, negated.
   bool peer_copies() const { return options_.peer_copies; }
+  // The UUIDs of the GPUs the server offers (SessionOptions::offered_gpus).
+  const std::vector<std::string>& offered_gpus() const { return options_.offered_gpus; }
   SessionReport& report() { return report_; }
 
   // For a handler that writes its own reply (and then returns kReplied):

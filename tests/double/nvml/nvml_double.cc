@@ -1,12 +1,15 @@
-// One fake GPU with fixed facts (nvml_double.h; NVML_DOUBLE_UUID and
-// NVML_DOUBLE_BUS_ID name others, so that two servers' GPUs differ), and a process list holding
-// the calling process (the scuda session), its children and its parent's
-// (a server's sessions, whether the listener or its GPU monitor asks, as a
-// real GPU lists each process with a context) and one other tenant.
+// Fake GPUs with fixed facts (nvml_double.h): one, or one per UUID in the
+// comma-separated NVML_DOUBLE_UUID (at most four), so that two servers'
+// GPUs differ and a server can offer some of its host's; NVML_DOUBLE_BUS_ID
+// likewise names their PCI bus ids. A process list holds the calling process
+// (the scuda session), its children and its parent's (a server's sessions,
+// whether the listener or its GPU monitor asks, as a real GPU lists each
+// process with a context) and one other tenant.
 #include "nvml_double.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,24 +20,51 @@
 #include <vector>
 
 struct nvmlDevice_st {
-  int index;
+  unsigned int index;
 };
 
 namespace {
 
-nvmlDevice_st g_device{0};
+constexpr unsigned int kMaxDevices = 4;
+nvmlDevice_st g_devices[kMaxDevices] = {{0}, {1}, {2}, {3}};
 int g_init_count = 0;
 
-bool ours(nvmlDevice_t device) { return device == &g_device; }
-
-const char* bus_id_text() {
-  const char* bus_id = std::getenv("NVML_DOUBLE_BUS_ID");
-  return bus_id && *bus_id ? bus_id : nvml_double::kBusId;
+// The comma-separated entries of environment variable `name`, at most
+// kMaxDevices; empty when it is unset or empty.
+std::vector<std::string> entries(const char* name) {
+  std::vector<std::string> out;
+  const char* value = std::getenv(name);
+  if (!value || !*value) return out;
+  std::string text(value);
+  for (size_t at = 0; at <= text.size() && out.size() < kMaxDevices;) {
+    const size_t end = std::min(text.find(',', at), text.size());
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
 }
 
-const char* uuid_text() {
-  const char* uuid = std::getenv("NVML_DOUBLE_UUID");
-  return uuid && *uuid ? uuid : nvml_double::kUuid;
+unsigned int device_count() {
+  const size_t n = entries("NVML_DOUBLE_UUID").size();
+  return n ? static_cast<unsigned int>(n) : 1;
+}
+
+bool ours(nvmlDevice_t device) {
+  return device >= g_devices && device < g_devices + device_count();
+}
+
+std::string bus_id_text(unsigned int index) {
+  const std::vector<std::string> listed = entries("NVML_DOUBLE_BUS_ID");
+  if (index < listed.size()) return listed[index];
+  if (index == 0) return nvml_double::kBusId;
+  char text[32];
+  std::snprintf(text, sizeof text, "00000000:%02X:00.0", 0x3B + index);
+  return text;
+}
+
+std::string uuid_text(unsigned int index) {
+  const std::vector<std::string> listed = entries("NVML_DOUBLE_UUID");
+  return index < listed.size() ? listed[index] : nvml_double::kUuid;
 }
 
 // Adds the children of process `pid` to `out`, from every thread's list in
@@ -47,10 +77,10 @@ void add_children(const std::string& pid, std::set<unsigned int>* out) {
   }
 }
 
-nvmlReturn_t copy_string(const char* text, char* out, unsigned int length) {
+nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length) {
   if (!out) return NVML_ERROR_INVALID_ARGUMENT;
-  if (std::strlen(text) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(out, text, std::strlen(text) + 1);
+  if (text.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, text.c_str(), text.size() + 1);
   return NVML_SUCCESS;
 }
 
@@ -90,28 +120,31 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-  *count = 1;
+  *count = device_count();
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  if (index != 0 || !device) return NVML_ERROR_INVALID_ARGUMENT;
-  *device = &g_device;
+  if (index >= device_count() || !device) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &g_devices[index];
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (!bus_id || !device) return NVML_ERROR_INVALID_ARGUMENT;
-  if (std::strcmp(bus_id, bus_id_text()) != 0) return NVML_ERROR_NOT_FOUND;
-  *device = &g_device;
-  return NVML_SUCCESS;
+  for (unsigned int i = 0; i < device_count(); ++i) {
+    if (bus_id_text(i) != bus_id) continue;
+    *device = &g_devices[i];
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_FOUND;
 }
 
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
   if (nvmlReturn_t rc = check(device, index); rc != NVML_SUCCESS) return rc;
-  *index = 0;
+  *index = device->index;
   return NVML_SUCCESS;
 }
 
@@ -122,14 +155,14 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   nvmlReturn_t rc = check(device, uuid);
-  return rc == NVML_SUCCESS ? copy_string(uuid_text(), uuid, length) : rc;
+  return rc == NVML_SUCCESS ? copy_string(uuid_text(device->index), uuid, length) : rc;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   if (nvmlReturn_t rc = check(device, pci); rc != NVML_SUCCESS) return rc;
   *pci = {};
-  std::snprintf(pci->busId, sizeof pci->busId, "%s", bus_id_text());
-  pci->bus = 0x3b;
+  std::snprintf(pci->busId, sizeof pci->busId, "%s", bus_id_text(device->index).c_str());
+  pci->bus = 0x3b + device->index;
   pci->pciDeviceId = nvml_double::kPciDeviceId;
   return NVML_SUCCESS;
 }

@@ -1,0 +1,72 @@
+#include "server/nvml/offered_devices.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/nvml/nvml_session.h"
+#include "server/session/session.h"
+
+namespace scuda::server {
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// NVML's devices and their UUIDs, in NVML's order.
+nvmlReturn_t listed(const NvmlTable& nvml, std::vector<nvmlDevice_t>* devices,
+                    std::vector<std::string>* uuids) {
+  if (!nvml.nvmlDeviceGetCount_v2 || !nvml.nvmlDeviceGetHandleByIndex_v2 || !nvml.nvmlDeviceGetUUID)
+    return NVML_ERROR_FUNCTION_NOT_FOUND;
+  unsigned int count = 0;
+  if (nvmlReturn_t rc = nvml.nvmlDeviceGetCount_v2(&count); rc != NVML_SUCCESS) return rc;
+  for (unsigned int i = 0; i < count; ++i) {
+    nvmlDevice_t device{};
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    if (nvmlReturn_t rc = nvml.nvmlDeviceGetHandleByIndex_v2(i, &device); rc != NVML_SUCCESS)
+      return rc;
+    if (nvmlReturn_t rc = nvml.nvmlDeviceGetUUID(device, uuid, sizeof uuid); rc != NVML_SUCCESS)
+      return rc;
+    devices->push_back(device);
+    uuids->push_back(lower(uuid));
+  }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+nvmlReturn_t offered_devices(const NvmlTable& nvml, const std::vector<std::string>& offered,
+                             OfferedDevices* out) {
+  std::vector<std::string> uuids;
+  *out = {};
+  if (nvmlReturn_t rc = listed(nvml, &out->devices, &uuids); rc != NVML_SUCCESS) return rc;
+  if (offered.empty() || offered.size() >= uuids.size()) return NVML_SUCCESS;
+  std::vector<nvmlDevice_t> shown;
+  for (const std::string& uuid : offered) {
+    auto it = std::find(uuids.begin(), uuids.end(), lower(uuid));
+    if (it == uuids.end()) return NVML_SUCCESS;
+    shown.push_back(out->devices[static_cast<size_t>(it - uuids.begin())]);
+  }
+  out->devices = std::move(shown);
+  out->all = false;
+  return NVML_SUCCESS;
+}
+
+bool offered(Session& s, nvmlDevice_t device) {
+  const NvmlTable* nvml = session_nvml();
+  OfferedDevices view;
+  if (!nvml || offered_devices(*nvml, s.offered_gpus(), &view) != NVML_SUCCESS || view.all)
+    return true;
+  if (std::find(view.devices.begin(), view.devices.end(), device) != view.devices.end())
+    return true;
+  // A MIG instance's handle is not in the list: its parent's decides.
+  nvmlDevice_t parent{};
+  return nvml->nvmlDeviceGetDeviceHandleFromMigDeviceHandle &&
+         nvml->nvmlDeviceGetDeviceHandleFromMigDeviceHandle(device, &parent) == NVML_SUCCESS &&
+         std::find(view.devices.begin(), view.devices.end(), parent) != view.devices.end();
+}
+
+}  // namespace scuda::server
