@@ -29,6 +29,16 @@ KEY = {**{kind: text.replace("w_", "k_") for kind, text in REQUEST.items()},
        "out_handle": "  k_.u8({name} != nullptr);"}
 
 
+# Pair queries whose answer across servers is known without asking: GPUs
+# of two machines are never peers nor on one board, and meet only at the
+# system level. NCCL stops at a pair query that fails.
+ACROSS_ANSWERS = {
+    "nvmlDeviceGetP2PStatus": ("p2pStatus", "NVML_P2P_STATUS_NOT_SUPPORTED"),
+    "nvmlDeviceGetTopologyCommonAncestor": ("pathInfo", "NVML_TOPOLOGY_SYSTEM"),
+    "nvmlDeviceOnSameBoard": ("onSameBoard", "0"),
+}
+
+
 def with_op(plans: list[Plan]) -> list[Plan]:
     return [p for p in plans if p.handling in ("forward", "server", "cached", "cached_server")]
 
@@ -150,7 +160,10 @@ def client_body(plan: Plan) -> list[str]:
     route = [f"  const OnServer on_(server_of(handle_id({handles[0]})));"] if handles else []
     if len(handles) > 1:
         ids = ", ".join(f"handle_id({h})" for h in handles)
-        route.append(f'  if (!same_server({{{ids}}})) return across_servers("{plan.name}");')
+        refuse = f'across_servers("{plan.name}")'
+        if plan.name in ACROSS_ANSWERS:
+            refuse = "answer_across({}, {})".format(*ACROSS_ANSWERS[plan.name])
+        route.append(f"  if (!same_server({{{ids}}})) return {refuse};")
     send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
     if plan.handling in ("cached", "cached_server"):
         send = ["  scuda::protocol::Writer k_;",

@@ -48,6 +48,14 @@ bool same_server(std::initializer_list<uint64_t> ids);
 // Logs once per function that it named handles of two servers, and returns
 // NVML_ERROR_NOT_SUPPORTED: no server knows the other's handles.
 nvmlReturn_t across_servers(const char* name);
+// A pair query across servers whose answer is known (GPUs of two machines
+// are never peers): sets *out to `value`.
+template <class T, class V>
+nvmlReturn_t answer_across(T* out, V value) {
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  *out = static_cast<T>(value);
+  return NVML_SUCCESS;
+}
 
 // While it lives, the calling thread's requests go to server `server` (0
 // before any OnServer), as do the handles they make.

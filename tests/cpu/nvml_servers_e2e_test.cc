@@ -62,10 +62,17 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
   EXPECT_EQ(index, 1u);
   ASSERT_EQ(nvmlDeviceGetIndex(first, &index), NVML_SUCCESS);
   EXPECT_EQ(index, 0u);
-  // No server knows both devices: a call naming both is refused here.
+  // No server knows both devices: the pair queries whose answer is known
+  // (never peers, never one board) are answered here.
   int same_board = -1;
-  EXPECT_EQ(nvmlDeviceOnSameBoard(first, second, &same_board), NVML_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(same_board, -1);
+  EXPECT_EQ(nvmlDeviceOnSameBoard(first, second, &same_board), NVML_SUCCESS);
+  EXPECT_EQ(same_board, 0);
+  nvmlGpuP2PStatus_t p2p = NVML_P2P_STATUS_OK;
+  EXPECT_EQ(nvmlDeviceGetP2PStatus(first, second, NVML_P2P_CAPS_INDEX_READ, &p2p), NVML_SUCCESS);
+  EXPECT_EQ(p2p, NVML_P2P_STATUS_NOT_SUPPORTED);
+  nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_INTERNAL;
+  EXPECT_EQ(nvmlDeviceGetTopologyCommonAncestor(first, second, &level), NVML_SUCCESS);
+  EXPECT_EQ(level, NVML_TOPOLOGY_SYSTEM);
   // A lookup the first server cannot answer goes on to the second.
   nvmlDevice_t by_bus = nullptr;
   ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2(kSecondBusId, &by_bus), NVML_SUCCESS);

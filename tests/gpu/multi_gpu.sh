@@ -19,8 +19,11 @@
 #                    staged through the client): losses equal to native,
 #                    step and 256 MiB copy ratios
 #   ddp_gloo         DDP with gloo across the two servers: losses equal
-#   ddp_nccl         DDP with NCCL across the two servers, reported (NCCL's
-#                    transports poll host memory: docs/pools.md, "Not yet")
+#   ddp_rank_servers DDP with NCCL, each rank given one of the two servers
+#                    (rank_server.sh): losses equal to native
+#   ddp_nccl         DDP with NCCL, every rank given both servers, reported
+#                    (NCCL's shared-memory transport polls host memory:
+#                    docs/pools.md, "NCCL across servers")
 # Writes $OUT/multi_gpu.md and every run's output in $OUT/multi_logs/.
 # Exits non-zero if anything failed.
 set -u
@@ -159,10 +162,18 @@ SCUDA_PEER_COPIES=0 ran split_staged.scuda "${two[@]}" python3 tests/gpu/torch/s
 DDP_BACKEND=gloo ran ddp_gloo.native "${ddp[@]}"
 DDP_BACKEND=gloo ran ddp_gloo.scuda "${two[@]}" "${ddp[@]}"
 compare_runs ddp_gloo || failed=1
-# Reported, not counted: NCCL's transports between the two servers are
-# not served yet (docs/pools.md).
+# DDP with NCCL, each rank given its own server (as a Slurm task or a
+# Kubernetes pod is): losses equal to the native NCCL run's.
+cp "$logs/ddp.native.out" "$logs/ddp_rank_servers.native.out"
+SCUDA_RANK_SERVERS="$first $second" ran ddp_rank_servers.scuda \
+  tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- \
+  torchrun --standalone --nproc_per_node=2 --no-python tests/gpu/rank_server.sh \
+  python3 tests/gpu/torch/ddp_train.py
+compare_runs ddp_rank_servers || failed=1
+# Reported, not counted: one list of both servers in every rank, where
+# NCCL's shared-memory transport polls host memory (docs/pools.md).
 full_limit=$limit
-limit=120
+limit=60
 timed ddp_nccl.scuda "${two[@]}" "${ddp[@]}"
 limit=$full_limit
 note "- ddp_nccl.scuda (known not to work yet): rc=$rc ${secs}s: $(echo "$detail" | cut -c1-240)"

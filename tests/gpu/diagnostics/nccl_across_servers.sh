@@ -30,7 +30,7 @@ trap 'kill "$first_pid" "$second_pid" 2>/dev/null' EXIT
 sleep 2
 ddp=(torchrun --standalone --nproc_per_node=2)
 train=(tests/gpu/torch/ddp_train.py)
-per_rank=(--no-python tests/gpu/diagnostics/rank_server.sh python3 "${train[@]}")
+per_rank=(--no-python tests/gpu/rank_server.sh python3 "${train[@]}")
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM,GRAPH
 export SCUDA_RANK_SERVERS="$first $second"
 # case NAME CMD...: one run, its line in the report.
