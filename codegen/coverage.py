@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from model import Plan
+from model import NVML_HANDLINGS, Plan
 
 LABELS = {"forward": "forwarded", "local": "local", "custom": "custom",
           "unsupported": "unsupported", "server": "forwarded, server-side custom",
           "cached": "forwarded once, cached",
           "cached_server": "forwarded once, cached, server-side custom"}
-NVML_ONLY = ("server", "cached", "cached_server")
+NVML_ONLY = NVML_HANDLINGS
 DRIVER_TITLE = ("Driver API", "cuda.h", " (per-thread-stream variants included)")
 
 

@@ -78,8 +78,8 @@ def outputs(header, plans, entries, adapters, nvml=None) -> dict[str, str]:
 
 def plan_nvml(args):
     header = nvml_parse.read_nvml_h(args.nvml_include)
-    nvml_handlings = annotations.HANDLINGS + ("server", "cached", "cached_server")
-    notes = annotations.load(args.nvml_annotations, header.functions, nvml_handlings, "nvml.h")
+    notes = annotations.load(args.nvml_annotations, header.functions,
+                             annotations.HANDLINGS + model.NVML_HANDLINGS, "nvml.h")
     classifier = nvml_parse.NvmlClassifier(set(header.handles))
     return header, model.plan_all(header, notes, classifier)
 

@@ -7,6 +7,9 @@ from annotations import Note
 from classify import Classifier, Kind
 from cparse import Function, Header
 
+# The handlings only nvml_annotations.toml uses, beside annotations.HANDLINGS.
+NVML_HANDLINGS = ("server", "cached", "cached_server")
+
 DEFAULT_REASONS = {
     "local": "answered on the client",
     "custom": "hand-written marshalling",

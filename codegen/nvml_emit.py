@@ -29,9 +29,10 @@ KEY = {**{kind: text.replace("w_", "k_") for kind, text in REQUEST.items()},
        "out_handle": "  k_.u8({name} != nullptr);"}
 
 
-# Pair queries whose answer across servers is known without asking: GPUs
-# of two machines are never peers nor on one board, and meet only at the
-# system level. NCCL stops at a pair query that fails.
+# Pair queries whose answer across servers is known without asking: no
+# session maps another server's memory, so such GPUs are never peers, and
+# they are taken as on two boards that meet only at the system level.
+# NCCL stops at a pair query that fails.
 ACROSS_ANSWERS = {
     "nvmlDeviceGetP2PStatus": ("p2pStatus", "NVML_P2P_STATUS_NOT_SUPPORTED"),
     "nvmlDeviceGetTopologyCommonAncestor": ("pathInfo", "NVML_TOPOLOGY_SYSTEM"),
@@ -39,8 +40,19 @@ ACROSS_ANSWERS = {
 }
 
 
+# The lookups of a device by what names it, whose server-side handlers are
+# generated: each checks that the server offers the device it finds.
+LOOKUPS = {
+    "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2",
+    "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUIDV",
+}
+
+# The handlings whose answers the client keeps (src/nvml/answers.cc).
+CACHED = ("cached", "cached_server")
+
+
 def with_op(plans: list[Plan]) -> list[Plan]:
-    return [p for p in plans if p.handling in ("forward", "server", "cached", "cached_server")]
+    return [p for p in plans if p.handling in ("forward", "server", *CACHED)]
 
 
 def nvml_api_inc(plans: list[Plan]) -> str:
@@ -162,10 +174,10 @@ def client_body(plan: Plan) -> list[str]:
         ids = ", ".join(f"handle_id({h})" for h in handles)
         refuse = f'across_servers("{plan.name}")'
         if plan.name in ACROSS_ANSWERS:
-            refuse = "answer_across({}, {})".format(*ACROSS_ANSWERS[plan.name])
+            refuse = "answer_across({{{}}}, {}, {})".format(ids, *ACROSS_ANSWERS[plan.name])
         route.append(f"  if (!same_server({{{ids}}})) return {refuse};")
     send = [f"  nvmlReturn_t rc_ = call({op}, w_, &reply_);"]
-    if plan.handling in ("cached", "cached_server"):
+    if plan.handling in CACHED:
         send = ["  scuda::protocol::Writer k_;",
                 *[emit_client.line(KEY, p, k) for p, k in pk],
                 f"  nvmlReturn_t rc_ = cached_call({op}, k_, w_, &reply_);"]
@@ -245,7 +257,7 @@ def handler(plan: Plan) -> str:
 def hidden_check(plan: Plan, pk) -> list[str]:
     """A device looked up by UUID, bus id or serial that the server does not
     offer is not found, as on a host without it (server/nvml/offered_devices.h)."""
-    if not plan.name.startswith("nvmlDeviceGetHandleBy"):
+    if plan.name not in LOOKUPS:
         return []
     hidden = "return to_cu(NVML_ERROR_NOT_FOUND);"
     return [f"  if (!scuda::server::offered(s, a_{p.name}.value)) {hidden}"

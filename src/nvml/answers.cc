@@ -96,6 +96,11 @@ nvmlReturn_t shutdown(const protocol::Writer& request, std::vector<uint8_t>* rep
 
 }  // namespace
 
+bool initialised() {
+  std::lock_guard lock(answers().mu);
+  return answers().inits > 0;
+}
+
 nvmlReturn_t call(uint32_t op, const protocol::Writer& request, std::vector<uint8_t>* reply) {
   if (is_init(op)) return init(op, request, reply);
   if (op == protocol::kOp_nvmlShutdown) return shutdown(request, reply);

@@ -48,10 +48,17 @@ bool same_server(std::initializer_list<uint64_t> ids);
 // Logs once per function that it named handles of two servers, and returns
 // NVML_ERROR_NOT_SUPPORTED: no server knows the other's handles.
 nvmlReturn_t across_servers(const char* name);
-// A pair query across servers whose answer is known (GPUs of two machines
-// are never peers): sets *out to `value`.
+// True between the first nvmlInit and the last nvmlShutdown (answers.cc).
+bool initialised();
+// A pair query naming handles `ids` of two servers, whose answer is known:
+// no session maps another server's memory, so the pair is never usable as
+// peers. Sets *out to `value`; fails as NVML would for a null handle or
+// `out`, or before nvmlInit.
 template <class T, class V>
-nvmlReturn_t answer_across(T* out, V value) {
+nvmlReturn_t answer_across(std::initializer_list<uint64_t> ids, T* out, V value) {
+  if (!initialised()) return NVML_ERROR_UNINITIALIZED;
+  for (uint64_t id : ids)
+    if (id == 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (!out) return NVML_ERROR_INVALID_ARGUMENT;
   *out = static_cast<T>(value);
   return NVML_SUCCESS;

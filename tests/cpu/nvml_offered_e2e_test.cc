@@ -1,9 +1,10 @@
 // NVML numbers only the GPUs a server offers. Both servers run on a host of
 // two GPUs (the driver double with SCUDA_DOUBLE_DEVICES=2, the NVML double
 // with the same two UUIDs); the first offers only the second GPU
-// (CUDA_VISIBLE_DEVICES=1 on its side), the other offers both. One client
-// given both servers then sees three devices: the first server's one, then
-// the second's two, as its CUDA devices are numbered.
+// (CUDA_VISIBLE_DEVICES=1 on its side), the other offers both, the second
+// GPU first (CUDA_VISIBLE_DEVICES=1,0). One client given both servers then
+// sees three devices: the first server's one, then the second's two, in
+// the order the servers' CUDA devices are numbered.
 #include <gtest/gtest.h>
 #include <nvml.h>
 
@@ -37,8 +38,9 @@ class Servers : public ::testing::Environment {
     setenv("NVML_DOUBLE_UUID", (double_uuid(0) + "," + double_uuid(1)).c_str(), 1);
     setenv("CUDA_VISIBLE_DEVICES", "1", 1);
     g_one = new scuda::test::ServerProcess({"--nvml", NVML_DOUBLE_LIB});
-    unsetenv("CUDA_VISIBLE_DEVICES");
+    setenv("CUDA_VISIBLE_DEVICES", "1,0", 1);
     g_both = new scuda::test::ServerProcess({"--nvml", NVML_DOUBLE_LIB});
+    unsetenv("CUDA_VISIBLE_DEVICES");
     unsetenv("NVML_DOUBLE_UUID");
     unsetenv("SCUDA_DOUBLE_DEVICES");
     setenv("SCUDA_SERVER", (g_one->address() + "," + g_both->address()).c_str(), 1);
@@ -69,8 +71,8 @@ TEST(NvmlOffered, AServerShowsOnlyTheGpusItOffers) {
   for (unsigned int i = 0; i < 3; ++i)
     ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(i, &devices[i]), NVML_SUCCESS) << i;
   EXPECT_EQ(uuid_of(devices[0]), double_uuid(1));
-  EXPECT_EQ(uuid_of(devices[1]), double_uuid(0));
-  EXPECT_EQ(uuid_of(devices[2]), double_uuid(1));
+  EXPECT_EQ(uuid_of(devices[1]), double_uuid(1));
+  EXPECT_EQ(uuid_of(devices[2]), double_uuid(0));
   for (unsigned int i = 0; i < 3; ++i) {
     unsigned int index = 9;
     ASSERT_EQ(nvmlDeviceGetIndex(devices[i], &index), NVML_SUCCESS);
@@ -84,16 +86,24 @@ TEST(NvmlOffered, AServerShowsOnlyTheGpusItOffers) {
   ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
 }
 
-// The GPU the first server keeps back is not found there, by bus id: the
-// lookup goes on to the second server, which offers it.
+// The GPU the first server keeps back is not found there, by bus id or by
+// UUID: the lookup goes on to the second server, which offers it.
 TEST(NvmlOffered, AGpuTheServerKeepsBackIsNotFoundThere) {
   ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
   nvmlDevice_t by_bus = nullptr;
   ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2("00000000:3B:00.0", &by_bus), NVML_SUCCESS);
   unsigned int index = 9;
   ASSERT_EQ(nvmlDeviceGetIndex(by_bus, &index), NVML_SUCCESS);
-  EXPECT_EQ(index, 1u);
+  EXPECT_EQ(index, 2u);
   EXPECT_EQ(uuid_of(by_bus), double_uuid(0));
+  nvmlDevice_t by_uuid = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByUUID(double_uuid(0).c_str(), &by_uuid), NVML_SUCCESS);
+  ASSERT_EQ(nvmlDeviceGetIndex(by_uuid, &index), NVML_SUCCESS);
+  EXPECT_EQ(index, 2u);
+  // The GPU both offer is found on the first.
+  ASSERT_EQ(nvmlDeviceGetHandleByUUID(double_uuid(1).c_str(), &by_uuid), NVML_SUCCESS);
+  ASSERT_EQ(nvmlDeviceGetIndex(by_uuid, &index), NVML_SUCCESS);
+  EXPECT_EQ(index, 0u);
   ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
 }
 

@@ -73,6 +73,7 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
   nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_INTERNAL;
   EXPECT_EQ(nvmlDeviceGetTopologyCommonAncestor(first, second, &level), NVML_SUCCESS);
   EXPECT_EQ(level, NVML_TOPOLOGY_SYSTEM);
+  EXPECT_EQ(nvmlDeviceOnSameBoard(second, nullptr, &same_board), NVML_ERROR_INVALID_ARGUMENT);
   // A lookup the first server cannot answer goes on to the second.
   nvmlDevice_t by_bus = nullptr;
   ASSERT_EQ(nvmlDeviceGetHandleByPciBusId_v2(kSecondBusId, &by_bus), NVML_SUCCESS);
@@ -90,11 +91,15 @@ TEST(NvmlServers, EveryServersDevicesAreOneListInTheServersOrder) {
 // stop too.
 TEST(NvmlServers, TheLastShutdownReachesEveryServer) {
   ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+  nvmlDevice_t first = nullptr;
   nvmlDevice_t second = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(0, &first), NVML_SUCCESS);
   ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(1, &second), NVML_SUCCESS);
   ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
   char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
   EXPECT_EQ(nvmlDeviceGetName(second, name, sizeof name), NVML_ERROR_UNINITIALIZED);
+  int same_board = -1;
+  EXPECT_EQ(nvmlDeviceOnSameBoard(first, second, &same_board), NVML_ERROR_UNINITIALIZED);
 }
 
 }  // namespace

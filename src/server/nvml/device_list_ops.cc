@@ -20,40 +20,51 @@ using gen::to_cu;
 using protocol::Reader;
 using protocol::Writer;
 
-// The session's view of NVML's devices, or NVML's error.
-nvmlReturn_t view_of(Session& s, OfferedDevices* view) {
-  const NvmlTable* nvml = session_nvml();
-  if (!nvml) return NVML_ERROR_LIBRARY_NOT_FOUND;
-  return offered_devices(*nvml, s.offered_gpus(), view);
-}
-
-// nvmlDeviceGetCount and _v2: the device id-less inout count.
+// nvmlDeviceGetCount and _v2 (the inout count): how many GPUs the server
+// offers. The legacy call counts as _v2 does: the offered GPUs are the
+// session's to use.
 CUresult device_count(Session& s, Reader& in, Writer& out) {
   auto count = gen::get_inout<unsigned int>(in);
   if (!in.done()) return kMalformed;
   if (!count.present) return to_cu(NVML_ERROR_INVALID_ARGUMENT);
+  const NvmlTable* nvml = nullptr;
   OfferedDevices view;
-  if (nvmlReturn_t rc = view_of(s, &view); rc != NVML_SUCCESS) return to_cu(rc);
+  if (nvmlReturn_t rc = session_view(s, &nvml, &view); rc != NVML_SUCCESS) return to_cu(rc);
   count.value = static_cast<unsigned int>(view.devices.size());
   gen::put_inout(out, count);
   return CUDA_SUCCESS;
 }
 
-// nvmlDeviceGetHandleByIndex and _v2: the index, the handle's proposed id.
+// nvmlDeviceGetHandleByIndex and _v2 (the index, the handle's proposed id):
+// the offered GPU at that index.
 CUresult handle_by_index(Session& s, Reader& in, Writer& out) {
   const auto index = in.get<unsigned int>();
   auto device = gen::get_out_handle<nvmlDevice_t>(in);
   if (!in.done()) return kMalformed;
   if (!device.present || !gen::can_bind(s, device)) return to_cu(NVML_ERROR_INVALID_ARGUMENT);
+  const NvmlTable* nvml = nullptr;
   OfferedDevices view;
-  if (nvmlReturn_t rc = view_of(s, &view); rc != NVML_SUCCESS) return to_cu(rc);
+  if (nvmlReturn_t rc = session_view(s, &nvml, &view); rc != NVML_SUCCESS) return to_cu(rc);
   if (index >= view.devices.size()) return to_cu(NVML_ERROR_INVALID_ARGUMENT);
   device.value = view.devices[index];
   gen::put_out_handle(s, out, device, HandleKind::nvmlDevice_t);
   return CUDA_SUCCESS;
 }
 
-// nvmlDeviceGetIndex: the device's id, the inout index.
+// `device`'s index among the offered GPUs; NVML's own for a device not in
+// the list (a MIG instance's handle) or when NVML's list stands.
+nvmlReturn_t index_in(const OfferedDevices& view, const NvmlTable& nvml, nvmlDevice_t device,
+                      unsigned int* index) {
+  auto it = std::find(view.devices.begin(), view.devices.end(), device);
+  if (view.all || it == view.devices.end()) {
+    if (!nvml.nvmlDeviceGetIndex) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    return nvml.nvmlDeviceGetIndex(device, index);
+  }
+  *index = static_cast<unsigned int>(it - view.devices.begin());
+  return NVML_SUCCESS;
+}
+
+// nvmlDeviceGetIndex (the device's id, the inout index).
 CUresult device_index(Session& s, Reader& in, Writer& out) {
   const uint64_t id = in.u64();
   auto index = gen::get_inout<unsigned int>(in);
@@ -61,18 +72,11 @@ CUresult device_index(Session& s, Reader& in, Writer& out) {
   nvmlDevice_t device{};
   if (!gen::resolve(s, id, HandleKind::nvmlDevice_t, &device) || !index.present)
     return to_cu(NVML_ERROR_INVALID_ARGUMENT);
+  const NvmlTable* nvml = nullptr;
   OfferedDevices view;
-  if (nvmlReturn_t rc = view_of(s, &view); rc != NVML_SUCCESS) return to_cu(rc);
-  const NvmlTable* nvml = session_nvml();
-  if (view.all) {  // NVML's own numbering, MIG instances' included
-    if (!nvml->nvmlDeviceGetIndex) return to_cu(NVML_ERROR_FUNCTION_NOT_FOUND);
-    if (nvmlReturn_t rc = nvml->nvmlDeviceGetIndex(device, &index.value); rc != NVML_SUCCESS)
-      return to_cu(rc);
-  } else {
-    auto it = std::find(view.devices.begin(), view.devices.end(), device);
-    if (it == view.devices.end()) return to_cu(NVML_ERROR_INVALID_ARGUMENT);
-    index.value = static_cast<unsigned int>(it - view.devices.begin());
-  }
+  if (nvmlReturn_t rc = session_view(s, &nvml, &view); rc != NVML_SUCCESS) return to_cu(rc);
+  if (nvmlReturn_t rc = index_in(view, *nvml, device, &index.value); rc != NVML_SUCCESS)
+    return to_cu(rc);
   gen::put_inout(out, index);
   return CUDA_SUCCESS;
 }

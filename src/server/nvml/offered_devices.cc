@@ -16,7 +16,9 @@ std::string lower(std::string text) {
   return text;
 }
 
-// NVML's devices and their UUIDs, in NVML's order.
+// NVML's devices and their UUIDs, in NVML's order. A device whose handle or
+// UUID NVML cannot give (no permission, lost) is left out: if the server
+// offers it, it then matches nothing and NVML's own list stands.
 nvmlReturn_t listed(const NvmlTable& nvml, std::vector<nvmlDevice_t>* devices,
                     std::vector<std::string>* uuids) {
   if (!nvml.nvmlDeviceGetCount_v2 || !nvml.nvmlDeviceGetHandleByIndex_v2 || !nvml.nvmlDeviceGetUUID)
@@ -26,14 +28,17 @@ nvmlReturn_t listed(const NvmlTable& nvml, std::vector<nvmlDevice_t>* devices,
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t device{};
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-    if (nvmlReturn_t rc = nvml.nvmlDeviceGetHandleByIndex_v2(i, &device); rc != NVML_SUCCESS)
-      return rc;
-    if (nvmlReturn_t rc = nvml.nvmlDeviceGetUUID(device, uuid, sizeof uuid); rc != NVML_SUCCESS)
-      return rc;
+    if (nvml.nvmlDeviceGetHandleByIndex_v2(i, &device) != NVML_SUCCESS ||
+        nvml.nvmlDeviceGetUUID(device, uuid, sizeof uuid) != NVML_SUCCESS)
+      continue;
     devices->push_back(device);
     uuids->push_back(lower(uuid));
   }
   return NVML_SUCCESS;
+}
+
+bool holds(const OfferedDevices& view, nvmlDevice_t device) {
+  return std::find(view.devices.begin(), view.devices.end(), device) != view.devices.end();
 }
 
 }  // namespace
@@ -43,7 +48,7 @@ nvmlReturn_t offered_devices(const NvmlTable& nvml, const std::vector<std::strin
   std::vector<std::string> uuids;
   *out = {};
   if (nvmlReturn_t rc = listed(nvml, &out->devices, &uuids); rc != NVML_SUCCESS) return rc;
-  if (offered.empty() || offered.size() >= uuids.size()) return NVML_SUCCESS;
+  if (offered.empty()) return NVML_SUCCESS;
   std::vector<nvmlDevice_t> shown;
   for (const std::string& uuid : offered) {
     auto it = std::find(uuids.begin(), uuids.end(), lower(uuid));
@@ -55,18 +60,21 @@ nvmlReturn_t offered_devices(const NvmlTable& nvml, const std::vector<std::strin
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t session_view(Session& s, const NvmlTable** nvml, OfferedDevices* view) {
+  *nvml = session_nvml();
+  if (!*nvml) return NVML_ERROR_LIBRARY_NOT_FOUND;
+  return offered_devices(**nvml, s.offered_gpus(), view);
+}
+
 bool offered(Session& s, nvmlDevice_t device) {
-  const NvmlTable* nvml = session_nvml();
+  const NvmlTable* nvml = nullptr;
   OfferedDevices view;
-  if (!nvml || offered_devices(*nvml, s.offered_gpus(), &view) != NVML_SUCCESS || view.all)
-    return true;
-  if (std::find(view.devices.begin(), view.devices.end(), device) != view.devices.end())
-    return true;
+  if (session_view(s, &nvml, &view) != NVML_SUCCESS || view.all || holds(view, device)) return true;
   // A MIG instance's handle is not in the list: its parent's decides.
   nvmlDevice_t parent{};
   return nvml->nvmlDeviceGetDeviceHandleFromMigDeviceHandle &&
          nvml->nvmlDeviceGetDeviceHandleFromMigDeviceHandle(device, &parent) == NVML_SUCCESS &&
-         std::find(view.devices.begin(), view.devices.end(), parent) != view.devices.end();
+         holds(view, parent);
 }
 
 }  // namespace scuda::server

@@ -36,6 +36,8 @@ std::span<const HandlerEntry> link_handlers();
 extern const HandlerEntry kNvmlGeneratedHandlers[];
 extern const size_t kNvmlGeneratedHandlerCount;
 std::span<const HandlerEntry> nvml_handlers();
+// NVML's device count, devices by index and their indices, over the GPUs
+// the server offers (device_list_ops.cc).
 std::span<const HandlerEntry> nvml_device_list_handlers();
 
 // The entry for `op`, or nullptr when no handler exists.

@@ -29,17 +29,20 @@ constexpr unsigned int kMaxDevices = 4;
 nvmlDevice_st g_devices[kMaxDevices] = {{0}, {1}, {2}, {3}};
 int g_init_count = 0;
 
-// The comma-separated entries of environment variable `name`, at most
-// kMaxDevices; empty when it is unset or empty.
+// The non-empty comma-separated entries of environment variable `name`;
+// more than kMaxDevices is a mistake in the test, which stops it.
 std::vector<std::string> entries(const char* name) {
   std::vector<std::string> out;
   const char* value = std::getenv(name);
-  if (!value || !*value) return out;
-  std::string text(value);
-  for (size_t at = 0; at <= text.size() && out.size() < kMaxDevices;) {
+  std::string text(value ? value : "");
+  for (size_t at = 0; at < text.size();) {
     const size_t end = std::min(text.find(',', at), text.size());
-    out.push_back(text.substr(at, end - at));
+    if (end > at) out.push_back(text.substr(at, end - at));
     at = end + 1;
+  }
+  if (out.size() > kMaxDevices) {
+    std::fprintf(stderr, "nvml double: %s names more than %u devices\n", name, kMaxDevices);
+    std::abort();
   }
   return out;
 }
@@ -82,6 +85,19 @@ nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length
   if (text.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(out, text.c_str(), text.size() + 1);
   return NVML_SUCCESS;
+}
+
+// The device whose `text_of` is `wanted`, as NVML's lookups find one.
+nvmlReturn_t find_device(std::string (*text_of)(unsigned int), const char* wanted,
+                         nvmlDevice_t* device) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!wanted || !device) return NVML_ERROR_INVALID_ARGUMENT;
+  for (unsigned int i = 0; i < device_count(); ++i) {
+    if (text_of(i) != wanted) continue;
+    *device = &g_devices[i];
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_FOUND;
 }
 
 // Checks a device query's arguments: initialised, our device, somewhere to write.
@@ -132,14 +148,11 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
-  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  if (!bus_id || !device) return NVML_ERROR_INVALID_ARGUMENT;
-  for (unsigned int i = 0; i < device_count(); ++i) {
-    if (bus_id_text(i) != bus_id) continue;
-    *device = &g_devices[i];
-    return NVML_SUCCESS;
-  }
-  return NVML_ERROR_NOT_FOUND;
+  return find_device(bus_id_text, bus_id, device);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  return find_device(uuid_text, uuid, device);
 }
 
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
