@@ -120,9 +120,11 @@ void add_run_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--pick", args->pick,
                   "Which of several servers the program uses: first (the first that takes it, "
-                  "in the order given) or least-loaded (asks each for its status: fewest "
-                  "sessions per GPU, then most free memory) (default: SCUDA_PICK)")
-      ->check(CLI::IsMember({"first", "least-loaded"}));
+                  "in the order given), least-loaded (asks each for its status: fewest "
+                  "sessions per GPU, then most free memory) or local-rank (each process of a "
+                  "job the one at its LOCAL_RANK or SLURM_LOCALID, one GPU per rank) "
+                  "(default: SCUDA_PICK)")
+      ->check(CLI::IsMember({"first", "least-loaded", "local-rank"}));
   cmd->add_option("--token-file", args->token_file, "File holding the server's token")
       ->check(CLI::ExistingFile);
   add_tls_options(cmd, &args->tls);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -51,8 +52,22 @@ bool busier(const ServerLoad& a, const ServerLoad& b) {
 bool parse_pick(const std::string& pick, Pick* out) {
   if (pick == "first") *out = Pick::kFirst;
   else if (pick == "least-loaded") *out = Pick::kLeastLoaded;
+  else if (pick == "local-rank") *out = Pick::kLocalRank;
   else return false;
   return true;
+}
+
+int local_rank(std::string* name) {
+  for (const char* variable : {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
+    const char* value = std::getenv(variable);
+    if (!value || !*value) continue;
+    char* end = nullptr;
+    const long rank = std::strtol(value, &end, 10);
+    if (*end != '\0' || rank < 0 || rank > 1 << 20) return -1;
+    *name = variable;
+    return static_cast<int>(rank);
+  }
+  return -1;
 }
 
 std::vector<ServerLoad> measure_loads(const std::vector<std::string>& servers,

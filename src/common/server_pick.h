@@ -8,8 +8,9 @@
 
 namespace scuda {
 
-// How `scuda run` orders a list of servers.
-enum class Pick { kFirst, kLeastLoaded };
+// How `scuda run` orders a list of servers, or which one each process
+// takes (kLocalRank: the one at its local rank in a job's list).
+enum class Pick { kFirst, kLeastLoaded, kLocalRank };
 
 // One server's load, from its status answer.
 struct ServerLoad {
@@ -20,8 +21,15 @@ struct ServerLoad {
   uint64_t free_bytes = 0;  // device memory not in use, over all its GPUs
 };
 
-// Parses `pick` ("first" or "least-loaded"); false for anything else.
+// Parses `pick` ("first", "least-loaded" or "local-rank"); false for
+// anything else.
 bool parse_pick(const std::string& pick, Pick* out);
+
+// This process's rank among a job's processes on this machine, as launchers
+// set it: LOCAL_RANK (torchrun, accelerate, DeepSpeed), else SLURM_LOCALID
+// (srun), else OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), *name saying which;
+// -1 when none is set to a number.
+int local_rank(std::string* name);
 
 // Asks each server of `servers` for its status with `token`.
 std::vector<ServerLoad> measure_loads(const std::vector<std::string>& servers,

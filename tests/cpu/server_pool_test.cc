@@ -156,6 +156,39 @@ TEST(ServerPool, AnUnknownPickIsRefused) {
   EXPECT_NE(o.err.find("SCUDA_PICK is 'random'"), std::string::npos) << o.err;
 }
 
+// SCUDA_PICK=local-rank: each process of a job takes the server at its
+// local rank, and only that one.
+TEST(ServerPool, EachLocalRankTakesItsOwnServer) {
+  ServerProcess a, b;
+  const std::string list = "SCUDA_SERVER=" + a.address() + "," + b.address();
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {list, "SCUDA_PICK=local-rank", "LOCAL_RANK=1", "SLURM_LOCALID=0",
+                                "SCUDA_TOKEN_FILE=", "SCUDA_LOG_LEVEL=info"});
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_NE(o.err.find("LOCAL_RANK=1: the process takes server 2 of 2, " + b.address()),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(sessions_started(a.address()), 0u);
+  EXPECT_EQ(sessions_started(b.address()), 1u);
+  o = test::run_program(
+      {CLIENT_TOOL, "init"},
+      {list, "SCUDA_PICK=local-rank", "LOCAL_RANK=", "SLURM_LOCALID=0", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_SUCCESS\n") << o.err;
+  EXPECT_EQ(sessions_started(a.address()), 1u);
+}
+
+// A rank beyond the list has no GPU of its own: refused, not doubled up.
+TEST(ServerPool, ALocalRankBeyondTheListIsRefused) {
+  ServerProcess a, b;
+  Output o = test::run_program({CLIENT_TOOL, "init"},
+                               {"SCUDA_SERVER=" + a.address() + "," + b.address(),
+                                "SCUDA_PICK=local-rank", "LOCAL_RANK=2", "SCUDA_TOKEN_FILE="});
+  EXPECT_EQ(o.out, "cuInit: CUDA_ERROR_NO_DEVICE\n") << o.err;
+  EXPECT_NE(o.err.find("LOCAL_RANK=2 but SCUDA_SERVER names 2 servers"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(sessions_started(a.address()) + sessions_started(b.address()), 0u);
+}
+
 // `scuda status` given a pool shows every server, keyed by address.
 TEST(ServerPool, StatusShowsEveryServerOfAPool) {
   ServerProcess a, b;
@@ -198,6 +231,8 @@ TEST(ServerPool, PickNames) {
   EXPECT_EQ(p, Pick::kLeastLoaded);
   EXPECT_TRUE(parse_pick("first", &p));
   EXPECT_EQ(p, Pick::kFirst);
+  EXPECT_TRUE(parse_pick("local-rank", &p));
+  EXPECT_EQ(p, Pick::kLocalRank);
   EXPECT_FALSE(parse_pick("random", &p));
 }
 

@@ -19,8 +19,8 @@
 #                    staged through the client): losses equal to native,
 #                    step and 256 MiB copy ratios
 #   ddp_gloo         DDP with gloo across the two servers: losses equal
-#   ddp_rank_servers DDP with NCCL, each rank given one of the two servers
-#                    (rank_server.sh): losses equal to native
+#   ddp_rank_servers DDP with NCCL, each rank taking one of the two servers
+#                    (scuda run --pick local-rank): losses equal to native
 #   ddp_nccl         DDP with NCCL, every rank given both servers, reported
 #                    (NCCL's shared-memory transport polls host memory:
 #                    docs/pools.md, "NCCL across servers")
@@ -162,13 +162,13 @@ SCUDA_PEER_COPIES=0 ran split_staged.scuda "${two[@]}" python3 tests/gpu/torch/s
 DDP_BACKEND=gloo ran ddp_gloo.native "${ddp[@]}"
 DDP_BACKEND=gloo ran ddp_gloo.scuda "${two[@]}" "${ddp[@]}"
 compare_runs ddp_gloo || failed=1
-# DDP with NCCL, each rank given its own server (as a Slurm task or a
-# Kubernetes pod is): losses equal to the native NCCL run's.
+# DDP with NCCL, each rank taking its own server of the two (--pick
+# local-rank, one GPU per rank as a launcher binding a GPU to each task
+# gives, so each rank uses its device 0): losses equal to the native NCCL
+# run's.
 cp "$logs/ddp.native.out" "$logs/ddp_rank_servers.native.out"
-SCUDA_RANK_SERVERS="$first $second" ran ddp_rank_servers.scuda \
-  tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- \
-  torchrun --standalone --nproc_per_node=2 --no-python tests/gpu/rank_server.sh \
-  python3 tests/gpu/torch/ddp_train.py
+DDP_DEVICE=0 ran ddp_rank_servers.scuda tests/gpu/isolate.sh build/bin/scuda run \
+  --pick local-rank --server "$first" --server "$second" -- "${ddp[@]}"
 compare_runs ddp_rank_servers || failed=1
 # Reported, not counted: one list of both servers in every rank, where
 # NCCL's shared-memory transport polls host memory (docs/pools.md).

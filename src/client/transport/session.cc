@@ -68,6 +68,34 @@ Connection* open_one(const std::string& server, const std::string& token, std::s
   return conn;
 }
 
+// SCUDA_PICK=local-rank: the process keeps only the server at its local
+// rank, so that each rank of a job has a GPU of its own, as a launcher that
+// binds one GPU to each task gives it. False, having said why, when the
+// list has no server for that rank.
+bool keep_rank_server(std::vector<std::string>* servers) {
+  std::string name;
+  const int rank = local_rank(&name);
+  if (rank < 0) {
+    spdlog::info(
+        "SCUDA_PICK=local-rank, but no local rank is set (LOCAL_RANK, SLURM_LOCALID): the "
+        "process takes the first server, {}",
+        servers->front());
+    servers->resize(1);
+    return true;
+  }
+  if (static_cast<size_t>(rank) >= servers->size()) {
+    spdlog::error(
+        "{}={} but SCUDA_SERVER names {} servers: with SCUDA_PICK=local-rank each local "
+        "rank needs a server of its own",
+        name, rank, servers->size());
+    return false;
+  }
+  spdlog::info("{}={}: the process takes server {} of {}, {}", name, rank, rank + 1,
+               servers->size(), (*servers)[rank]);
+  *servers = {(*servers)[rank]};
+  return true;
+}
+
 // Puts several servers in the order SCUDA_PICK asks for. Without a pick,
 // every server serves: their GPUs are one list of devices (servers.h), and
 // *together says so. False, having said why, when none is left.
@@ -81,10 +109,11 @@ bool pick_order(const std::string& token, std::vector<std::string>* servers, boo
     return true;
   }
   if (!parse_pick(env, &pick)) {
-    spdlog::error("SCUDA_PICK is '{}'; it must be first or least-loaded", env);
+    spdlog::error("SCUDA_PICK is '{}'; it must be first, least-loaded or local-rank", env);
     return false;
   }
   if (pick == Pick::kFirst) return true;
+  if (pick == Pick::kLocalRank) return keep_rank_server(servers);
   std::vector<std::string> left_out;
   std::string chosen, error;
   const bool ordered = order_by_load(servers, token, &left_out, &chosen, &error);

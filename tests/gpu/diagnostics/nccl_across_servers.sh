@@ -7,7 +7,7 @@
 # with NCCL, clients inside isolate.sh, NCCL_DEBUG=INFO, each case limited
 # to SCUDA_TEST_TIMEOUT seconds (default 60):
 #   both    one client list of both servers, rank r on device r
-#   own     each rank given its own server only (rank_server.sh)
+#   own     each rank taking its own server (scuda run --pick local-rank)
 #   socket  as own, with NCCL's P2P and shared-memory transports off and the
 #           LL protocol: NCCL's socket transport between the ranks
 # Writes $OUT/nccl.md and each case's output in $OUT/nccl_logs/.
@@ -30,9 +30,7 @@ trap 'kill "$first_pid" "$second_pid" 2>/dev/null' EXIT
 sleep 2
 ddp=(torchrun --standalone --nproc_per_node=2)
 train=(tests/gpu/torch/ddp_train.py)
-per_rank=(--no-python tests/gpu/rank_server.sh python3 "${train[@]}")
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM,GRAPH
-export SCUDA_RANK_SERVERS="$first $second"
 # case NAME CMD...: one run, its line in the report.
 case_line() {
   timed "$@"
@@ -42,7 +40,9 @@ case_line() {
 }
 case_line both tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$second" -- \
   "${ddp[@]}" "${train[@]}"
-case_line own tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- "${ddp[@]}" "${per_rank[@]}"
+DDP_DEVICE=0 case_line own tests/gpu/isolate.sh build/bin/scuda run --pick local-rank \
+  --server "$first" --server "$second" -- "${ddp[@]}" "${train[@]}"
 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket.native "${ddp[@]}" "${train[@]}"
-NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket \
-  tests/gpu/isolate.sh build/bin/scuda run --server "$first" -- "${ddp[@]}" "${per_rank[@]}"
+NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL DDP_DEVICE=0 case_line socket \
+  tests/gpu/isolate.sh build/bin/scuda run --pick local-rank \
+  --server "$first" --server "$second" -- "${ddp[@]}" "${train[@]}"
