@@ -5,7 +5,8 @@
 # scuda-slurm as Prolog, Epilog and TaskProlog. Checks that a job with
 # --gres=scuda:1 gets a server and its token and runs a program through it,
 # that two jobs get different GPUs while a third waits, and that a GPU is free
-# again when its job ends. Every daemon it starts ends with it.
+# again when its job ends, and that the tasks of a job given both GPUs
+# each take one (SCUDA_PICK=local-rank). Every daemon it starts ends with it.
 # Usage: slurm_test.sh SCUDA_BIN DRIVER_DOUBLE NVML_DOUBLE LIB_DIR
 set -euo pipefail
 scuda_bin=$1 driver_double=$2 nvml_double=$3 lib_dir=$4
@@ -95,6 +96,8 @@ head -c 32 /dev/urandom | base64 >"$work/jobkey"
 for i in 0 1; do
   head -c 24 /dev/urandom | base64 >"$work/token$i"
   printf '[tokens.slurm-gpu%s]\nsecret = "%s"\n' "$i" "$(cat "$work/token$i")" >"$work/tokens$i.toml"
+  # A job given both GPUs carries the first one's token: the second takes it too.
+  [ "$i" = 1 ] && printf '[tokens.slurm-both]\nsecret = "%s"\n' "$(cat "$work/token0")" >>"$work/tokens1.toml"
   key=()
   [ "$i" = 1 ] && key=(--job-key "$work/jobkey")
   start "server$i" "$scuda_bin" server -l 127.0.0.1:0 --driver "$driver_double" --nvml "$nvml_double" \
@@ -306,6 +309,21 @@ out=$(cd "$work" && runuser -u nobody -- timeout 30 srun --immediate=10 --gres=s
   2>"$work/d.out")
 [ "$out" = "${servers[0]},${servers[1]} nobody:400 $(cat "$work/token0")" ] ||
   fail "nobody's job with both GPUs got: $out"
+# Two tasks of a job given both GPUs, with SCUDA_PICK=local-rank: each
+# task's program runs on the server of its SLURM_LOCALID, a GPU of its own.
+cat >"$work/rank.sh" <<EOF
+#!/bin/sh
+SCUDA_PICK=local-rank SCUDA_LOG_LEVEL=info python3 "$work/bin/client_program.py" \\
+  >"$work/rank.\$SLURM_LOCALID" 2>&1
+EOF
+timeout 30 srun --immediate=10 --gres=scuda:2 -n 2 sh "$work/rank.sh" 2>"$work/rank.err" ||
+  fail "a job of two tasks failed: $(cat "$work/rank.err" "$work"/rank.[01])"
+for i in 0 1; do
+  grep -q "SLURM_LOCALID=$i: the process takes server $((i + 1)) of 2, ${servers[$i]}" \
+    "$work/rank.$i" || fail "task $i of a job of two: $(cat "$work/rank.$i")"
+  grep -q "^cuda: 1 devices, .* from $lib_dir/libcuda.so.1$" "$work/rank.$i" ||
+    fail "task $i's program did not run through scuda: $(cat "$work/rank.$i")"
+done
 # A batch job: its script's program runs through scuda too.
 batch=$(sbatch --parsable --gres=scuda:1 -o "$work/e.out" --chdir="$work" \
   --wrap="python3 $work/bin/client_program.py")
