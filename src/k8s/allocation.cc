@@ -76,8 +76,8 @@ bool container_response(const Pool& pool, const Handout& handout,
     }
     if (first && d->server != first->server) {
       *error = fmt::format(
-          "devices {} and {} are on different servers, and a client given several "
-          "servers cannot narrow their GPUs with CUDA_VISIBLE_DEVICES",
+          "devices {} and {} are on different servers; the plugin gives a container "
+          "the GPUs of one server (it numbers GPUs by their index on their server)",
           first->id, d->id);
       return false;
     }

@@ -334,4 +334,23 @@ TEST(MultiGpuVisibleDevices, TheServersOwnListStillHolds) {
   EXPECT_NE(o.err.find("names none of the 2 GPUs"), std::string::npos) << o.err;
 }
 
+// Given several servers, the client's list picks from all their GPUs as one
+// list (the first server's three, then the second's two), in its order.
+TEST(MultiGpuVisibleDevices, OverSeveralServersTheListPicksFromAllTheirGpus) {
+  const auto three = three_device_server();
+  scuda::test::ServerProcess two;
+  const std::string servers = "SCUDA_SERVER=" + three->address() + "," + two.address();
+  scuda::test::Output o = scuda::test::run_program(
+      {CLIENT_TOOL, "devices"}, {servers, "SCUDA_PICK=", "CUDA_VISIBLE_DEVICES=3,2"});
+  EXPECT_EQ(o.out, "devices 2\ndevice 0 0000:42:00.0\ndevice 1 0000:44:00.0\n") << o.err;
+  o = scuda::test::run_program({CLIENT_TOOL, "devices"},
+                               {servers, "SCUDA_PICK=", "CUDA_VISIBLE_DEVICES=4,0,9,1"});
+  EXPECT_EQ(o.out, "devices 2\ndevice 0 0000:43:00.0\ndevice 1 0000:42:00.0\n") << o.err;
+  // Both servers' doubles give their first GPU one UUID: it names two.
+  o = scuda::test::run_program({CLIENT_TOOL, "devices"},
+                               {servers, "SCUDA_PICK=", "CUDA_VISIBLE_DEVICES=" + double_uuid(0)});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("names none of the GPUs of the 2 servers"), std::string::npos) << o.err;
+}
+
 }  // namespace

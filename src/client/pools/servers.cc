@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/gpu_uuid.h"
+#include "common/visible_list.h"
 
 namespace scuda::client {
 
@@ -27,15 +32,34 @@ protocol::Welcome merge(const std::vector<Connection*>& servers, std::vector<Dev
   return merged;
 }
 
+// Keeps the devices of `merged` (and their homes) that `visible` picks, in
+// its order, as a local driver reads CUDA_VISIBLE_DEVICES over its GPUs.
+void narrow(const char* visible, protocol::Welcome* merged, std::vector<DeviceHome>* homes) {
+  std::vector<std::string> uuids;
+  for (const protocol::DeviceInfo& d : merged->devices) uuids.push_back(gpu_uuid_text(d.uuid));
+  std::vector<protocol::DeviceInfo> devices;
+  std::vector<DeviceHome> kept;
+  for (size_t i : pick_visible(visible, uuids)) {
+    devices.push_back(merged->devices[i]);
+    kept.push_back((*homes)[i]);
+  }
+  merged->devices = std::move(devices);
+  *homes = std::move(kept);
+}
+
 }  // namespace
 
-void set_servers(std::vector<Connection*> servers) {
-  if (servers.empty() || servers.size() > kMaxServers) return;
-  auto* homes = new std::vector<DeviceHome>;
-  g_merged = new protocol::Welcome(merge(servers, homes));
-  g_homes = homes;
+bool set_servers(std::vector<Connection*> servers, const char* visible) {
+  if (servers.empty() || servers.size() > kMaxServers) return false;
+  auto homes = std::make_unique<std::vector<DeviceHome>>();
+  protocol::Welcome merged = merge(servers, homes.get());
+  if (visible) narrow(visible, &merged, homes.get());
+  if (visible && homes->empty()) return false;
+  g_merged = new protocol::Welcome(std::move(merged));
+  g_homes = homes.release();
   std::copy(servers.begin(), servers.end(), g_servers);
   g_count.store(static_cast<uint32_t>(servers.size()), std::memory_order_release);
+  return true;
 }
 
 uint32_t server_count() { return g_count.load(std::memory_order_acquire); }

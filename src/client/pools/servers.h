@@ -26,7 +26,11 @@ struct DeviceHome {
 
 // Called once, by the session, before any entry point can use a server:
 // the open connections, in the list's order (at most kMaxServers).
-void set_servers(std::vector<Connection*> servers);
+// `visible`, when given, is the client's CUDA_VISIBLE_DEVICES over servers
+// that offer all their GPUs (Connection::offer_all_gpus): the devices it
+// picks from the whole list, in its order, are the program's. False, with
+// nothing set, when it picks none.
+bool set_servers(std::vector<Connection*> servers, const char* visible = nullptr);
 
 // How many servers the session has; 0 before one is open.
 uint32_t server_count();

@@ -46,7 +46,8 @@ std::chrono::milliseconds server_silence_limit() {
 protocol::Hello Connection::hello() const {
   protocol::Hello h{protocol::kApiHash, CUDA_VERSION, token_, program_name()};
   // The driver reads it at cuInit; the session's driver reads it for us.
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible && !offer_all_) {
     h.visible_set = 1;
     h.visible = visible;
   }

@@ -57,6 +57,10 @@ class Connection {
   // the user.
   bool open(const std::string& address, const std::string& token,
             const std::vector<protocol::ImageRef>& images, std::string* error);
+  // Before open: the session offers all its GPUs whatever the client's
+  // CUDA_VISIBLE_DEVICES, which the client applies over several servers'
+  // GPUs itself (pools/servers.h).
+  void offer_all_gpus() { offer_all_ = true; }
 
   // Any thread, once open: another connection that joins this session (its
   // callback channel, or a lane), with the name and secret the session gave
@@ -193,6 +197,7 @@ class Connection {
   protocol::FrameReader reader_{socket_};
   std::string address_;
   std::string token_;
+  bool offer_all_ = false;  // offer_all_gpus()
   protocol::Welcome welcome_;
   uint64_t next_request_ = 1;
   uint64_t server_context_ = 0;

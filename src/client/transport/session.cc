@@ -57,8 +57,11 @@ void watch_process_events() {
 }
 
 // Opens a connection to `server`; nullptr, with *error, when it cannot.
-Connection* open_one(const std::string& server, const std::string& token, std::string* error) {
+// `offer_all`: the session offers all its GPUs (Connection::offer_all_gpus).
+Connection* open_one(const std::string& server, const std::string& token, std::string* error,
+                     bool offer_all = false) {
   auto* conn = new Connection;
+  if (offer_all) conn->offer_all_gpus();
   const std::vector<protocol::ImageRef> images = images_kept_on(server);
   if (!conn->open(server, token, images, error)) {
     delete conn;
@@ -151,18 +154,10 @@ std::vector<Connection*> open_all(const std::vector<std::string>& servers,
                   servers.size(), kMaxServers);
     return {};
   }
-  if (std::getenv("CUDA_VISIBLE_DEVICES")) {
-    spdlog::error(
-        "CUDA_VISIBLE_DEVICES is set while SCUDA_SERVER names {} servers: scuda does not "
-        "yet narrow the devices of several servers; name only the servers wanted, or "
-        "unset it",
-        servers.size());
-    return {};
-  }
   std::vector<Connection*> open;
   for (const std::string& server : servers) {
     std::string error;
-    Connection* c = open_one(server, token, &error);
+    Connection* c = open_one(server, token, &error, /*offer_all=*/true);
     if (!c) {
       spdlog::error(
           "{}; the GPUs of {} servers are one list of devices, so the program needs "
@@ -197,9 +192,19 @@ CUresult connect_once() {
   if (!pick_order(token, &servers, &together)) return CUDA_ERROR_NO_DEVICE;
   std::vector<Connection*> open = together ? open_all(servers, token) : open_first(servers, token);
   if (open.empty()) return CUDA_ERROR_NO_DEVICE;
+  // Several servers' GPUs are one list, which CUDA_VISIBLE_DEVICES narrows
+  // here as a local driver narrows its own.
+  const char* visible = together ? std::getenv("CUDA_VISIBLE_DEVICES") : nullptr;
+  if (!set_servers(open, visible)) {
+    spdlog::error(
+        "CUDA_VISIBLE_DEVICES='{}' names none of the GPUs of the {} servers (give their "
+        "indices in the list of all of them, from 0, or their UUIDs)",
+        visible ? visible : "", open.size());
+    for (Connection* opened : open) delete opened;  // nothing was sent on them yet
+    return CUDA_ERROR_NO_DEVICE;
+  }
   g_connection = open.front();
   g_all = new std::vector<Connection*>(open);
-  set_servers(std::move(open));
   watch_process_events();
   g_open.store(true, std::memory_order_release);
   return CUDA_SUCCESS;

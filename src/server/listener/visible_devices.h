@@ -9,15 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace scuda::server {
+#include "common/visible_list.h"
 
-// The GPUs `client_list` picks out of `offered` (their UUIDs, in the
-// server's order), as indices into `offered`, read as the driver reads
-// CUDA_VISIBLE_DEVICES: indices or UUID prefixes naming one GPU, separated
-// by commas, up to the first entry that names none, names more than one, or
-// repeats one.
-std::vector<size_t> pick_visible(const std::string& client_list,
-                                 const std::vector<std::string>& offered);
+namespace scuda::server {
 
 // `list` (from the network) fit for a log line: at most 200 characters,
 // each outside printable ASCII shown as '?'.
