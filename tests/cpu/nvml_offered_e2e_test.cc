@@ -14,6 +14,7 @@
 
 #include "common/gpu_uuid.h"
 #include "server_process.h"
+#include "status_json.h"
 
 namespace {
 
@@ -105,6 +106,17 @@ TEST(NvmlOffered, AGpuTheServerKeepsBackIsNotFoundThere) {
   ASSERT_EQ(nvmlDeviceGetIndex(by_uuid, &index), NVML_SUCCESS);
   EXPECT_EQ(index, 0u);
   ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
+}
+
+// The server's status, which `--pick least-loaded` and the Kubernetes
+// plugin read, counts the GPUs the server offers, as its NVML does.
+TEST(NvmlOffered, TheStatusCountsTheGpusTheServerOffers) {
+  for (const auto& [server, gpus] : {std::pair{g_one, 1u}, std::pair{g_both, 2u}}) {
+    const nlohmann::json j = scuda::test::status_json_when(
+        server->address(), [](const auto& j) { return j.value("gpu_source", "") == "NVML"; });
+    ASSERT_TRUE(j.is_object()) << server->address();
+    EXPECT_EQ(j["gpus"].size(), gpus) << j;
+  }
 }
 
 }  // namespace

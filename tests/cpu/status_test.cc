@@ -14,6 +14,7 @@
 #include "common/socket.h"
 #include "http_get.h"
 #include "server_process.h"
+#include "status_json.h"
 
 namespace scuda {
 namespace {
@@ -44,21 +45,6 @@ double metric_when(const std::string& metrics, const std::string& name, int trie
 // server).
 double gpu_metric(const std::string& metrics, const std::string& name) {
   return metric_when(metrics, name, 100, [](double v) { return v >= 0; });
-}
-
-// `scuda status --json` once `ready` holds of it (the GPU monitor reports
-// once a second); the last answer if it never does.
-nlohmann::json status_when(const std::string& address,
-                           const std::function<bool(const nlohmann::json&)>& ready) {
-  nlohmann::json j;
-  for (int i = 0; i < 60; ++i) {
-    const Output o = status(address, {"--json"});
-    if (o.exit_code != 0) return j;
-    j = nlohmann::json::parse(o.out);
-    if (ready(j)) return j;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return j;
 }
 
 // Sends bytes that are no frame: the session refuses them, an error.
@@ -99,10 +85,11 @@ TEST_F(Status, ListsARunningSessionAndTheGpus) {
   EXPECT_GT(s["bytes_received"].get<uint64_t>(), 0u);
   EXPECT_GT(s["bytes_sent"].get<uint64_t>(), 0u);
   // NVML lists the session's process with the memory it holds.
-  const nlohmann::json later = status_when(server_.address(), [](const nlohmann::json& j) {
-    return j["sessions"].size() == 1 && j["sessions"][0]["device_memory_bytes"] != 0 &&
-           j["gpus"].size() == 1 && !j["gpus"][0]["utilization_percent"].is_null();
-  });
+  const nlohmann::json later =
+      test::status_json_when(server_.address(), [](const nlohmann::json& j) {
+        return j["sessions"].size() == 1 && j["sessions"][0]["device_memory_bytes"] != 0 &&
+               j["gpus"].size() == 1 && !j["gpus"][0]["utilization_percent"].is_null();
+      });
   ASSERT_EQ(later["sessions"].size(), 1u) << later;
   EXPECT_EQ(later["sessions"][0]["device_memory_bytes"], nvml_double::kProcessMemory) << later;
   const nlohmann::json& gpus = later["gpus"];

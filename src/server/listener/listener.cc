@@ -276,7 +276,8 @@ int serve(const ListenerOptions& options) {
   }
   g_table->queue_event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Before the sockets are open, so that the monitor holds none of them.
-  if (start_gpu_monitor(options.nvml_path, options.session.driver_path, g_table) < 0)
+  if (start_gpu_monitor(options.nvml_path, options.session.driver_path, session.offered_gpus,
+                        g_table) < 0)
     spdlog::warn("no GPU monitor (fork failed): status and metrics show no GPU figures");
   Socket listener = listen_tcp(addr, &error);
   if (!listener.valid()) {

@@ -11,6 +11,7 @@
 #include "common/driver_table.h"
 #include "common/nvml_table.h"
 #include "protocol/handshake.h"
+#include "server/nvml/offered_devices.h"
 #include "server/session/snapshot.h"
 
 namespace scuda::server {
@@ -72,16 +73,16 @@ void publish_session_memory(SessionTable* table,
   }
 }
 
-void poll_nvml(const NvmlTable& nvml, SessionTable* table) {
-  unsigned int count = 0;
-  if (nvml.nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) count = 0;
+// The GPUs the server offers, as its sessions' NVML shows them.
+void poll_nvml(const NvmlTable& nvml, const std::vector<std::string>& offered,
+               SessionTable* table) {
+  OfferedDevices view;
+  if (offered_devices(nvml, offered, &view) != NVML_SUCCESS) view.devices.clear();
   std::vector<GpuSlot> gpus;
   std::unordered_map<uint32_t, uint64_t> per_pid;
-  for (unsigned int i = 0; i < count && i < kMaxGpus; ++i) {
-    nvmlDevice_t device{};
-    if (nvml.nvmlDeviceGetHandleByIndex_v2(i, &device) != NVML_SUCCESS) continue;
-    gpus.push_back(read_gpu(nvml, device));
-    add_process_memory(nvml, device, &per_pid);
+  for (size_t i = 0; i < view.devices.size() && i < kMaxGpus; ++i) {
+    gpus.push_back(read_gpu(nvml, view.devices[i]));
+    add_process_memory(nvml, view.devices[i], &per_pid);
   }
   publish(table, gpus, "NVML");
   publish_session_memory(table, per_pid);
@@ -110,7 +111,7 @@ void report_from_driver(const std::string& driver_path, SessionTable* table) {
 }
 
 [[noreturn]] void monitor(const std::string& nvml_path, const std::string& driver_path,
-                          SessionTable* table) {
+                          const std::vector<std::string>& offered, SessionTable* table) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGINT, SIG_IGN);  // the listener decides when the server stops
   NvmlTable nvml;
@@ -120,7 +121,7 @@ void report_from_driver(const std::string& driver_path, SessionTable* table) {
     _exit(0);
   }
   for (;;) {
-    poll_nvml(nvml, table);
+    poll_nvml(nvml, offered, table);
     sleep(1);
   }
 }
@@ -128,9 +129,9 @@ void report_from_driver(const std::string& driver_path, SessionTable* table) {
 }  // namespace
 
 pid_t start_gpu_monitor(const std::string& nvml_path, const std::string& driver_path,
-                        SessionTable* table) {
+                        const std::vector<std::string>& offered, SessionTable* table) {
   const pid_t pid = fork();
-  if (pid == 0) monitor(nvml_path, driver_path, table);
+  if (pid == 0) monitor(nvml_path, driver_path, offered, table);
   return pid;
 }
 

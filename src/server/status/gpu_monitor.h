@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "server/status/session_table.h"
 
@@ -15,8 +16,9 @@ namespace scuda::server {
 
 // Forks the monitor; its pid, or -1 if fork failed. `nvml_path` and
 // `driver_path`: as `scuda server --nvml` and `--driver` (empty: the usual
-// places).
+// places); `offered`: the UUIDs of the GPUs the server offers, the ones
+// NVML's figures are read for (server/nvml/offered_devices.h).
 pid_t start_gpu_monitor(const std::string& nvml_path, const std::string& driver_path,
-                        SessionTable* table);
+                        const std::vector<std::string>& offered, SessionTable* table);
 
 }  // namespace scuda::server
