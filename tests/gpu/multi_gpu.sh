@@ -13,6 +13,8 @@
 # and through two servers of one GPU each (CUDA_VISIBLE_DEVICES=0 / =1 on
 # the server side) given to one client as one list of devices:
 #   two.devices      device count 2, the same GPUs (UUIDs) as natively
+#   two_visible      CUDA_VISIBLE_DEVICES=1,0 in the client: the same GPUs,
+#                    in that order, as natively
 #   smi              nvidia-smi -L lists the same GPUs as natively (NVML)
 #   split_train      a model split across the two devices, activations
 #                    copied between servers (server to server; once more
@@ -46,6 +48,16 @@ ran() {
   note "- $1: rc=$rc ${secs}s: $(echo "$detail" | cut -c1-240)"
   [ "$rc" -eq 0 ] || failed=1
 }
+# same_output NAME WHAT: NAME.native and NAME.scuda printed the same (WHAT).
+same_output() {
+  local native=$logs/$1.native.out scuda=$logs/$1.scuda.out
+  if [ -s "$native" ] && cmp -s "$native" "$scuda"; then
+    note "- $2: the same: $(tr '\n' ' ' <"$native" | cut -c1-200)"
+  else
+    note "- FAIL: $2: native '$(cat "$native")', scuda '$(cat "$scuda")'"
+    failed=1
+  fi
+}
 
 SCUDA_BUILD_LOG=$logs/cmake.log source tests/gpu/build.sh
 nvcc -O2 -arch=sm_90 -Itests/gpu/programs -o build/gpu/multi_gpu_peer \
@@ -71,12 +83,7 @@ note "## CUDA_VISIBLE_DEVICES=1 in the client: its device 0 is the server's GPU 
 which=(python3 -c 'import torch; print(torch.cuda.device_count(), torch.cuda.get_device_properties(0).uuid)')
 CUDA_VISIBLE_DEVICES=1 ran visible.native "${which[@]}"
 CUDA_VISIBLE_DEVICES=1 ran visible.scuda "${scuda[@]}" "${which[@]}"
-if [ -s "$logs/visible.native.out" ] && cmp -s "$logs/visible.native.out" "$logs/visible.scuda.out"; then
-  note "- same device: $(cat "$logs/visible.native.out")"
-else
-  note "- FAIL: native '$(cat "$logs/visible.native.out")', scuda '$(cat "$logs/visible.scuda.out")'"
-  failed=1
-fi
+same_output visible "device"
 
 note "## ddp_train (2 ranks, NCCL)"
 ran ddp.native "${ddp[@]}"
@@ -139,21 +146,16 @@ two=(tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$secon
 uuids=(python3 -c 'import torch; print(torch.cuda.device_count(), [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())])')
 ran two.native "${uuids[@]}"
 ran two.scuda "${two[@]}" "${uuids[@]}"
-if [ -s "$logs/two.native.out" ] && cmp -s "$logs/two.native.out" "$logs/two.scuda.out"; then
-  note "- same devices: $(cat "$logs/two.native.out")"
-else
-  note "- FAIL: native '$(cat "$logs/two.native.out")', scuda '$(cat "$logs/two.scuda.out")'"
-  failed=1
-fi
+same_output two "devices"
+# The client's CUDA_VISIBLE_DEVICES picks from both servers' GPUs as one
+# list: 1,0 is the second server's GPU, then the first's.
+CUDA_VISIBLE_DEVICES=1,0 ran two_visible.native "${uuids[@]}"
+CUDA_VISIBLE_DEVICES=1,0 ran two_visible.scuda "${two[@]}" "${uuids[@]}"
+same_output two_visible "CUDA_VISIBLE_DEVICES=1,0 over both servers"
 # NVML numbers the two servers' GPUs as one list, as CUDA does.
 ran smi.native nvidia-smi -L
 ran smi.scuda "${two[@]}" nvidia-smi -L
-if [ -s "$logs/smi.native.out" ] && cmp -s "$logs/smi.native.out" "$logs/smi.scuda.out"; then
-  note "- nvidia-smi -L: the same GPUs: $(tr '\n' ' ' <"$logs/smi.native.out" | cut -c1-200)"
-else
-  note "- FAIL: nvidia-smi -L native '$(cat "$logs/smi.native.out")', scuda '$(cat "$logs/smi.scuda.out")'"
-  failed=1
-fi
+same_output smi "nvidia-smi -L"
 ran split.native python3 tests/gpu/torch/split_train.py
 ran split.scuda "${two[@]}" python3 tests/gpu/torch/split_train.py
 compare_runs split || failed=1
