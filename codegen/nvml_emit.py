@@ -116,11 +116,9 @@ using namespace scuda::nvml::gen;
 # The functions that number or find devices, or say a device's number: with
 # several servers their entry points, hand-written in src/nvml/devices.cc,
 # ask each server in turn through these stubs, generated as one_server::NAME.
-ACROSS_SERVERS = {
+ACROSS_SERVERS = LOOKUPS | {
     "nvmlDeviceGetCount", "nvmlDeviceGetCount_v2",
     "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2",
-    "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2",
-    "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUIDV",
     "nvmlDeviceGetIndex",
 }
 

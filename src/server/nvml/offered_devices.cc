@@ -1,7 +1,8 @@
 #include "server/nvml/offered_devices.h"
 
+#include <strings.h>
+
 #include <algorithm>
-#include <cctype>
 
 #include "server/nvml/nvml_session.h"
 #include "server/session/session.h"
@@ -9,12 +10,6 @@
 namespace scuda::server {
 
 namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 // NVML's devices and their UUIDs, in NVML's order. A device whose handle or
 // UUID NVML cannot give (no permission, lost) is left out: if the server
@@ -32,7 +27,7 @@ nvmlReturn_t listed(const NvmlTable& nvml, std::vector<nvmlDevice_t>* devices,
         nvml.nvmlDeviceGetUUID(device, uuid, sizeof uuid) != NVML_SUCCESS)
       continue;
     devices->push_back(device);
-    uuids->push_back(lower(uuid));
+    uuids->push_back(uuid);
   }
   return NVML_SUCCESS;
 }
@@ -51,7 +46,9 @@ nvmlReturn_t offered_devices(const NvmlTable& nvml, const std::vector<std::strin
   if (offered.empty()) return NVML_SUCCESS;
   std::vector<nvmlDevice_t> shown;
   for (const std::string& uuid : offered) {
-    auto it = std::find(uuids.begin(), uuids.end(), lower(uuid));
+    auto it = std::find_if(uuids.begin(), uuids.end(), [&](const std::string& listed) {
+      return strcasecmp(listed.c_str(), uuid.c_str()) == 0;
+    });
     if (it == uuids.end()) return NVML_SUCCESS;
     shown.push_back(out->devices[static_cast<size_t>(it - uuids.begin())]);
   }
