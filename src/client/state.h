@@ -34,6 +34,7 @@ struct FinishedWork;
 struct Allocations;
 struct MappedPlacements;
 struct HostMemory;
+struct LiveMirrors;
 struct OpenedIpcMemory;
 struct PointerAttributes;
 struct ManagedAllocations;
@@ -105,6 +106,7 @@ struct ClientState {
   Part<parts::Allocations> allocations;
   Part<parts::MappedPlacements> mapped_placements;
   Part<parts::HostMemory> host_memory;
+  Part<parts::LiveMirrors> live_mirrors;
   Part<registered::parts::RegisteredMemory> registered_memory;
   Part<parts::OpenedIpcMemory> opened_ipc_memory;
   Part<parts::PointerAttributes> pointer_attributes;

@@ -10,7 +10,9 @@
 //   kEither     the request's flags say;
 //   kHandshake  a connection's first frame, before any session op;
 //   kToClient   sent by the server, on the main connection or the callback
-//               channel, never by the client.
+//               channel, never by the client;
+//   kOnChannel  sent either way on a channel of its own (the live mirrors'),
+//               never on the main connection.
 // A code appears once: a row that repeats one fails the build (ops.cc).
 #pragma once
 
@@ -65,6 +67,8 @@
   X(kOpMirrorPush, 304, "mirror-push", kOneWay)          /* registered bytes the host changed */\
   X(kOpMirrorPull, 305, "mirror-pull", kAnswered)        /* registered bytes the device changed */\
   X(kOpPagePullChanged, 306, "page-pull-changed", kAnswered) /* blocks unlike the host's */     \
+  X(kOpLiveChannel, 307, "live-channel", kAnswered)     /* live mirrors' join point */         \
+  X(kOpLiveChanges, 308, "live-changes", kOnChannel)    /* live mirrors' words, either way */  \
   /* Device memory at addresses the client chooses (docs/protocol.md). */                       \
   X(kOpVaReserve, 400, "va-reserve", kAnswered)          /* addresses to place allocations */   \
   X(kOpVaMap, 401, "va-map", kEither)                    /* answered only near capacity */      \

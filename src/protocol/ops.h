@@ -25,7 +25,7 @@ enum Op : uint32_t {
 };
 
 // Which way an op travels (op_list.h says what each means).
-enum class OpWay : uint8_t { kAnswered, kOneWay, kEither, kHandshake, kToClient };
+enum class OpWay : uint8_t { kAnswered, kOneWay, kEither, kHandshake, kToClient, kOnChannel };
 
 // A name for logs: the driver function of a generated op, else the
 // hand-written op's own name.

@@ -1,5 +1,6 @@
 #include "builtins.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -64,6 +65,24 @@ CUresult say(const KernelDesc& k, const std::vector<uint8_t>& p) {
   return CUDA_SUCCESS;
 }
 
+// A kernel that talks with the host while it runs, as NCCL's do through
+// mapped host memory: waits, at most `ms` milliseconds, for words[0] to
+// become nonzero, then sets words[1] to words[0] + 1.
+CUresult echo(const KernelDesc& k, const std::vector<uint8_t>& p) {
+  bool ok = true;
+  unsigned* words = span<unsigned>(arg<uintptr_t>(k, p, 0), 2, &ok);
+  if (!ok) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(arg<int>(k, p, 1));
+  unsigned asked = 0;
+  while ((asked = std::atomic_ref<unsigned>(words[0]).load()) == 0) {
+    if (std::chrono::steady_clock::now() > until) return CUDA_ERROR_LAUNCH_TIMEOUT;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  std::atomic_ref<unsigned>(words[1]).store(asked + 1);
+  return CUDA_SUCCESS;
+}
+
 // A kernel that takes its time: the session is busy for `ms` milliseconds.
 CUresult nap(const KernelDesc& k, const std::vector<uint8_t>& p) {
   std::this_thread::sleep_for(std::chrono::milliseconds(arg<int>(k, p, 0)));
@@ -82,6 +101,7 @@ CUresult run_builtin(const KernelDesc& kernel, const std::vector<uint8_t>& param
   if (signature(kernel, "scale", {8, 4, 4})) return scale(kernel, params);
   if (signature(kernel, "say", {4})) return say(kernel, params);
   if (signature(kernel, "nap", {4})) return nap(kernel, params);
+  if (signature(kernel, "echo", {8, 4})) return echo(kernel, params);
   return CUDA_SUCCESS;
 }
 

@@ -4,6 +4,8 @@
 //   fill(unsigned* p, unsigned v, int n)                    p[i] = v
 //   scale(float* p, float s, int n)                         p[i] *= s
 //   say(int n)                                              prints "say n" on stdout
+//   nap(int ms)                                             sleeps for ms milliseconds
+//   echo(unsigned* w, int ms)     waits up to ms for w[0] != 0, then w[1] = w[0] + 1
 // for every i < n, whatever the grid. Other kernels do nothing.
 #pragma once
 

@@ -1,4 +1,5 @@
 #include "client/managed/coherent_pages.h"
+#include "client/memory/live_mirrors.h"
 
 #include <unistd.h>
 
@@ -191,6 +192,7 @@ void before_request(Connection& conn, bool device_work) {
 
 void after_sync(Connection& conn, bool whole_context) {
   registered::after_sync(conn, whole_context);
+  live_mirrors::after_sync();
   // Managed memory is the first server's (docs/pools.md).
   if (!g_any.load(std::memory_order_acquire) || routed_server() != 0) return;
   Pages& p = pages();

@@ -3,7 +3,9 @@
 // and remembers the flags, and copies from it travel like any host memory.
 // (LUPINE #512 and GVirtuS's notes: the alignment matters to callers.)
 // Memory mapped for the device (CU_MEMHOSTALLOC_DEVICEMAP) is managed memory
-// instead, so that its host address is its device address, as with UVA.
+// instead, so that its host address is its device address, as with UVA; or,
+// where kernels poll it while the host writes it (NCCL's), a live mirror
+// (live_mirrors.h).
 // Under UVA the other blocks are device-accessible too (XLA's redzone checks
 // and some samples hand them to kernels and memsets), but mirroring every
 // block would cost a comparison of all of them at each launch (PyTorch keeps
@@ -23,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/memory/host_memory.h"
+#include "client/memory/live_mirrors.h"
 #include "client/memory/memory.h"
 #include "client/memory/published_spans.h"
 #include "client/memory/registered_memory.h"
@@ -38,8 +41,31 @@ namespace {
 
 struct HostBlock {
   size_t size;
-  unsigned flags;  // CU_MEMHOSTALLOC_DEVICEMAP: managed memory
+  unsigned flags;     // CU_MEMHOSTALLOC_DEVICEMAP: managed memory, or live
+  bool live = false;  // a live mirror's, of whole words (live_size)
 };
+
+size_t live_size(size_t size) { return (size + 7) & ~size_t{7}; }
+
+// A mapped block kept in step while kernels run (live_mirrors.h); nullptr,
+// said once, when it cannot be, and the block is managed memory instead.
+void* live_block(size_t size) {
+  void* p =
+      mmap(nullptr, live_size(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (const CUresult rc = live_mirrors::add(p, live_size(size)); rc != CUDA_SUCCESS) {
+    munmap(p, live_size(size));
+    static std::once_flag once;
+    std::call_once(once, [rc] {
+      spdlog::warn(
+          "cuMemHostAlloc: a mapped block could not be a live mirror (CUresult {}); it is "
+          "managed memory, which a kernel that waits for the host's writes never sees",
+          static_cast<int>(rc));
+    });
+    return nullptr;
+  }
+  return p;
+}
 
 }  // namespace
 
@@ -88,7 +114,9 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   if (!connection()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!pp || size == 0) return CUDA_ERROR_INVALID_VALUE;
   void* p = nullptr;
-  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+  bool live = false;
+  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) && live_mirrors::wanted()) live = (p = live_block(size));
+  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) && !p) {
     CUdeviceptr dptr = 0;
     if (allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
       p = reinterpret_cast<void*>(dptr);
@@ -99,7 +127,7 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
     if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   }
   std::lock_guard lock(host_memory().mu);
-  host_memory().blocks[p] = {size, flags};
+  host_memory().blocks[p] = {size, flags, live};
   if (!(flags & CU_MEMHOSTALLOC_DEVICEMAP)) publish_plain_spans();
   *pp = p;
   return CUDA_SUCCESS;
@@ -175,6 +203,11 @@ CUresult scuda::client::custom::cuMemFreeHost(void* p) {
   host_memory().blocks.erase(it);
   if (!(block.flags & CU_MEMHOSTALLOC_DEVICEMAP)) scuda::client::publish_plain_spans();
   lock.unlock();
+  if (block.live) {
+    scuda::client::live_mirrors::remove(p);
+    munmap(p, scuda::client::live_size(block.size));
+    return CUDA_SUCCESS;
+  }
   if (block.flags & CU_MEMHOSTALLOC_DEVICEMAP)
     return ::cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
   scuda::client::registered::drop_mirrors(p, block.size);

@@ -96,6 +96,15 @@ struct MirrorPull {
 // the session at the client's `address` (one-way).
 struct MirrorPush : NoOutputs<kOpMirrorPush, DataAt> {};
 
+// One frame of a turn on the live mirrors' channel: words that changed on
+// the sending side, in ascending order across the turn's frames; `last` is
+// 1 on a turn's last frame. The client's turn is answered by the session's.
+struct LiveChanges {
+  uint32_t last = 1;
+  std::vector<ChangedRun> runs;
+  auto fields() { return std::tie(last, runs); }
+};
+
 // A chunk of a copy into device memory (at most kChunkSize bytes): the
 // request is its head, and the bytes (or, with kCopyCompressed, their lz4
 // block) follow as the frame's tail, which the handler reads itself.

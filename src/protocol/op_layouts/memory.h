@@ -70,6 +70,10 @@ struct VaSync {
   using Reply = Empty;
 };
 
+// A flag of host-register's, beside the driver's: the mirror is live, kept
+// in step over the live mirrors' channel while kernels run.
+constexpr uint32_t kLiveMirror = 1u << 31;
+
 // A mirror of the client's [address, address + size), registered with the
 // driver; the device address it got (the client's own where it could).
 struct HostRegister {

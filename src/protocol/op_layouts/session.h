@@ -36,6 +36,14 @@ struct CallbackChannel {
   using Reply = JoinPoint;
 };
 
+// The live mirrors' channel (docs/managed-memory.md, "Live mirrors"): its
+// join point.
+struct LiveChannel {
+  static constexpr Op kOp = kOpLiveChannel;
+  using Request = Empty;
+  using Reply = JoinPoint;
+};
+
 // A user object whose destructor the client runs (over the callback
 // channel, as callback `callback`), bound to the client's id.
 struct UserObjectCreate {

@@ -63,6 +63,10 @@ class RelaxedCapture {
 CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size, unsigned flags,
                           CUdeviceptr* device) {
   if (!d.cuMemHostRegister_v2 || !d.cuMemHostGetDevicePointer_v2) return CUDA_ERROR_NOT_SUPPORTED;
+  const bool live = flags & protocol::op::kLiveMirror;
+  flags &= ~protocol::op::kLiveMirror;
+  if (live && (address % sizeof(uint64_t) || size % sizeof(uint64_t)))
+    return CUDA_ERROR_INVALID_VALUE;
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t base = address & ~(page - 1);
   if (size == 0 || address + size < address) return CUDA_ERROR_INVALID_VALUE;
@@ -94,7 +98,7 @@ CUresult HostMirrors::add(const DriverTable& d, uint64_t address, uint64_t size,
     return rc;
   }
   uint8_t* twin = static_cast<uint8_t*>(twin_map) + (address - base);
-  mirrors_[address] = Mirror{size, host, twin, map, twin_map, map_size};
+  mirrors_[address] = Mirror{size, host, twin, map, twin_map, map_size, false, live};
   return CUDA_SUCCESS;
 }
 
@@ -152,7 +156,7 @@ bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer
 bool HostMirrors::take_window_changes(bool all, const std::function<bool(protocol::Writer)>& send) {
   std::lock_guard lock(mu_);
   for (auto& [address, m] : mirrors_) {
-    if (!all && !m.kept) continue;
+    if ((!all && !m.kept) || m.live) continue;
     for (uint64_t at = 0; at < m.size; at += protocol::kChunkSize) {
       const uint64_t n = std::min<uint64_t>(protocol::kChunkSize, m.size - at);
       protocol::op::MirrorChanges changes;
@@ -160,6 +164,24 @@ bool HostMirrors::take_window_changes(bool all, const std::function<bool(protoco
       if (!changes.runs.empty() && !send(protocol::encode(changes))) return false;
     }
   }
+  return true;
+}
+
+void HostMirrors::take_live_changes(std::vector<live::Run>* runs) {
+  std::lock_guard lock(mu_);
+  for (auto it = mirrors_.rbegin(); it != mirrors_.rend(); ++it)
+    if (it->second.live)
+      live::take_changes(it->first, it->second.host, it->second.twin, it->second.size, runs);
+  std::sort(runs->begin(), runs->end(),
+            [](const live::Run& a, const live::Run& b) { return a.address < b.address; });
+}
+
+bool HostMirrors::write_live(uint64_t address, std::string_view bytes) {
+  std::lock_guard lock(mu_);
+  uint64_t offset = 0;
+  Mirror* m = find(address, bytes.size(), &offset);
+  if (!m || !m->live || offset % sizeof(uint64_t) || bytes.size() % sizeof(uint64_t)) return false;
+  live::apply(m->host + offset, m->twin + offset, bytes);
   return true;
 }
 

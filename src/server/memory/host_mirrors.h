@@ -14,7 +14,10 @@
 #include <mutex>
 #include <string_view>
 
+#include <vector>
+
 #include "common/driver_table.h"
+#include "common/live_words.h"
 #include "protocol/codec.h"
 
 namespace scuda::server {
@@ -26,7 +29,9 @@ class HostMirrors {
   HostMirrors& operator=(const HostMirrors&) = delete;
 
   // Mirrors the client's [address, address + size); *device is the device
-  // address of `address`.
+  // address of `address`. With protocol::op::kLiveMirror in `flags` the
+  // mirror is live (common/live_words.h): its words travel over the live
+  // mirrors' channel only, so it needs `address` and `size` in whole words.
   CUresult add(const DriverTable& d, uint64_t address, uint64_t size, unsigned flags,
                CUdeviceptr* device);
   CUresult remove(const DriverTable& d, uint64_t address);
@@ -46,6 +51,12 @@ class HostMirrors {
   // reached, so that the client's memory holds what the stream's work wrote
   // before the callback runs.
   bool take_window_changes(bool all, const std::function<bool(protocol::Writer)>& send);
+  // The words the device changed in every live mirror, in ascending order,
+  // read from the highest mirror's highest word down.
+  void take_live_changes(std::vector<live::Run>* runs);
+  // The client changed the words `bytes` at `address` in a live mirror;
+  // false when they do not lie inside one.
+  bool write_live(uint64_t address, std::string_view bytes);
 
  private:
   struct Mirror {
@@ -56,6 +67,7 @@ class HostMirrors {
     void* twin_map;
     size_t map_size;
     bool kept = false;  // pulled by the client: its changes come with synchronizing replies
+    bool live = false;  // kept in step over the live mirrors' channel alone
   };
   // The mirror holding the client's [address, address + size), or nullptr;
   // *offset is `address`'s offset in it.

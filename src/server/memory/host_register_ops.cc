@@ -1,8 +1,11 @@
 // Registered host memory (cuMemHostRegister): the session mirrors the
 // client's range (host_mirrors.h); the client pushes what its host changed
 // and pulls what the device changed.
+#include <spdlog/spdlog.h>
+
 #include "protocol/frame.h"
 #include "protocol/op_layouts.h"
+#include "server/memory/live_channel.h"
 #include "server/session/dispatch.h"
 #include "server/session/session.h"
 #include "server/session/typed_handler.h"
@@ -40,7 +43,19 @@ CUresult mirror_pull(Session& s, Reader& in, Writer& out) {
                                                           : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
+// No inputs; replies the live mirrors' channel's join point.
+CUresult open_live_channel(Session& s, const protocol::Empty&, op::JoinPoint* a) {
+  std::string name, secret, error;
+  if (!live_channel().open(&s.mirrors(), &name, &secret, &error)) {
+    spdlog::error("cannot open the live mirrors' channel: {}", error);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  *a = {name, secret};
+  return CUDA_SUCCESS;
+}
+
 const HandlerEntry kHandlers[] = {
+    typed_entry<op::LiveChannel, open_live_channel>(),
     typed_entry<op::HostRegister, host_register>(),
     typed_entry<op::HostUnregister, host_unregister>(),
     typed_entry<op::MirrorPush, mirror_push>(),

@@ -1,0 +1,273 @@
+#include "client/memory/live_mirrors.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "client/op_calls.h"
+#include "client/pools/route.h"
+#include "client/pools/servers.h"
+#include "client/runtime.h"
+#include "client/state.h"
+#include "client/transport/session.h"
+#include "common/live_words.h"
+#include "protocol/live_turns.h"
+#include "protocol/ops.h"
+
+namespace scuda::client {
+
+namespace {
+
+struct LiveBlock {
+  size_t size;
+  uint8_t* twin;  // what the session's mirror holds, as far as this side knows
+  uint32_t server;
+};
+
+// A server's channel: opened at its first live block, then served by a
+// thread of its own until the connection breaks.
+struct LiveChannelState {
+  CUresult opened = CUDA_ERROR_NOT_INITIALIZED;
+  bool lost = false;
+  uint64_t turns = 0;  // turns that came back
+};
+
+}  // namespace
+
+namespace parts {
+
+// Never taken while waiting for the session on the main connection: the
+// thread that trades turns takes it, and the session may be waiting for a
+// kernel that waits for a turn.
+struct LiveMirrors {
+  std::mutex mu;
+  std::condition_variable wake;    // a block came, or a synchronization wants turns
+  std::condition_variable turned;  // a turn came back, or a channel was lost
+  std::map<uintptr_t, LiveBlock> blocks;
+  LiveChannelState channels[kMaxServers];
+};
+
+}  // namespace parts
+
+namespace {
+
+parts::LiveMirrors& live() { return client_state().live_mirrors.get(); }
+
+// Turns without a change, one after another, before the thread starts to
+// sleep between turns, and the longest sleep: a busy connection moves at
+// the link's pace, an idle one costs little.
+constexpr int kBusyTurns = 256;
+constexpr auto kLongestNap = std::chrono::microseconds(1000);
+
+// With the lock held: this server's changed words, the highest block and
+// word first (common/live_words.h), in ascending order.
+std::vector<live::Run> take_changes(uint32_t server) {
+  std::vector<live::Run> runs;
+  auto& blocks = live().blocks;
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+    if (it->second.server == server)
+      live::take_changes(it->first, reinterpret_cast<const uint8_t*>(it->first), it->second.twin,
+                         it->second.size, &runs);
+  std::sort(runs.begin(), runs.end(),
+            [](const live::Run& a, const live::Run& b) { return a.address < b.address; });
+  return runs;
+}
+
+// With the lock held: the session's words into the program's block. Words
+// of a block freed meanwhile are dropped.
+bool apply_run(const protocol::op::ChangedRun& run) {
+  auto& blocks = live().blocks;
+  auto it = blocks.upper_bound(run.address);
+  if (it == blocks.begin()) return true;
+  --it;
+  const uint64_t offset = run.address - it->first;
+  if (offset >= it->second.size) return true;
+  if (run.bytes.size() > it->second.size - offset || offset % 8 || run.bytes.size() % 8)
+    return false;
+  live::apply(reinterpret_cast<uint8_t*>(run.address), it->second.twin + offset, run.bytes);
+  return true;
+}
+
+bool any_block_of(uint32_t server) {
+  for (const auto& [address, block] : live().blocks)
+    if (block.server == server) return true;
+  return false;
+}
+
+void lose(uint32_t server, const std::string& why) {
+  std::lock_guard lock(live().mu);
+  live().channels[server].lost = true;
+  live().turned.notify_all();
+  if (!exiting())
+    spdlog::error(
+        "lost the live mirrors' channel to server {}: {}; mapped host memory that kernels "
+        "poll (NCCL's) no longer moves while they run",
+        server, why);
+}
+
+// Trades turns with the session: this side's words, then the device's.
+void serve(Socket s, uint32_t server) {
+  int quiet = 0;
+  auto nap = std::chrono::microseconds(50);
+  std::string error;
+  for (;;) {
+    std::vector<live::Run> runs;
+    {
+      std::unique_lock lock(live().mu);
+      live().wake.wait(lock, [&] { return any_block_of(server); });
+      runs = take_changes(server);
+    }
+    if (!protocol::send_turn(s, runs)) return lose(server, "the connection broke");
+    bool moved = !runs.empty();
+    const protocol::TurnStatus got = protocol::read_turn(
+        s,
+        [&](const protocol::op::ChangedRun& run) {
+          moved = true;
+          std::lock_guard lock(live().mu);
+          return apply_run(run);
+        },
+        &error);
+    if (got != protocol::TurnStatus::kOk)
+      return lose(server, got == protocol::TurnStatus::kClosed ? "the server closed it" : error);
+    std::unique_lock lock(live().mu);
+    ++live().channels[server].turns;
+    live().turned.notify_all();
+    if (moved) {
+      quiet = 0;
+      nap = std::chrono::microseconds(50);
+    } else if (++quiet > kBusyTurns) {
+      live().wake.wait_for(lock, nap);
+      nap = std::min(nap * 2, kLongestNap);
+    }
+  }
+}
+
+// Opens server `server`'s channel the first time (without the lock: it
+// asks the session); later calls return the first result, or an error once
+// the channel is lost.
+CUresult open_channel(uint32_t server) {
+  static std::once_flag once[kMaxServers];
+  std::call_once(once[server], [server] {
+    CUresult rc = CUDA_SUCCESS;
+    protocol::op::JoinPoint join;
+    std::string error;
+    Socket s;
+    if (rc = ask<protocol::op::LiveChannel>({}, &join); rc != CUDA_SUCCESS)
+      spdlog::warn(
+          "the server could not open a live mirrors' channel (CUresult {}; its log says "
+          "why): mapped host memory is kept in step only around requests",
+          static_cast<int>(rc));
+    else if (s = server_connection(server)->join(join.name, join.secret, &error); !s.valid()) {
+      spdlog::warn("the live mirrors' channel did not open: {}", error);
+      rc = CUDA_ERROR_OPERATING_SYSTEM;
+    }
+    std::lock_guard lock(live().mu);
+    live().channels[server].opened = rc;
+    if (rc == CUDA_SUCCESS) std::thread(serve, std::move(s), server).detach();
+  });
+  std::lock_guard lock(live().mu);
+  const LiveChannelState& channel = live().channels[server];
+  return channel.lost ? CUDA_ERROR_DEVICE_UNAVAILABLE : channel.opened;
+}
+
+// Whether a frame of the calling thread's stack is NCCL's.
+bool called_by_nccl() {
+  void* frames[24];
+  const int n = backtrace(frames, 24);
+  for (int i = 0; i < n; ++i) {
+    Dl_info info{};
+    if (dladdr(frames[i], &info) && info.dli_fname && std::strstr(info.dli_fname, "libnccl"))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace live_mirrors {
+
+bool wanted() {
+  static const std::string mode = [] {
+    const char* e = std::getenv("SCUDA_LIVE_HOST_MEMORY");
+    return std::string(e && *e ? e : "nccl");
+  }();
+  if (mode == "all") return true;
+  if (mode == "off") return false;
+  return called_by_nccl();
+}
+
+CUresult add(void* p, size_t size) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (!p || address % 8 || size % 8) return CUDA_ERROR_INVALID_VALUE;
+  const uint32_t server = routed_server();
+  if (server >= kMaxServers) return CUDA_ERROR_NOT_INITIALIZED;
+  void* twin = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (twin == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult rc = open_channel(server);
+  protocol::op::HostRegister::Reply reply;
+  if (rc == CUDA_SUCCESS)
+    rc = ask<protocol::op::HostRegister>(
+        {address, size,
+         CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE | protocol::op::kLiveMirror},
+        &reply);
+  if (rc == CUDA_SUCCESS && reply.device != address) {
+    ask<protocol::op::HostUnregister>({address});
+    rc = CUDA_ERROR_OUT_OF_MEMORY;  // the address is taken in the session
+  }
+  if (rc != CUDA_SUCCESS) {
+    munmap(twin, size);
+    return rc;
+  }
+  std::lock_guard lock(live().mu);
+  live().blocks[address] = {size, static_cast<uint8_t*>(twin), server};
+  live().wake.notify_all();
+  return CUDA_SUCCESS;
+}
+
+bool remove(void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  LiveBlock block{};
+  {
+    std::lock_guard lock(live().mu);
+    auto it = live().blocks.find(address);
+    if (it == live().blocks.end()) return false;
+    block = it->second;
+    live().blocks.erase(it);
+  }
+  munmap(block.twin, block.size);
+  Route route;
+  route.to(block.server);
+  ask<protocol::op::HostUnregister>({address});
+  return true;
+}
+
+void after_sync() {
+  std::unique_lock lock(live().mu);
+  if (live().blocks.empty()) return;
+  uint64_t wanted_turns[kMaxServers] = {};
+  for (uint32_t i = 0; i < kMaxServers; ++i)
+    wanted_turns[i] = any_block_of(i) ? live().channels[i].turns + 2 : 0;
+  live().wake.notify_all();
+  live().turned.wait_for(lock, std::chrono::seconds(10), [&] {
+    for (uint32_t i = 0; i < kMaxServers; ++i)
+      if (!live().channels[i].lost && live().channels[i].turns < wanted_turns[i]) return false;
+    return true;
+  });
+}
+
+}  // namespace live_mirrors
+
+}  // namespace scuda::client

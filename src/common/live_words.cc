@@ -1,0 +1,77 @@
+#include "common/live_words.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace scuda::live {
+
+namespace {
+
+constexpr size_t kWord = sizeof(uint64_t);
+
+// Loads and stores of whole words that the compiler neither splits, merges
+// nor reorders with each other: the other thread is a kernel or a host
+// thread of the program, reading or writing the same words.
+uint64_t load(const uint8_t* p) {
+  return std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t*>(p))
+      .load(std::memory_order_acquire);
+}
+
+void store(uint8_t* p, uint64_t v) {
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p)).store(v, std::memory_order_release);
+}
+
+void store_half(uint8_t* p, uint32_t v) {
+  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)).store(v, std::memory_order_release);
+}
+
+}  // namespace
+
+void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
+                  std::vector<Run>* runs) {
+  const size_t first = runs->size();
+  // Runs are found top down, each built backwards, then all put in order.
+  size_t run_start = 0, run_end = 0;  // in words, run_end exclusive; empty when equal
+  std::string backwards;
+  auto close = [&] {
+    if (run_start == run_end) return;
+    std::string bytes(backwards.rbegin(), backwards.rend());
+    runs->push_back({address + run_start * kWord, std::move(bytes)});
+    backwards.clear();
+    run_start = run_end = 0;
+  };
+  for (size_t w = size / kWord; w-- > 0;) {
+    const uint64_t v = load(now + w * kWord);
+    uint64_t had = 0;
+    __builtin_memcpy(&had, twin + w * kWord, kWord);
+    if (v == had) {
+      close();
+      continue;
+    }
+    __builtin_memcpy(twin + w * kWord, &v, kWord);
+    if (run_start == run_end) run_end = w + 1;
+    run_start = w;
+    // Bytes in reverse, so that reversing the run puts them in order.
+    const auto* b = reinterpret_cast<const char*>(&v);
+    for (size_t i = kWord; i-- > 0;) backwards.push_back(b[i]);
+  }
+  close();
+  std::reverse(runs->begin() + static_cast<std::ptrdiff_t>(first), runs->end());
+}
+
+void apply(uint8_t* at, uint8_t* twin, std::string_view bytes) {
+  for (size_t off = 0; off + kWord <= bytes.size(); off += kWord) {
+    uint64_t v = 0, had = 0;
+    __builtin_memcpy(&v, bytes.data() + off, kWord);
+    __builtin_memcpy(&had, twin + off, kWord);
+    const uint64_t changed = v ^ had;
+    if (changed == 0) continue;
+    const bool low = (changed & 0xffffffffu) != 0, high = (changed >> 32) != 0;
+    if (low && high) store(at + off, v);
+    else if (low) store_half(at + off, static_cast<uint32_t>(v));
+    else store_half(at + off + 4, static_cast<uint32_t>(v >> 32));
+    __builtin_memcpy(twin + off, &v, kWord);
+  }
+}
+
+}  // namespace scuda::live
