@@ -10,6 +10,10 @@
 #   own     each rank taking its own server (scuda run --pick local-rank)
 #   socket  as own, with NCCL's P2P and shared-memory transports off and the
 #           LL protocol: NCCL's socket transport between the ranks
+#   simple  the same with NCCL's choice of protocols
+#   shm     as both, with NCCL_IGNORE_DISABLED_P2P=1: its shared-memory
+#           transport
+# (each but both and own also natively, as NAME.native).
 # Writes $OUT/nccl.md and each case's output in $OUT/nccl_logs/.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.." || exit 1
@@ -34,15 +38,31 @@ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM,GRAPH
 # case NAME CMD...: one run, its line in the report.
 case_line() {
   timed "$@"
-  echo "- $1: rc=$rc ${secs}s: $(echo "$detail" | cut -c1-200)" | tee -a "$report"
+  echo "- $1: rc=$rc ${secs}s: $(echo "$detail" | cut -c1-600)" | tee -a "$report"
   grep -ah "via \|Channel 00\|transport\|NCCL WARN\|Error\|error" "$logs/$1.out" "$logs/$1.err" |
     sort | uniq -c | sort -rn | head -12 | sed 's/^/    /' | tee -a "$report"
 }
-case_line both tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$second" -- \
-  "${ddp[@]}" "${train[@]}"
-DDP_DEVICE=0 case_line own tests/gpu/isolate.sh build/bin/scuda run --pick local-rank \
-  --server "$first" --server "$second" -- "${ddp[@]}" "${train[@]}"
-NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket.native "${ddp[@]}" "${train[@]}"
-NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL DDP_DEVICE=0 case_line socket \
-  tests/gpu/isolate.sh build/bin/scuda run --pick local-rank \
-  --server "$first" --server "$second" -- "${ddp[@]}" "${train[@]}"
+# SCUDA_NCCL_CASES picks cases by name (default: all of them).
+wanted() { [[ " ${SCUDA_NCCL_CASES:-both own socket simple shm} " == *" $1 "* ]]; }
+own=(tests/gpu/isolate.sh build/bin/scuda run --pick local-rank --server "$first" --server "$second" --)
+both=(tests/gpu/isolate.sh build/bin/scuda run --server "$first" --server "$second" --)
+wanted both && case_line both "${both[@]}" "${ddp[@]}" "${train[@]}"
+wanted own && DDP_DEVICE=0 case_line own "${own[@]}" "${ddp[@]}" "${train[@]}"
+if wanted socket; then
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL case_line socket.native "${ddp[@]}" "${train[@]}"
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_PROTO=LL DDP_DEVICE=0 case_line socket \
+    "${own[@]}" "${ddp[@]}" "${train[@]}"
+fi
+# The socket transport with NCCL's own choice of protocol (Simple for the
+# gradients' buckets).
+if wanted simple; then
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 case_line simple.native "${ddp[@]}" "${train[@]}"
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 DDP_DEVICE=0 case_line simple \
+    "${own[@]}" "${ddp[@]}" "${train[@]}"
+fi
+# Both servers in every rank, NCCL told to go on without P2P: its
+# shared-memory transport.
+if wanted shm; then
+  NCCL_IGNORE_DISABLED_P2P=1 NCCL_P2P_DISABLE=1 case_line shm.native "${ddp[@]}" "${train[@]}"
+  NCCL_IGNORE_DISABLED_P2P=1 case_line shm "${both[@]}" "${ddp[@]}" "${train[@]}"
+fi
