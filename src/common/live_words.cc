@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 namespace scuda::live {
 
 namespace {
 
 constexpr size_t kWord = sizeof(uint64_t);
+constexpr size_t kBlockWords = 4096 / kWord;
 
 // Loads and stores of whole words that the compiler neither splits, merges
 // nor reorders with each other: the other thread is a kernel or a host
@@ -40,20 +42,30 @@ void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t si
     backwards.clear();
     run_start = run_end = 0;
   };
-  for (size_t w = size / kWord; w-- > 0;) {
+  auto word = [&](size_t w) {
     const uint64_t v = load(now + w * kWord);
     uint64_t had = 0;
     __builtin_memcpy(&had, twin + w * kWord, kWord);
-    if (v == had) {
-      close();
-      continue;
-    }
+    if (v == had) return close();
     __builtin_memcpy(twin + w * kWord, &v, kWord);
     if (run_start == run_end) run_end = w + 1;
     run_start = w;
     // Bytes in reverse, so that reversing the run puts them in order.
     const auto* b = reinterpret_cast<const char*>(&v);
     for (size_t i = kWord; i-- > 0;) backwards.push_back(b[i]);
+  };
+  // Blocks that compare equal are passed over whole (most of a connection's
+  // buffers, most of the time); only a block that differs is read word by
+  // word, and only those reads' values travel, so the order holds.
+  const size_t words = size / kWord;
+  for (size_t block_end = words; block_end > 0;) {
+    const size_t block_start = block_end > kBlockWords ? block_end - kBlockWords : 0;
+    if (std::memcmp(now + block_start * kWord, twin + block_start * kWord,
+                    (block_end - block_start) * kWord) == 0)
+      close();
+    else
+      for (size_t w = block_end; w-- > block_start;) word(w);
+    block_end = block_start;
   }
   close();
   std::reverse(runs->begin() + static_cast<std::ptrdiff_t>(first), runs->end());

@@ -206,7 +206,10 @@ bool wanted() {
   }();
   if (mode == "all") return true;
   if (mode == "off") return false;
-  return called_by_nccl();
+  const bool nccl = called_by_nccl();
+  spdlog::debug("a mapped block {} NCCL's: {}", nccl ? "is" : "is not",
+                nccl ? "a live mirror" : "managed memory");
+  return nccl;
 }
 
 CUresult add(void* p, size_t size) {
@@ -231,6 +234,7 @@ CUresult add(void* p, size_t size) {
     munmap(twin, size);
     return rc;
   }
+  spdlog::debug("live mirror of {} bytes at {:#x} on server {}", size, address, server);
   std::lock_guard lock(live().mu);
   live().blocks[address] = {size, static_cast<uint8_t*>(twin), server};
   live().wake.notify_all();

@@ -60,6 +60,11 @@ if wanted simple; then
   NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 DDP_DEVICE=0 case_line simple \
     "${own[@]}" "${ddp[@]}" "${train[@]}"
 fi
+# The same with every mapped block live, whoever allocates it.
+if wanted simple-all; then
+  SCUDA_LIVE_HOST_MEMORY=all NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 DDP_DEVICE=0 \
+    case_line simple-all "${own[@]}" "${ddp[@]}" "${train[@]}"
+fi
 # Both servers in every rank, NCCL told to go on without P2P: its
 # shared-memory transport.
 if wanted shm; then
