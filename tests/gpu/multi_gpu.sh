@@ -23,6 +23,9 @@
 #   ddp_gloo         DDP with gloo across the two servers: losses equal
 #   ddp_rank_servers DDP with NCCL, each rank taking one of the two servers
 #                    (scuda run --pick local-rank): losses equal to native
+#   ddp_socket       the same over NCCL's socket transport (P2P and shared
+#                    memory off), through live mirrors: losses equal to
+#                    native over sockets, step ratio
 #   ddp_nccl         DDP with NCCL, every rank given both servers, reported
 #                    (NCCL's shared-memory transport polls host memory:
 #                    docs/pools.md, "NCCL across servers")
@@ -172,6 +175,12 @@ cp "$logs/ddp.native.out" "$logs/ddp_rank_servers.native.out"
 DDP_DEVICE=0 ran ddp_rank_servers.scuda tests/gpu/isolate.sh build/bin/scuda run \
   --pick local-rank --server "$first" --server "$second" -- "${ddp[@]}"
 compare_runs ddp_rank_servers || failed=1
+# The same over NCCL's socket transport, which polls mapped host memory
+# while kernels run: live mirrors (docs/managed-memory.md).
+NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 ran ddp_socket.native "${ddp[@]}"
+NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 DDP_DEVICE=0 ran ddp_socket.scuda tests/gpu/isolate.sh \
+  build/bin/scuda run --pick local-rank --server "$first" --server "$second" -- "${ddp[@]}"
+compare_runs ddp_socket || failed=1
 # Reported, not counted: one list of both servers in every rank, where
 # NCCL's shared-memory transport polls host memory (docs/pools.md).
 full_limit=$limit
