@@ -72,6 +72,26 @@ bool pick_once() {
   return true;
 }
 
+// With several servers as one list of devices, NCCL finds ranks' GPUs on
+// two servers that CUDA says are no peers; where the servers share a host
+// NVML still shows the NVLink between them, and NCCL stops ("P2P is
+// disabled between NVLINK connected GPUs"), and its shared-memory
+// transport maps segments that scuda cannot keep in step while kernels
+// run. Its socket transport works (live mirrors, docs/managed-memory.md),
+// so NCCL is told to take it between such GPUs, unless the program's
+// environment says otherwise. GPUs of one server stay peers (P2P is tried
+// first).
+void nccl_across_servers() {
+  const char* pick = std::getenv("SCUDA_PICK");
+  if ((pick && *pick) || split_servers(configured_server()).size() < 2) return;
+  setenv("NCCL_IGNORE_DISABLED_P2P", "1", 0);
+  setenv("NCCL_SHM_DISABLE", "1", 0);
+  fmt::print(stderr,
+             "scuda run: NCCL between GPUs of two servers uses its socket transport "
+             "(NCCL_IGNORE_DISABLED_P2P={}, NCCL_SHM_DISABLE={})\n",
+             std::getenv("NCCL_IGNORE_DISABLED_P2P"), std::getenv("NCCL_SHM_DISABLE"));
+}
+
 int run_program(const RunArgs& args) {
   const std::filesystem::path lib = library_dir();
   if (!std::filesystem::exists(lib / "libcuda.so.1")) {
@@ -90,6 +110,7 @@ int run_program(const RunArgs& args) {
   export_tls_env(args.tls);
   if (!args.pick.empty()) setenv("SCUDA_PICK", args.pick.c_str(), 1);
   if (!pick_once()) return 1;
+  nccl_across_servers();
   prepend_env("LD_LIBRARY_PATH", lib.string(), ':');
   // Triton links its launchers against the libcuda it finds here.
   setenv("TRITON_LIBCUDA_PATH", lib.c_str(), 0);

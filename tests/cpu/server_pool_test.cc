@@ -237,4 +237,37 @@ TEST(ServerPool, PickNames) {
 }
 
 }  // namespace
+// What `scuda run` tells NCCL, printed by the program it runs.
+Output nccl_env(const std::vector<std::string>& options, const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {SCUDA_BIN, "run"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.insert(argv.end(), {"--server", nobody_there(), "--server", nobody_there(), "--", "sh", "-c",
+                           "echo \"${NCCL_SHM_DISABLE-unset} ${NCCL_IGNORE_DISABLED_P2P-unset}\""});
+  std::vector<std::string> all = {"SCUDA_TOKEN_FILE=", "SCUDA_PICK="};
+  all.insert(all.end(), env.begin(), env.end());
+  return test::run_program(argv, all);
+}
+
+// One list of several servers: NCCL takes its socket transport between
+// GPUs of two servers (live mirrors), where it would stop at the NVLink
+// CUDA does not call a peer link.
+TEST(ServerPool, OneListOfServersSendsNcclOverItsSocketTransport) {
+  Output o = nccl_env({}, {});
+  EXPECT_EQ(o.out, "1 1\n") << o.err;
+  EXPECT_NE(o.err.find("NCCL between GPUs of two servers uses its socket transport"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST(ServerPool, TheProgramsOwnNcclSettingsStand) {
+  Output o = nccl_env({}, {"NCCL_SHM_DISABLE=0"});
+  EXPECT_EQ(o.out, "0 1\n") << o.err;
+}
+
+// A pick gives each process one server: NCCL is left to its own choices.
+TEST(ServerPool, APickLeavesNcclAlone) {
+  Output o = nccl_env({"--pick", "local-rank"}, {});
+  EXPECT_EQ(o.out, "unset unset\n") << o.err;
+}
+
 }  // namespace scuda
