@@ -183,14 +183,30 @@ CUresult open_channel(uint32_t server) {
   return channel.lost ? CUDA_ERROR_DEVICE_UNAVAILABLE : channel.opened;
 }
 
-// Whether a frame of the calling thread's stack is NCCL's.
-bool called_by_nccl() {
-  void* frames[24];
-  const int n = backtrace(frames, 24);
-  for (int i = 0; i < n; ++i) {
-    Dl_info info{};
-    if (dladdr(frames[i], &info) && info.dli_fname && std::strstr(info.dli_fname, "libnccl"))
-      return true;
+// The library holding code address `frame`, or "".
+std::string library_of(void* frame) {
+  Dl_info info{};
+  return dladdr(frame, &info) && info.dli_fname ? info.dli_fname : "";
+}
+
+// Whether the calling thread is one NCCL started (its proxies'): the
+// outermost frame of its stack that is neither the C library's nor the C++
+// library's (which start threads) is NCCL's. NCCL's proxies allocate their
+// connections' memory, which kernels and proxies poll while kernels run;
+// what the program's own threads allocate through NCCL (its work FIFO,
+// written before each launch) stays managed memory, pushed ahead of the
+// launch. A stack too deep to see whole is the program's.
+bool on_nccl_thread() {
+  constexpr int kDepth = 64;
+  void* frames[kDepth];
+  const int n = backtrace(frames, kDepth);
+  if (n >= kDepth) return false;
+  for (int i = n - 1; i >= 0; --i) {
+    const std::string lib = library_of(frames[i]);
+    if (lib.find("/libc.so") != std::string::npos || lib.find("libpthread") != std::string::npos ||
+        lib.find("libstdc++") != std::string::npos)
+      continue;
+    return lib.find("libnccl") != std::string::npos;
   }
   return false;
 }
@@ -206,8 +222,8 @@ bool wanted() {
   }();
   if (mode == "all") return true;
   if (mode == "off") return false;
-  const bool nccl = called_by_nccl();
-  spdlog::debug("a mapped block {} NCCL's: {}", nccl ? "is" : "is not",
+  const bool nccl = on_nccl_thread();
+  spdlog::debug("a mapped block {} allocated on a thread of NCCL's: {}", nccl ? "is" : "is not",
                 nccl ? "a live mirror" : "managed memory");
   return nccl;
 }

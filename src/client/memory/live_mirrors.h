@@ -13,8 +13,8 @@ namespace scuda::client::live_mirrors {
 
 // Whether a new mapped block (cuMemHostAlloc with DEVICEMAP) is to be live:
 // SCUDA_LIVE_HOST_MEMORY=all says every one, =off none, and by default
-// (=nccl) those NCCL allocates, the only program known to poll host memory
-// from its kernels.
+// (=nccl) those that NCCL's own threads (its proxies) allocate: NCCL is the
+// only program known to poll host memory from its kernels.
 bool wanted();
 
 // Mirrors the program's [p, p + size) live in the current context's
