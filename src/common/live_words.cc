@@ -19,12 +19,12 @@ uint64_t load(const uint8_t* p) {
       .load(std::memory_order_acquire);
 }
 
-void store(uint8_t* p, uint64_t v) {
-  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p)).store(v, std::memory_order_release);
-}
-
-void store_half(uint8_t* p, uint32_t v) {
-  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)).store(v, std::memory_order_release);
+// Writes `v` where the word (or half) still holds `had`, the value this
+// side last synchronized; false when a thread here wrote it meanwhile.
+template <class T>
+bool replace(uint8_t* p, T had, T v) {
+  return std::atomic_ref<T>(*reinterpret_cast<T*>(p))
+      .compare_exchange_strong(had, v, std::memory_order_acq_rel);
 }
 
 }  // namespace
@@ -79,9 +79,12 @@ void apply(uint8_t* at, uint8_t* twin, std::string_view bytes) {
     const uint64_t changed = v ^ had;
     if (changed == 0) continue;
     const bool low = (changed & 0xffffffffu) != 0, high = (changed >> 32) != 0;
-    if (low && high) store(at + off, v);
-    else if (low) store_half(at + off, static_cast<uint32_t>(v));
-    else store_half(at + off + 4, static_cast<uint32_t>(v >> 32));
+    if (!(low && high && replace<uint64_t>(at + off, had, v))) {
+      if (low) replace<uint32_t>(at + off, static_cast<uint32_t>(had), static_cast<uint32_t>(v));
+      if (high)
+        replace<uint32_t>(at + off + 4, static_cast<uint32_t>(had >> 32),
+                          static_cast<uint32_t>(v >> 32));
+    }
     __builtin_memcpy(twin + off, &v, kWord);
   }
 }

@@ -31,9 +31,13 @@ void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t si
                   std::vector<Run>* runs);
 
 // Writes the other side's bytes `bytes` (a whole number of words) at `at`,
-// whose twin is `twin`, from the lowest word up. A word whose two halves
-// both changed is stored whole; a half that the other side left as the twin
-// has it is not stored, since a thread here may be writing it.
+// whose twin is `twin`, from the lowest word up, and brings the twin up to
+// date. A word whose two halves both changed is stored whole; a half that
+// the other side left as the twin has it is not stored. A word or half that
+// a thread here wrote since the last exchange keeps this side's value,
+// which travels on this side's next turn: it came after the other side's
+// (NCCL's proxy frees a FIFO slot, sets the head above it, and the kernel,
+// seeing the head first, fills the slot again before the reset arrives).
 void apply(uint8_t* at, uint8_t* twin, std::string_view bytes);
 
 }  // namespace scuda::live

@@ -46,11 +46,29 @@ TEST(LiveWords, AHalfTheOtherSideLeftAloneIsNotOverwritten) {
 }
 
 TEST(LiveWords, AWordWhoseHalvesBothChangedIsWrittenWhole) {
-  uint64_t memory = 0, twin = 0;
+  uint64_t memory = 0, twin = 0;  // both halves change there
   const uint64_t sent = 0x0000000300000004;
   scuda::live::apply(reinterpret_cast<uint8_t*>(&memory), reinterpret_cast<uint8_t*>(&twin),
                      std::string_view(reinterpret_cast<const char*>(&sent), 8));
   EXPECT_EQ(memory, sent);
+}
+
+// Both sides wrote the word since they last traded it: this side's value
+// stays (the other side's came first) and travels back on the next turn.
+TEST(LiveWords, AWordThisSideRewroteMeanwhileKeepsThisSidesValue) {
+  uint64_t memory = 0x0000000000000009, twin = 0x0000000000000001;  // rewritten here: 9
+  const uint64_t sent = 0x00000000ffffffff;                         // reset there
+  scuda::live::apply(reinterpret_cast<uint8_t*>(&memory), reinterpret_cast<uint8_t*>(&twin),
+                     std::string_view(reinterpret_cast<const char*>(&sent), 8));
+  EXPECT_EQ(memory, 9u);
+  EXPECT_EQ(twin, sent);
+  Runs runs;
+  scuda::live::take_changes(0, reinterpret_cast<const uint8_t*>(&memory),
+                            reinterpret_cast<uint8_t*>(&twin), 8, &runs);
+  ASSERT_EQ(runs.size(), 1u);
+  uint64_t back = 0;
+  std::memcpy(&back, runs[0].bytes.data(), 8);
+  EXPECT_EQ(back, 9u);
 }
 
 }  // namespace

@@ -312,6 +312,37 @@ TEST_F(SeveralServersTest, ManagedMemoryLivesOnTheFirstServer) {
   EXPECT_EQ(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
 }
 
+// Mapped host memory on the second server, which keeps no managed memory,
+// is an eager live mirror: what the host wrote reaches the device ahead of
+// the launch (the double's echo kernel, given no time to wait, finds it),
+// and the device's answer comes back.
+TEST_F(SeveralServersTest, MappedHostMemoryWorksOnTheSecondServer) {
+  ASSERT_EQ(cuCtxSetCurrent(ctx_[2]), CUDA_SUCCESS);
+  void* p = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&p, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr device = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&device, p, 0), CUDA_SUCCESS);
+  EXPECT_EQ(device, reinterpret_cast<CUdeviceptr>(p));
+  CUmodule module = nullptr;
+  CUfunction echo = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&module, "scuda-double-module\nkernel echo 8 4\n"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&echo, module, "echo"), CUDA_SUCCESS);
+  auto* words = static_cast<unsigned*>(p);
+  for (unsigned round = 1; round <= 3; ++round) {
+    // The live thread naps between quiet turns by now: only the flush ahead
+    // of the launch brings the word in time.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    words[0] = round * 100;
+    int no_wait = 0;
+    void* params[] = {&device, &no_wait};
+    ASSERT_EQ(cuLaunchKernel(echo, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS) << "round " << round;
+    EXPECT_EQ(words[1], round * 100 + 1) << "round " << round;
+  }
+  EXPECT_EQ(cuModuleUnload(module), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeHost(p), CUDA_SUCCESS);
+}
+
 // A copy between servers goes from the first server's session to the
 // second's directly: neither session's connection to the client carries
 // its bytes. With SCUDA_PEER_COPIES=0 it goes through the client (switched

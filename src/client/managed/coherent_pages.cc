@@ -173,6 +173,7 @@ void keep(uintptr_t base, size_t size) {
 
 void before_request(Connection& conn, bool device_work) {
   if (device_work) registered::before_device_work(conn);
+  if (device_work) live_mirrors::before_device_work();
   if (!g_any.load(std::memory_order_acquire) || routed_server() != 0) return;
   // A request that starts no device work (allocation, module setup, the
   // lanes' opening) cannot read managed memory: the host goes on writing.

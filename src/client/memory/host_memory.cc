@@ -29,6 +29,7 @@
 #include "client/memory/memory.h"
 #include "client/memory/published_spans.h"
 #include "client/memory/registered_memory.h"
+#include "client/pools/route.h"
 #include "client/runtime.h"
 #include "client/state.h"
 #include "client/transport/session.h"
@@ -47,20 +48,19 @@ struct HostBlock {
 
 size_t live_size(size_t size) { return (size + 7) & ~size_t{7}; }
 
-// A mapped block kept in step while kernels run (live_mirrors.h); nullptr,
-// said once, when it cannot be, and the block is managed memory instead.
-void* live_block(size_t size) {
+// A mapped block kept in step while kernels run (live_mirrors.h), `eager`
+// where it stands in for managed memory; nullptr, said once, when it
+// cannot be.
+void* live_block(size_t size, bool eager) {
   void* p =
       mmap(nullptr, live_size(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
-  if (const CUresult rc = live_mirrors::add(p, live_size(size)); rc != CUDA_SUCCESS) {
+  if (const CUresult rc = live_mirrors::add(p, live_size(size), eager); rc != CUDA_SUCCESS) {
     munmap(p, live_size(size));
     static std::once_flag once;
     std::call_once(once, [rc] {
-      spdlog::warn(
-          "cuMemHostAlloc: a mapped block could not be a live mirror (CUresult {}); it is "
-          "managed memory, which a kernel that waits for the host's writes never sees",
-          static_cast<int>(rc));
+      spdlog::warn("cuMemHostAlloc: a mapped block could not be a live mirror (CUresult {})",
+                   static_cast<int>(rc));
     });
     return nullptr;
   }
@@ -115,12 +115,15 @@ CUresult host_alloc(void** pp, size_t size, unsigned flags) {
   if (!pp || size == 0) return CUDA_ERROR_INVALID_VALUE;
   void* p = nullptr;
   bool live = false;
-  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) && live_mirrors::wanted()) live = (p = live_block(size));
+  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) && live_mirrors::wanted())
+    live = (p = live_block(size, false));
   if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) && !p) {
     CUdeviceptr dptr = 0;
-    if (allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
+    // Managed memory where the server has it (only the first of several
+    // has: allocate_managed); else an eager live block.
+    if (routed_server() == 0 && allocate_managed(&dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
       p = reinterpret_cast<void*>(dptr);
-    else flags = unmapped(flags);
+    else if (!(live = (p = live_block(size, true)))) flags = unmapped(flags);
   }
   if (!p) {
     p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

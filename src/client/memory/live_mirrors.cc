@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -35,6 +36,7 @@ struct LiveBlock {
   size_t size;
   uint8_t* twin;  // what the session's mirror holds, as far as this side knows
   uint32_t server;
+  bool eager;  // its host writes must reach the device ahead of device work
 };
 
 // A server's channel: opened at its first live block, then served by a
@@ -58,6 +60,7 @@ struct LiveMirrors {
   std::condition_variable turned;  // a turn came back, or a channel was lost
   std::map<uintptr_t, LiveBlock> blocks;
   LiveChannelState channels[kMaxServers];
+  std::atomic<int> eager{0};  // eager blocks, read without the lock
 };
 
 }  // namespace parts
@@ -211,6 +214,21 @@ bool on_nccl_thread() {
   return false;
 }
 
+// With the lock held: returns once each server in `servers` has brought
+// back two more turns (the first may have begun before the caller's
+// writes), or its channel is lost, or ten seconds passed.
+void wait_for_turns(std::unique_lock<std::mutex>& lock, const bool (&servers)[kMaxServers]) {
+  uint64_t wanted_turns[kMaxServers] = {};
+  for (uint32_t i = 0; i < kMaxServers; ++i)
+    if (servers[i]) wanted_turns[i] = live().channels[i].turns + 2;
+  live().wake.notify_all();
+  live().turned.wait_for(lock, std::chrono::seconds(10), [&] {
+    for (uint32_t i = 0; i < kMaxServers; ++i)
+      if (!live().channels[i].lost && live().channels[i].turns < wanted_turns[i]) return false;
+    return true;
+  });
+}
+
 }  // namespace
 
 namespace live_mirrors {
@@ -228,7 +246,7 @@ bool wanted() {
   return nccl;
 }
 
-CUresult add(void* p, size_t size) {
+CUresult add(void* p, size_t size, bool eager) {
   const auto address = reinterpret_cast<uintptr_t>(p);
   if (!p || address % 8 || size % 8) return CUDA_ERROR_INVALID_VALUE;
   const uint32_t server = routed_server();
@@ -252,7 +270,8 @@ CUresult add(void* p, size_t size) {
   }
   spdlog::debug("live mirror of {} bytes at {:#x} on server {}", size, address, server);
   std::lock_guard lock(live().mu);
-  live().blocks[address] = {size, static_cast<uint8_t*>(twin), server};
+  live().blocks[address] = {size, static_cast<uint8_t*>(twin), server, eager};
+  if (eager) live().eager.fetch_add(1, std::memory_order_release);
   live().wake.notify_all();
   return CUDA_SUCCESS;
 }
@@ -266,6 +285,7 @@ bool remove(void* p) {
     if (it == live().blocks.end()) return false;
     block = it->second;
     live().blocks.erase(it);
+    if (block.eager) live().eager.fetch_sub(1, std::memory_order_release);
   }
   munmap(block.twin, block.size);
   Route route;
@@ -277,15 +297,24 @@ bool remove(void* p) {
 void after_sync() {
   std::unique_lock lock(live().mu);
   if (live().blocks.empty()) return;
-  uint64_t wanted_turns[kMaxServers] = {};
-  for (uint32_t i = 0; i < kMaxServers; ++i)
-    wanted_turns[i] = any_block_of(i) ? live().channels[i].turns + 2 : 0;
-  live().wake.notify_all();
-  live().turned.wait_for(lock, std::chrono::seconds(10), [&] {
-    for (uint32_t i = 0; i < kMaxServers; ++i)
-      if (!live().channels[i].lost && live().channels[i].turns < wanted_turns[i]) return false;
-    return true;
-  });
+  bool servers[kMaxServers] = {};
+  for (const auto& [address, block] : live().blocks) servers[block.server] = true;
+  wait_for_turns(lock, servers);
+}
+
+void before_device_work() {
+  if (live().eager.load(std::memory_order_acquire) == 0) return;
+  const uint32_t server = routed_server();
+  std::unique_lock lock(live().mu);
+  bool changed = false;
+  for (const auto& [address, block] : live().blocks)
+    changed = changed ||
+              (block.eager && block.server == server &&
+               std::memcmp(reinterpret_cast<const void*>(address), block.twin, block.size) != 0);
+  if (!changed) return;
+  bool servers[kMaxServers] = {};
+  servers[server] = true;
+  wait_for_turns(lock, servers);
 }
 
 }  // namespace live_mirrors

@@ -18,8 +18,10 @@ namespace scuda::client::live_mirrors {
 bool wanted();
 
 // Mirrors the program's [p, p + size) live in the current context's
-// session, at the same address; `p` and `size` are whole words.
-CUresult add(void* p, size_t size);
+// session, at the same address; `p` and `size` are whole words. An `eager`
+// block stands in for managed memory where the server has none: the host's
+// writes to it reach the device ahead of device work (before_device_work).
+CUresult add(void* p, size_t size, bool eager = false);
 
 // Stops keeping the block at `p` in step and drops its mirror; false when
 // `p` is not a live block's start.
@@ -28,5 +30,9 @@ bool remove(void* p);
 // After a synchronizing call: returns once a whole turn that began after it
 // came back, so that what the device wrote before it is here.
 void after_sync();
+
+// Before a request that starts device work: when an eager block of its
+// server changed, returns once a whole turn carried the change.
+void before_device_work();
 
 }  // namespace scuda::client::live_mirrors
