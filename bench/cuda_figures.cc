@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace scuda::bench {
 
@@ -28,6 +30,37 @@ constexpr char kPtxImage[] =
     ".address_size 64\n"
     ".visible .entry empty()\n"
     "{\n"
+    "  ret;\n"
+    "}\n";
+
+// A kernel that answers the host while it runs: waits for words[0] to
+// become nonzero, then stores words[0] + 1 in words[1] (the double's own
+// echo, tests/double/builtins.h, does the same). It gives up after some
+// two billion polls, so that a broken run ends.
+constexpr char kDoubleEchoImage[] = "scuda-double-module\nkernel echo 8 4\n";
+constexpr char kPtxEchoImage[] =
+    ".version 7.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry echo(.param .u64 words, .param .u32 ms)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  .reg .pred %p<3>;\n"
+    "  ld.param.u64 %rd1, [words];\n"
+    "  mov.u32 %r2, 0;\n"
+    "POLL:\n"
+    "  ld.volatile.global.u32 %r1, [%rd1];\n"
+    "  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra ANSWER;\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  setp.lt.u32 %p2, %r2, 2000000000;\n"
+    "  @%p2 bra POLL;\n"
+    "  ret;\n"
+    "ANSWER:\n"
+    "  add.u32 %r3, %r1, 1;\n"
+    "  st.volatile.global.u32 [%rd1+4], %r3;\n"
+    "  membar.sys;\n"
     "  ret;\n"
     "}\n";
 
@@ -220,6 +253,47 @@ std::vector<CudaBench::LaunchSample> CudaBench::launches(ModuleKind kind, int la
     const double cpu = process_cpu_seconds() - cpu_start;
     return LaunchSample{launches / seconds_since(start), cpu * 1e6 / launches};
   });
+}
+
+std::vector<double> CudaBench::live_exchange(const Plan& plan) {
+  using SetLive = int (*)(int);
+  const auto set_live =
+      reinterpret_cast<SetLive>(dlsym(RTLD_DEFAULT, "scuda_set_live_host_memory"));
+  const int before = set_live ? set_live(2) : 0;  // this block live, whoever allocates it
+  void* block = nullptr;
+  const CUresult allocated = cuMemHostAlloc(&block, 4096, CU_MEMHOSTALLOC_DEVICEMAP);
+  if (set_live) set_live(before);
+  check(allocated, "cuMemHostAlloc");
+  CUdeviceptr device = 0;
+  check(cuMemHostGetDevicePointer(&device, block, 0), "cuMemHostGetDevicePointer");
+  CUmodule module = nullptr;
+  const bool is_double = device_name_ == kDoubleDeviceName;
+  check(cuModuleLoadData(&module, is_double ? kDoubleEchoImage : kPtxEchoImage),
+        "cuModuleLoadData");
+  CUfunction echo = nullptr;
+  check(cuModuleGetFunction(&echo, module, "echo"), "cuModuleGetFunction");
+  auto* words = static_cast<volatile uint32_t*>(block);
+  uint32_t round = 0;
+  std::vector<double> seconds = collect(plan, [&] {
+    round += 2;
+    words[0] = 0;
+    words[1] = 0;
+    check(cuCtxSynchronize(), "cuCtxSynchronize");  // the zeros are the device's
+    int limit_ms = 10000;
+    void* params[] = {&device, &limit_ms};
+    check(cuLaunchKernel(echo, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the kernel polls by now
+    const Clock::time_point start = Clock::now();
+    words[0] = round;
+    while (words[1] != round + 1)
+      if (seconds_since(start) > 10) check(CUDA_ERROR_LAUNCH_TIMEOUT, "the echo kernel's answer");
+    const double s = seconds_since(start);
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    return s;
+  });
+  check(cuModuleUnload(module), "cuModuleUnload");
+  check(cuMemFreeHost(block), "cuMemFreeHost");
+  return seconds;
 }
 
 // The stand-in's count of replies this process waited for; 0 natively.

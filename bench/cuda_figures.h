@@ -44,6 +44,10 @@ class CudaBench {
   std::vector<double> managed_push(size_t bytes, const Plan& plan);
   // Seconds per cuMemAlloc/cuMemFree pair.
   std::vector<double> alloc_free(const Plan& plan);
+  // Seconds from the host's write of a word of mapped host memory to its
+  // sight of a running kernel's answer in the next word: under scuda, a
+  // live mirror's round trip (docs/managed-memory.md, "Live mirrors").
+  std::vector<double> live_exchange(const Plan& plan);
 
   struct LaunchSample {
     double per_second;

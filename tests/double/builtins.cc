@@ -77,7 +77,7 @@ CUresult echo(const KernelDesc& k, const std::vector<uint8_t>& p) {
   unsigned asked = 0;
   while ((asked = std::atomic_ref<unsigned>(words[0]).load()) == 0) {
     if (std::chrono::steady_clock::now() > until) return CUDA_ERROR_LAUNCH_TIMEOUT;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::yield();
   }
   std::atomic_ref<unsigned>(words[1]).store(asked + 1);
   return CUDA_SUCCESS;

@@ -233,13 +233,23 @@ void wait_for_turns(std::unique_lock<std::mutex>& lock, const bool (&servers)[kM
 
 namespace live_mirrors {
 
-bool wanted() {
-  static const std::string mode = [] {
+// SCUDA_LIVE_HOST_MEMORY, read once (the environment may not be read while
+// another thread changes it), or what scuda_set_live_host_memory set since.
+std::atomic<int>& mode() {
+  static std::atomic<int>* m = [] {
     const char* e = std::getenv("SCUDA_LIVE_HOST_MEMORY");
-    return std::string(e && *e ? e : "nccl");
+    const std::string v = e && *e ? e : "nccl";
+    return new std::atomic<int>(v == "all" ? kAll : v == "off" ? kOff : kNccl);  // never freed
   }();
-  if (mode == "all") return true;
-  if (mode == "off") return false;
+  return *m;
+}
+
+bool wanted() {
+  switch (mode().load(std::memory_order_relaxed)) {
+    case kAll: return true;
+    case kOff: return false;
+    default: break;
+  }
   const bool nccl = on_nccl_thread();
   spdlog::debug("a mapped block {} allocated on a thread of NCCL's: {}", nccl ? "is" : "is not",
                 nccl ? "a live mirror" : "managed memory");
@@ -320,3 +330,10 @@ void before_device_work() {
 }  // namespace live_mirrors
 
 }  // namespace scuda::client
+
+// For tests and benchmarks: which mapped blocks are live from now on, as
+// SCUDA_LIVE_HOST_MEMORY says at the start (0 off, 1 nccl, 2 all); returns
+// the mode before.
+extern "C" __attribute__((visibility("default"))) int scuda_set_live_host_memory(int mode) {
+  return scuda::client::live_mirrors::mode().exchange(mode, std::memory_order_relaxed);
+}

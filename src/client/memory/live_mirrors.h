@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 
 namespace scuda::client::live_mirrors {
@@ -16,6 +17,10 @@ namespace scuda::client::live_mirrors {
 // (=nccl) those that NCCL's own threads (its proxies) allocate: NCCL is the
 // only program known to poll host memory from its kernels.
 bool wanted();
+
+// Which blocks are live: SCUDA_LIVE_HOST_MEMORY's values.
+enum Mode : int { kOff = 0, kNccl = 1, kAll = 2 };
+std::atomic<int>& mode();
 
 // Mirrors the program's [p, p + size) live in the current context's
 // session, at the same address; `p` and `size` are whole words. An `eager`
