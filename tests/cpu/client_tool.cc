@@ -1,6 +1,8 @@
 // A client program for end-to-end tests that need a client of their own
 // process: linked against the stand-in libcuda, it runs one scenario.
 //   client_tool init        cuInit, then exit 0 on success
+//   client_tool env NAME..  prints each variable's value ("unset" if it has
+//                           none) on one line: what `scuda run` set
 //   client_tool copy-loop   copy 64 MiB to the device until killed
 //   client_tool submit      attribute queries, launches and a synchronize
 //   client_tool runtime-exit  managed memory, then driver calls from an exit
@@ -410,10 +412,20 @@ int devices() {
   return 0;
 }
 
+int print_env(int count, char** names) {
+  for (int i = 0; i < count; ++i) {
+    const char* value = std::getenv(names[i]);
+    std::printf("%s%s", i ? " " : "", value ? value : "unset");
+  }
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
+  if (std::strcmp(argv[1], "env") == 0) return print_env(argc - 2, argv + 2);  // no CUDA call
   if (std::strcmp(argv[1], "runtime-exit") == 0) std::atexit(runtime_exit_handler);
   if (CUresult rc = cuInit(0)) return report("cuInit", rc);
   if (std::strcmp(argv[1], "runtime-exit") == 0) return managed_then_exit(false);

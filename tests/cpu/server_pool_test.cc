@@ -241,8 +241,8 @@ TEST(ServerPool, PickNames) {
 Output nccl_env(const std::vector<std::string>& options, const std::vector<std::string>& env) {
   std::vector<std::string> argv = {SCUDA_BIN, "run"};
   argv.insert(argv.end(), options.begin(), options.end());
-  argv.insert(argv.end(), {"--server", nobody_there(), "--server", nobody_there(), "--", "sh", "-c",
-                           "echo \"${NCCL_SHM_DISABLE-unset} ${NCCL_IGNORE_DISABLED_P2P-unset}\""});
+  argv.insert(argv.end(), {"--server", nobody_there(), "--server", nobody_there(), "--",
+                           CLIENT_TOOL, "env", "NCCL_SHM_DISABLE", "NCCL_IGNORE_DISABLED_P2P"});
   std::vector<std::string> all = {"SCUDA_TOKEN_FILE=", "SCUDA_PICK="};
   all.insert(all.end(), env.begin(), env.end());
   return test::run_program(argv, all);
