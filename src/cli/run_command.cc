@@ -87,8 +87,8 @@ void nccl_across_servers() {
   setenv("NCCL_IGNORE_DISABLED_P2P", "1", 0);
   setenv("NCCL_SHM_DISABLE", "1", 0);
   fmt::print(stderr,
-             "scuda run: NCCL between GPUs of two servers uses its socket transport "
-             "(NCCL_IGNORE_DISABLED_P2P={}, NCCL_SHM_DISABLE={})\n",
+             "scuda run: for NCCL between GPUs of two servers, NCCL_IGNORE_DISABLED_P2P={} "
+             "NCCL_SHM_DISABLE={} (both 1: its socket transport, through live mirrors)\n",
              std::getenv("NCCL_IGNORE_DISABLED_P2P"), std::getenv("NCCL_SHM_DISABLE"));
 }
 

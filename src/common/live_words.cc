@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 
 namespace scuda::live {
+
+// apply() splits a word into its low and high halves by address.
+static_assert(std::endian::native == std::endian::little, "live words assume little-endian");
 
 namespace {
 

@@ -35,9 +35,10 @@ void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t si
 // date. A word whose two halves both changed is stored whole; a half that
 // the other side left as the twin has it is not stored. A word or half that
 // a thread here wrote since the last exchange keeps this side's value,
-// which travels on this side's next turn: it came after the other side's
-// (NCCL's proxy frees a FIFO slot, sets the head above it, and the kernel,
-// seeing the head first, fills the slot again before the reset arrives).
+// which travels on this side's next turn, as it likely came after the other
+// side's (a kernel refilling a FIFO slot before the slot's reset arrives;
+// docs/managed-memory.md, "What the order misses", says where this falls
+// short).
 void apply(uint8_t* at, uint8_t* twin, std::string_view bytes);
 
 }  // namespace scuda::live

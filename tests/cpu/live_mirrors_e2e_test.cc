@@ -90,6 +90,28 @@ TEST_F(LiveMirrorTest, RoundAfterRoundEachSideSeesTheOthersLatestWords) {
   EXPECT_EQ(cuMemFreeHost(p), CUDA_SUCCESS);
 }
 
+// Blocks freed while their words travel leave the channel working: the
+// session drops words of a mirror that is gone, and a block allocated at a
+// freed one's address starts clean.
+TEST_F(LiveMirrorTest, BlocksComeAndGoWhileTheChannelTurns) {
+  void* keep = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&keep, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  for (int i = 0; i < 20; ++i) {
+    void* p = nullptr;
+    ASSERT_EQ(cuMemHostAlloc(&p, 65536, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    auto* words = static_cast<unsigned*>(p);
+    EXPECT_EQ(words[7], 0u) << "round " << i;  // not a freed block's words
+    for (int w = 0; w < 16384; w += 97) words[w] = 1000 + i;
+    ASSERT_EQ(cuMemFreeHost(p), CUDA_SUCCESS);
+  }
+  auto* words = static_cast<unsigned*>(keep);
+  ASSERT_EQ(launch_echo(words, 10000), CUDA_SUCCESS);
+  std::atomic_ref<unsigned>(words[0]).store(5);
+  EXPECT_TRUE(answered(words, 6, 10s)) << "the channel no longer turns";
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeHost(keep), CUDA_SUCCESS);
+}
+
 // Registered memory is kept in step only around requests: the kernel never
 // sees the host's word, which shows that the channel is what carries it.
 TEST_F(LiveMirrorTest, RegisteredMemoryIsNotLiveAndTheKernelWaitsInVain) {

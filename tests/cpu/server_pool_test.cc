@@ -236,7 +236,6 @@ TEST(ServerPool, PickNames) {
   EXPECT_FALSE(parse_pick("random", &p));
 }
 
-}  // namespace
 // What `scuda run` tells NCCL, printed by the program it runs.
 Output nccl_env(const std::vector<std::string>& options, const std::vector<std::string>& env) {
   std::vector<std::string> argv = {SCUDA_BIN, "run"};
@@ -254,7 +253,8 @@ Output nccl_env(const std::vector<std::string>& options, const std::vector<std::
 TEST(ServerPool, OneListOfServersSendsNcclOverItsSocketTransport) {
   Output o = nccl_env({}, {});
   EXPECT_EQ(o.out, "1 1\n") << o.err;
-  EXPECT_NE(o.err.find("NCCL between GPUs of two servers uses its socket transport"),
+  EXPECT_NE(o.err.find("for NCCL between GPUs of two servers, NCCL_IGNORE_DISABLED_P2P=1 "
+                       "NCCL_SHM_DISABLE=1"),
             std::string::npos)
       << o.err;
 }
@@ -270,4 +270,5 @@ TEST(ServerPool, APickLeavesNcclAlone) {
   EXPECT_EQ(o.out, "unset unset\n") << o.err;
 }
 
+}  // namespace
 }  // namespace scuda

@@ -42,6 +42,8 @@ struct LiveBlock {
 // A server's channel: opened at its first live block, then served by a
 // thread of its own until the connection breaks.
 struct LiveChannelState {
+  uint64_t eager_turn = 0;  // the turn that carries the eager blocks' last changes
+  uint64_t wanted = 0;      // a turn someone waits for: taken even without blocks
   CUresult opened = CUDA_ERROR_NOT_INITIALIZED;
   bool lost = false;
   uint64_t turns = 0;  // turns that came back
@@ -80,10 +82,16 @@ constexpr auto kLongestNap = std::chrono::microseconds(1000);
 std::vector<live::Run> take_changes(uint32_t server) {
   std::vector<live::Run> runs;
   auto& blocks = live().blocks;
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
-    if (it->second.server == server)
-      live::take_changes(it->first, reinterpret_cast<const uint8_t*>(it->first), it->second.twin,
-                         it->second.size, &runs);
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    if (it->second.server != server) continue;
+    const size_t before = runs.size();
+    live::take_changes(it->first, reinterpret_cast<const uint8_t*>(it->first), it->second.twin,
+                       it->second.size, &runs);
+    // The twin has the changes now, though the session has them only once
+    // this turn comes back: before_device_work waits for it.
+    if (it->second.eager && runs.size() > before)
+      live().channels[server].eager_turn = live().channels[server].turns + 1;
+  }
   std::sort(runs.begin(), runs.end(),
             [](const live::Run& a, const live::Run& b) { return a.address < b.address; });
   return runs;
@@ -130,7 +138,9 @@ void serve(Socket s, uint32_t server) {
     std::vector<live::Run> runs;
     {
       std::unique_lock lock(live().mu);
-      live().wake.wait(lock, [&] { return any_block_of(server); });
+      const LiveChannelState& channel = live().channels[server];
+      live().wake.wait(lock,
+                       [&] { return any_block_of(server) || channel.turns < channel.wanted; });
       runs = take_changes(server);
     }
     if (!protocol::send_turn(s, runs)) return lose(server, "the connection broke");
@@ -214,13 +224,29 @@ bool on_nccl_thread() {
   return false;
 }
 
+// With the lock held: returns once server `server` has brought back turn
+// `turn`, or its channel is lost, or ten seconds passed (said).
+void wait_for_turn(std::unique_lock<std::mutex>& lock, uint32_t server, uint64_t turn) {
+  LiveChannelState& channel = live().channels[server];
+  channel.wanted = std::max(channel.wanted, turn);
+  live().wake.notify_all();
+  if (!live().turned.wait_for(lock, std::chrono::seconds(10),
+                              [&] { return channel.lost || channel.turns >= turn; }))
+    spdlog::warn("the live mirrors' channel to server {} took over 10 s for a turn; going on",
+                 server);
+}
+
 // With the lock held: returns once each server in `servers` has brought
 // back two more turns (the first may have begun before the caller's
 // writes), or its channel is lost, or ten seconds passed.
 void wait_for_turns(std::unique_lock<std::mutex>& lock, const bool (&servers)[kMaxServers]) {
   uint64_t wanted_turns[kMaxServers] = {};
   for (uint32_t i = 0; i < kMaxServers; ++i)
-    if (servers[i]) wanted_turns[i] = live().channels[i].turns + 2;
+    if (servers[i]) {
+      LiveChannelState& channel = live().channels[i];
+      wanted_turns[i] = channel.turns + 2;
+      channel.wanted = std::max(channel.wanted, wanted_turns[i]);
+    }
   live().wake.notify_all();
   live().turned.wait_for(lock, std::chrono::seconds(10), [&] {
     for (uint32_t i = 0; i < kMaxServers; ++i)
@@ -286,21 +312,29 @@ CUresult add(void* p, size_t size, bool eager) {
   return CUDA_SUCCESS;
 }
 
+// Turns already under way may carry the block's words either way: the
+// session's mirror goes only once they are back (else the session would
+// find words outside its mirrors), and the address is given back only once
+// the turns the session took before it dropped the mirror are back too
+// (else they would land in a block the program allocates there next).
 bool remove(void* p) {
   const auto address = reinterpret_cast<uintptr_t>(p);
   LiveBlock block{};
   {
-    std::lock_guard lock(live().mu);
+    std::unique_lock lock(live().mu);
     auto it = live().blocks.find(address);
     if (it == live().blocks.end()) return false;
     block = it->second;
     live().blocks.erase(it);
     if (block.eager) live().eager.fetch_sub(1, std::memory_order_release);
+    wait_for_turn(lock, block.server, live().channels[block.server].turns + 2);
   }
   munmap(block.twin, block.size);
   Route route;
   route.to(block.server);
   ask<protocol::op::HostUnregister>({address});
+  std::unique_lock lock(live().mu);
+  wait_for_turn(lock, block.server, live().channels[block.server].turns + 2);
   return true;
 }
 
@@ -321,10 +355,11 @@ void before_device_work() {
     changed = changed ||
               (block.eager && block.server == server &&
                std::memcmp(reinterpret_cast<const void*>(address), block.twin, block.size) != 0);
-  if (!changed) return;
-  bool servers[kMaxServers] = {};
-  servers[server] = true;
-  wait_for_turns(lock, servers);
+  const LiveChannelState& channel = live().channels[server];
+  // Changes not yet taken need two turns (one may have begun before them);
+  // changes taken already, the turn that carries them.
+  if (changed) wait_for_turn(lock, server, channel.turns + 2);
+  else if (channel.turns < channel.eager_turn) wait_for_turn(lock, server, channel.eager_turn);
 }
 
 }  // namespace live_mirrors

@@ -135,7 +135,7 @@ bool HostMirrors::write(uint64_t address, std::string_view bytes) {
   std::lock_guard lock(mu_);
   uint64_t offset = 0;
   Mirror* m = find(address, bytes.size(), &offset);
-  if (!m) return false;
+  if (!m || m->live) return false;  // a live mirror's words travel on its channel alone
   std::memcpy(m->host + offset, bytes.data(), bytes.size());
   std::memcpy(m->twin + offset, bytes.data(), bytes.size());
   return true;
@@ -145,7 +145,7 @@ bool HostMirrors::take_changes(uint64_t address, uint64_t size, protocol::Writer
   std::lock_guard lock(mu_);
   uint64_t offset = 0;
   Mirror* m = find(address, size, &offset);
-  if (!m) return false;
+  if (!m || m->live) return false;
   m->kept = true;
   protocol::op::MirrorChanges changes;
   collect_changes(address, m->host + offset, m->twin + offset, size, &changes);
@@ -178,6 +178,8 @@ void HostMirrors::take_live_changes(std::vector<live::Run>* runs) {
 
 bool HostMirrors::write_live(uint64_t address, std::string_view bytes) {
   std::lock_guard lock(mu_);
+  // Words of a mirror the client dropped while they travelled are dropped.
+  if (!overlaps(address, std::max<uint64_t>(bytes.size(), 1))) return true;
   uint64_t offset = 0;
   Mirror* m = find(address, bytes.size(), &offset);
   if (!m || !m->live || offset % sizeof(uint64_t) || bytes.size() % sizeof(uint64_t)) return false;

@@ -55,7 +55,9 @@ class HostMirrors {
   // read from the highest mirror's highest word down.
   void take_live_changes(std::vector<live::Run>* runs);
   // The client changed the words `bytes` at `address` in a live mirror;
-  // false when they do not lie inside one.
+  // words outside every mirror are dropped (the client dropped it while
+  // they travelled); false when they lie partly outside a mirror, in one
+  // that is not live, or not in whole words.
   bool write_live(uint64_t address, std::string_view bytes);
 
  private:
