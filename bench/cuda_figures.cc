@@ -33,10 +33,10 @@ constexpr char kPtxImage[] =
     "  ret;\n"
     "}\n";
 
-// A kernel that answers the host while it runs: waits for words[0] to
-// become nonzero, then stores words[0] + 1 in words[1] (the double's own
-// echo, tests/double/builtins.h, does the same). It gives up after some
-// two billion polls, so that a broken run ends.
+// A kernel that answers the host while it runs: waits, at most `ms`
+// milliseconds (the GPU's global timer), for words[0] to become nonzero,
+// then stores words[0] + 1 in words[1]; the double's own echo
+// (tests/double/builtins.h) does the same.
 constexpr char kDoubleEchoImage[] = "scuda-double-module\nkernel echo 8 4\n";
 constexpr char kPtxEchoImage[] =
     ".version 7.0\n"
@@ -45,16 +45,19 @@ constexpr char kPtxEchoImage[] =
     ".visible .entry echo(.param .u64 words, .param .u32 ms)\n"
     "{\n"
     "  .reg .b32 %r<4>;\n"
-    "  .reg .b64 %rd<2>;\n"
+    "  .reg .b64 %rd<6>;\n"
     "  .reg .pred %p<3>;\n"
     "  ld.param.u64 %rd1, [words];\n"
-    "  mov.u32 %r2, 0;\n"
+    "  ld.param.u32 %r2, [ms];\n"
+    "  mul.wide.u32 %rd2, %r2, 1000000;\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "  add.u64 %rd4, %rd3, %rd2;\n"
     "POLL:\n"
     "  ld.volatile.global.u32 %r1, [%rd1];\n"
     "  setp.ne.u32 %p1, %r1, 0;\n"
     "  @%p1 bra ANSWER;\n"
-    "  add.u32 %r2, %r2, 1;\n"
-    "  setp.lt.u32 %p2, %r2, 2000000000;\n"
+    "  mov.u64 %rd5, %globaltimer;\n"
+    "  setp.lt.u64 %p2, %rd5, %rd4;\n"
     "  @%p2 bra POLL;\n"
     "  ret;\n"
     "ANSWER:\n"
