@@ -75,6 +75,11 @@ void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t si
   std::reverse(runs->begin() + static_cast<std::ptrdiff_t>(first), runs->end());
 }
 
+void in_address_order(std::vector<Run>* runs) {
+  std::sort(runs->begin(), runs->end(),
+            [](const Run& a, const Run& b) { return a.address < b.address; });
+}
+
 void apply(uint8_t* at, uint8_t* twin, std::string_view bytes) {
   for (size_t off = 0; off + kWord <= bytes.size(); off += kWord) {
     uint64_t v = 0, had = 0;

@@ -30,6 +30,10 @@ struct Run {
 void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
                   std::vector<Run>* runs);
 
+// Puts runs taken from several blocks, the highest block first, in
+// ascending order, as a turn sends them.
+void in_address_order(std::vector<Run>* runs);
+
 // Writes the other side's bytes `bytes` (a whole number of words) at `at`,
 // whose twin is `twin`, from the lowest word up, and brings the twin up to
 // date. A word whose two halves both changed is stored whole; a half that

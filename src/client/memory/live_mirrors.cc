@@ -92,8 +92,7 @@ std::vector<live::Run> take_changes(uint32_t server) {
     if (it->second.eager && runs.size() > before)
       live().channels[server].eager_turn = live().channels[server].turns + 1;
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const live::Run& a, const live::Run& b) { return a.address < b.address; });
+  live::in_address_order(&runs);
   return runs;
 }
 
@@ -241,18 +240,9 @@ void wait_for_turn(std::unique_lock<std::mutex>& lock, uint32_t server, uint64_t
 // writes), or its channel is lost, or ten seconds passed.
 void wait_for_turns(std::unique_lock<std::mutex>& lock, const bool (&servers)[kMaxServers]) {
   uint64_t wanted_turns[kMaxServers] = {};
+  for (uint32_t i = 0; i < kMaxServers; ++i) wanted_turns[i] = live().channels[i].turns + 2;
   for (uint32_t i = 0; i < kMaxServers; ++i)
-    if (servers[i]) {
-      LiveChannelState& channel = live().channels[i];
-      wanted_turns[i] = channel.turns + 2;
-      channel.wanted = std::max(channel.wanted, wanted_turns[i]);
-    }
-  live().wake.notify_all();
-  live().turned.wait_for(lock, std::chrono::seconds(10), [&] {
-    for (uint32_t i = 0; i < kMaxServers; ++i)
-      if (!live().channels[i].lost && live().channels[i].turns < wanted_turns[i]) return false;
-    return true;
-  });
+    if (servers[i]) wait_for_turn(lock, i, wanted_turns[i]);
 }
 
 }  // namespace

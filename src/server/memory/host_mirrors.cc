@@ -172,8 +172,7 @@ void HostMirrors::take_live_changes(std::vector<live::Run>* runs) {
   for (auto it = mirrors_.rbegin(); it != mirrors_.rend(); ++it)
     if (it->second.live)
       live::take_changes(it->first, it->second.host, it->second.twin, it->second.size, runs);
-  std::sort(runs->begin(), runs->end(),
-            [](const live::Run& a, const live::Run& b) { return a.address < b.address; });
+  live::in_address_order(runs);
 }
 
 bool HostMirrors::write_live(uint64_t address, std::string_view bytes) {
