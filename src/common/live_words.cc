@@ -4,16 +4,27 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 namespace scuda::live {
 
-// apply() splits a word into its low and high halves by address.
+// store() splits a word into its low and high halves by address.
 static_assert(std::endian::native == std::endian::little, "live words assume little-endian");
 
 namespace {
 
 constexpr size_t kWord = sizeof(uint64_t);
 constexpr size_t kBlockWords = 4096 / kWord;
+constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+// Pairs of scans a snapshot tries before it settles for the last: a pair
+// goes unconfirmed only when a thread here stores a word during it, and
+// NCCL's threads store a few words, then wait for the other side.
+constexpr int kTries = 8;
+// A counter's line and its largest step between two turns: NCCL keeps at
+// most 8 steps in flight, and a new operation rounds its base up a little.
+constexpr uint64_t kLine = 128;
+constexpr uint64_t kCounterStep = 1024;
 
 // Loads and stores of whole words that the compiler neither splits, merges
 // nor reorders with each other: the other thread is a kernel or a host
@@ -31,71 +42,111 @@ bool replace(uint8_t* p, T had, T v) {
       .compare_exchange_strong(had, v, std::memory_order_acq_rel);
 }
 
+// Changed words of one block, [first, end) in words, as scans found them.
+using Spans = std::vector<std::pair<size_t, size_t>>;
+
+// Reads words [from, size) of `b` from the highest down into the twin,
+// noting those that differ in `spans`; the lowest such word's address, or
+// kNone. 4 KiB that equal the twin are passed over with one comparison.
+uint64_t scan_block(const Block& b, size_t from, Spans* spans) {
+  uint64_t lowest = kNone;
+  for (size_t end = b.size / kWord; end > from;) {
+    const size_t start = std::max(from, end > kBlockWords ? end - kBlockWords : 0);
+    if (std::memcmp(b.now + start * kWord, b.twin + start * kWord, (end - start) * kWord) != 0)
+      for (size_t w = end; w-- > start;) {
+        const uint64_t v = load(b.now + w * kWord);
+        if (std::memcmp(&v, b.twin + w * kWord, kWord) == 0) continue;
+        std::memcpy(b.twin + w * kWord, &v, kWord);
+        if (!spans->empty() && spans->back().first == w + 1) spans->back().first = w;
+        else spans->push_back({w, w + 1});
+        lowest = b.address + w * kWord;
+      }
+    end = start;
+  }
+  return lowest;
+}
+
+// Scans every block's words at or above `from`, the highest first; the
+// lowest changed word's address, or kNone.
+uint64_t scan(std::span<Block> blocks, uint64_t from, std::vector<Spans>* spans) {
+  uint64_t lowest = kNone;
+  for (size_t i = blocks.size(); i-- > 0;) {
+    const Block& b = blocks[i];
+    if (b.address + b.size <= from) break;
+    const size_t first = from > b.address ? (from - b.address) / kWord : 0;
+    lowest = std::min(lowest, scan_block(b, first, &(*spans)[i]));
+  }
+  return lowest;
+}
+
+// Appends block `b`'s changed words, merged and in ascending order, with
+// the values the twin now has.
+void emit(Block& b, Spans& spans, std::vector<Run>* runs) {
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 0; i < spans.size();) {
+    auto [first, end] = spans[i];
+    for (++i; i < spans.size() && spans[i].first <= end; ++i) end = std::max(end, spans[i].second);
+    runs->push_back({b.address + first * kWord,
+                     std::string(reinterpret_cast<const char*>(b.twin + first * kWord),
+                                 (end - first) * kWord)});
+    b.changed = true;
+  }
+}
+
+// Stores the other side's word `v` at `at`, whose twin is `twin`.
+void store(uint8_t* at, uint8_t* twin, uint64_t v) {
+  uint64_t had = 0;
+  std::memcpy(&had, twin, kWord);
+  const uint64_t changed = v ^ had;
+  const bool low = (changed & 0xffffffffu) != 0, high = (changed >> 32) != 0;
+  if (!(low && high && replace<uint64_t>(at, had, v))) {
+    if (low) replace<uint32_t>(at, static_cast<uint32_t>(had), static_cast<uint32_t>(v));
+    if (high)
+      replace<uint32_t>(at + 4, static_cast<uint32_t>(had >> 32), static_cast<uint32_t>(v >> 32));
+  }
+  std::memcpy(twin, &v, kWord);
+}
+
+// Stores the words of landings[i] that are counters (or, with `counters`
+// false, those that are not) and differ from the twin.
+void store_landing(std::span<const Landing> landings, size_t i, bool counters) {
+  const Landing& l = landings[i];
+  const uint64_t next = i + 1 < landings.size() ? landings[i + 1].address : kNone;
+  for (size_t off = 0; off + kWord <= l.bytes.size(); off += kWord) {
+    uint64_t v = 0, had = 0;
+    std::memcpy(&v, l.bytes.data() + off, kWord);
+    std::memcpy(&had, l.twin + off, kWord);
+    if (v == had) continue;
+    const uint64_t address = l.address + off;
+    const bool alone = off + kWord == l.bytes.size() && next >= address + kLine;
+    if (is_counter(address, had, v, alone) == counters) store(l.at + off, l.twin + off, v);
+  }
+}
+
 }  // namespace
 
-void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
-                  std::vector<Run>* runs) {
-  const size_t first = runs->size();
-  // Runs are found top down, each built backwards, then all put in order.
-  size_t run_start = 0, run_end = 0;  // in words, run_end exclusive; empty when equal
-  std::string backwards;
-  auto close = [&] {
-    if (run_start == run_end) return;
-    std::string bytes(backwards.rbegin(), backwards.rend());
-    runs->push_back({address + run_start * kWord, std::move(bytes)});
-    backwards.clear();
-    run_start = run_end = 0;
-  };
-  auto word = [&](size_t w) {
-    const uint64_t v = load(now + w * kWord);
-    uint64_t had = 0;
-    __builtin_memcpy(&had, twin + w * kWord, kWord);
-    if (v == had) return close();
-    __builtin_memcpy(twin + w * kWord, &v, kWord);
-    if (run_start == run_end) run_end = w + 1;
-    run_start = w;
-    // Bytes in reverse, so that reversing the run puts them in order.
-    const auto* b = reinterpret_cast<const char*>(&v);
-    for (size_t i = kWord; i-- > 0;) backwards.push_back(b[i]);
-  };
-  // Blocks that compare equal are passed over whole (most of a connection's
-  // buffers, most of the time); only a block that differs is read word by
-  // word, and only those reads' values travel, so the order holds.
-  const size_t words = size / kWord;
-  for (size_t block_end = words; block_end > 0;) {
-    const size_t block_start = block_end > kBlockWords ? block_end - kBlockWords : 0;
-    if (std::memcmp(now + block_start * kWord, twin + block_start * kWord,
-                    (block_end - block_start) * kWord) == 0)
-      close();
-    else
-      for (size_t w = block_end; w-- > block_start;) word(w);
-    block_end = block_start;
+void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs) {
+  // A scan from the top down reads a word after every word above it, so a
+  // word it finds new comes with whatever was written before it below it;
+  // what was written before it above it, the scan may have read too early.
+  // Scanning again from the lowest new word up and finding nothing new
+  // confirms the first scan; a whole scan that finds nothing new confirms
+  // everything taken before it.
+  std::vector<Spans> spans(blocks.size());
+  for (int i = 0; i < kTries; ++i) {
+    const uint64_t lowest = scan(blocks, 0, &spans);
+    if (lowest == kNone || scan(blocks, lowest, &spans) == kNone) break;
   }
-  close();
-  std::reverse(runs->begin() + static_cast<std::ptrdiff_t>(first), runs->end());
+  for (size_t i = 0; i < blocks.size(); ++i) emit(blocks[i], spans[i], runs);
 }
 
-void in_address_order(std::vector<Run>* runs) {
-  std::sort(runs->begin(), runs->end(),
-            [](const Run& a, const Run& b) { return a.address < b.address; });
+void apply_turn(std::span<const Landing> landings) {
+  for (const bool counters : {false, true})
+    for (size_t i = 0; i < landings.size(); ++i) store_landing(landings, i, counters);
 }
 
-void apply(uint8_t* at, uint8_t* twin, std::string_view bytes) {
-  for (size_t off = 0; off + kWord <= bytes.size(); off += kWord) {
-    uint64_t v = 0, had = 0;
-    __builtin_memcpy(&v, bytes.data() + off, kWord);
-    __builtin_memcpy(&had, twin + off, kWord);
-    const uint64_t changed = v ^ had;
-    if (changed == 0) continue;
-    const bool low = (changed & 0xffffffffu) != 0, high = (changed >> 32) != 0;
-    if (!(low && high && replace<uint64_t>(at + off, had, v))) {
-      if (low) replace<uint32_t>(at + off, static_cast<uint32_t>(had), static_cast<uint32_t>(v));
-      if (high)
-        replace<uint32_t>(at + off + 4, static_cast<uint32_t>(had >> 32),
-                          static_cast<uint32_t>(v >> 32));
-    }
-    __builtin_memcpy(twin + off, &v, kWord);
-  }
+bool is_counter(uint64_t address, uint64_t had, uint64_t v, bool alone) {
+  return alone && address % kLine == 0 && v > had && v - had <= kCounterStep;
 }
 
 }  // namespace scuda::live

@@ -1,18 +1,17 @@
 // Live mirrors' word-by-word exchange (docs/managed-memory.md, "Live
 // mirrors"): host memory that a kernel and a host thread use at once, as
 // NCCL's proxies do, kept in step between its two copies while kernels run.
-// A writer announces data with a flag or counter stored after it, at a
-// higher address (NCCL's connection memory has its counters after its
-// buffers, and its LL lines their flags after their data). So a side's
-// changes are read from the highest word down, a flag before the data it
-// announces, and written at the other side from the lowest word up, the
-// data before its flag; each 8-byte word is read and written whole.
+// A side sends its changed words as one snapshot: a state its own threads'
+// writes passed through, so that no word travels without the words written
+// before it. The other side writes them from the lowest word up, counters
+// last, so that its threads never see a counter before what it announces.
+// Each 8-byte word is read and written whole.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace scuda::live {
@@ -23,26 +22,47 @@ struct Run {
   std::string bytes;
 };
 
-// Appends to `runs`, in ascending order, the words of [now, now + size)
-// (the client's `address` onwards) that differ from `twin`, which is
-// brought up to date: the other side is about to have them. Reads the
-// highest word first. `address` and `size` are multiples of 8.
-void take_changes(uint64_t address, const uint8_t* now, uint8_t* twin, size_t size,
-                  std::vector<Run>* runs);
+// A live block as one side holds it: its address on the client, its bytes
+// here, and its twin (what the other side has, as far as this side knows).
+struct Block {
+  uint64_t address;
+  const uint8_t* now;
+  uint8_t* twin;
+  size_t size;           // a multiple of 8, as `address` is
+  bool changed = false;  // set by take_snapshot when a word of it travels
+};
 
-// Puts runs taken from several blocks, the highest block first, in
-// ascending order, as a turn sends them.
-void in_address_order(std::vector<Run>* runs);
+// Appends to `runs`, in ascending order, the words of `blocks` (ascending,
+// disjoint) that differ from their twins, and brings the twins up to date:
+// the other side is about to have them. The words are a snapshot: when a
+// thread here wrote word A and then word B, and B travels, A travels too
+// (or was sent before), whatever their addresses. Scans are repeated until
+// one confirms the last; a side whose threads never pause for long enough
+// gets the last scan's words after a few tries.
+void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs);
 
-// Writes the other side's bytes `bytes` (a whole number of words) at `at`,
-// whose twin is `twin`, from the lowest word up, and brings the twin up to
-// date. A word whose two halves both changed is stored whole; a half that
-// the other side left as the twin has it is not stored. A word or half that
-// a thread here wrote since the last exchange keeps this side's value,
-// which travels on this side's next turn, as it likely came after the other
-// side's (a kernel refilling a FIFO slot before the slot's reset arrives;
-// docs/managed-memory.md, "What the order misses", says where this falls
-// short).
-void apply(uint8_t* at, uint8_t* twin, std::string_view bytes);
+// Where a received run lands here: `at` holds the bytes of the client's
+// `address` onwards, `twin` their twin.
+struct Landing {
+  uint64_t address;
+  uint8_t* at;
+  uint8_t* twin;
+  std::string_view bytes;  // a whole number of words
+};
+
+// Writes one turn's runs (ascending, as take_snapshot gives them) and brings
+// the twins up to date: every word but the counters from the lowest up, then
+// the counters from the lowest up (is_counter). A word whose two halves both
+// changed is stored whole; a half that the other side left as the twin has
+// it is not stored. A word or half that a thread here wrote since the last
+// exchange keeps this side's value, which travels on this side's next turn,
+// as it likely came after the other side's.
+void apply_turn(std::span<const Landing> landings);
+
+// Whether the word at `address`, going from `had` to `v`, looks like a
+// counter that announces other words: it starts a 128-byte line (NCCL puts
+// its head and tail counters alone each in a line), grew by a small step,
+// and `alone` says no other word of its line changed in the turn.
+bool is_counter(uint64_t address, uint64_t had, uint64_t v, bool alone);
 
 }  // namespace scuda::live

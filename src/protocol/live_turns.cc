@@ -46,8 +46,7 @@ bool send_turn(Socket& s, const std::vector<live::Run>& runs) {
   return send_frame(s, frame);
 }
 
-TurnStatus read_turn(Socket& s, const std::function<bool(const op::ChangedRun&)>& apply,
-                     std::string* error) {
+TurnStatus read_turn(Socket& s, std::vector<live::Run>* runs, std::string* error) {
   for (;;) {
     Frame f;
     switch (read_frame(s, &f, error)) {
@@ -62,10 +61,9 @@ TurnStatus read_turn(Socket& s, const std::function<bool(const op::ChangedRun&)>
       return TurnStatus::kBad;
     }
     for (const op::ChangedRun& run : frame.runs)
-      if (!apply(run)) {
-        *error = "live-changes names words outside every live mirror";
-        return TurnStatus::kBad;
-      }
+      if (!runs->empty() && runs->back().address + runs->back().bytes.size() == run.address)
+        runs->back().bytes.append(run.bytes);
+      else runs->push_back({run.address, std::string(run.bytes)});
     if (frame.last) return TurnStatus::kOk;
   }
 }

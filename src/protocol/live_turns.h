@@ -3,7 +3,6 @@
 // flagged, in ascending order across the turn (common/live_words.h).
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,10 +17,9 @@ bool send_turn(Socket& s, const std::vector<live::Run>& runs);
 
 enum class TurnStatus { kOk, kClosed, kBad };
 
-// Reads one turn, handing each run to `apply` in the order sent; kBad, with
-// *error saying why, for a frame that is not live-changes, a malformed one,
-// or a run that `apply` refuses.
-TurnStatus read_turn(Socket& s, const std::function<bool(const op::ChangedRun&)>& apply,
-                     std::string* error);
+// Reads one turn into `runs`, in the order sent, a run that came in pieces
+// joined again; kBad, with *error saying why, for a frame that is not
+// live-changes or a malformed one.
+TurnStatus read_turn(Socket& s, std::vector<live::Run>* runs, std::string* error);
 
 }  // namespace scuda::protocol

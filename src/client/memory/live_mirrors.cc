@@ -77,37 +77,45 @@ parts::LiveMirrors& live() { return client_state().live_mirrors.get(); }
 constexpr int kBusyTurns = 256;
 constexpr auto kLongestNap = std::chrono::microseconds(1000);
 
-// With the lock held: this server's changed words, the highest block and
-// word first (common/live_words.h), in ascending order.
+// With the lock held: this server's changed words, as one snapshot
+// (common/live_words.h), in ascending order.
 std::vector<live::Run> take_changes(uint32_t server) {
+  std::vector<live::Block> blocks;
+  std::vector<bool> eager;
+  for (auto& [address, block] : live().blocks)
+    if (block.server == server) {
+      blocks.push_back(
+          {address, reinterpret_cast<const uint8_t*>(address), block.twin, block.size});
+      eager.push_back(block.eager);
+    }
   std::vector<live::Run> runs;
-  auto& blocks = live().blocks;
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
-    if (it->second.server != server) continue;
-    const size_t before = runs.size();
-    live::take_changes(it->first, reinterpret_cast<const uint8_t*>(it->first), it->second.twin,
-                       it->second.size, &runs);
-    // The twin has the changes now, though the session has them only once
-    // this turn comes back: before_device_work waits for it.
-    if (it->second.eager && runs.size() > before)
+  live::take_snapshot(blocks, &runs);
+  // The twin has the changes now, though the session has them only once
+  // this turn comes back: before_device_work waits for it.
+  for (size_t i = 0; i < blocks.size(); ++i)
+    if (eager[i] && blocks[i].changed)
       live().channels[server].eager_turn = live().channels[server].turns + 1;
-  }
-  live::in_address_order(&runs);
   return runs;
 }
 
-// With the lock held: the session's words into the program's block. Words
-// of a block freed meanwhile are dropped.
-bool apply_run(const protocol::op::ChangedRun& run) {
+// With the lock held: the session's words into the program's blocks, as
+// one turn. Words of a block freed meanwhile are dropped; false for a run
+// that is not whole words of a block.
+bool apply_turn(const std::vector<live::Run>& runs) {
+  std::vector<live::Landing> landings;
   auto& blocks = live().blocks;
-  auto it = blocks.upper_bound(run.address);
-  if (it == blocks.begin()) return true;
-  --it;
-  const uint64_t offset = run.address - it->first;
-  if (offset >= it->second.size) return true;
-  if (run.bytes.size() > it->second.size - offset || offset % 8 || run.bytes.size() % 8)
-    return false;
-  live::apply(reinterpret_cast<uint8_t*>(run.address), it->second.twin + offset, run.bytes);
+  for (const live::Run& run : runs) {
+    auto it = blocks.upper_bound(run.address);
+    if (it == blocks.begin()) continue;
+    --it;
+    const uint64_t offset = run.address - it->first;
+    if (offset >= it->second.size) continue;
+    if (run.bytes.size() > it->second.size - offset || offset % 8 || run.bytes.size() % 8)
+      return false;
+    landings.push_back({run.address, reinterpret_cast<uint8_t*>(run.address),
+                        it->second.twin + offset, run.bytes});
+  }
+  live::apply_turn(landings);
   return true;
 }
 
@@ -143,18 +151,16 @@ void serve(Socket s, uint32_t server) {
       runs = take_changes(server);
     }
     if (!protocol::send_turn(s, runs)) return lose(server, "the connection broke");
-    bool moved = !runs.empty();
-    const protocol::TurnStatus got = protocol::read_turn(
-        s,
-        [&](const protocol::op::ChangedRun& run) {
-          moved = true;
-          std::lock_guard lock(live().mu);
-          return apply_run(run);
-        },
-        &error);
+    std::vector<live::Run> back;
+    const protocol::TurnStatus got = protocol::read_turn(s, &back, &error);
     if (got != protocol::TurnStatus::kOk)
       return lose(server, got == protocol::TurnStatus::kClosed ? "the server closed it" : error);
+    const bool moved = !runs.empty() || !back.empty();
     std::unique_lock lock(live().mu);
+    if (!apply_turn(back)) {
+      lock.unlock();
+      return lose(server, "the server sent words outside every live mirror");
+    }
     ++live().channels[server].turns;
     live().turned.notify_all();
     if (moved) {

@@ -169,20 +169,25 @@ bool HostMirrors::take_window_changes(bool all, const std::function<bool(protoco
 
 void HostMirrors::take_live_changes(std::vector<live::Run>* runs) {
   std::lock_guard lock(mu_);
-  for (auto it = mirrors_.rbegin(); it != mirrors_.rend(); ++it)
-    if (it->second.live)
-      live::take_changes(it->first, it->second.host, it->second.twin, it->second.size, runs);
-  live::in_address_order(runs);
+  std::vector<live::Block> blocks;
+  for (auto& [address, m] : mirrors_)
+    if (m.live) blocks.push_back({address, m.host, m.twin, m.size});
+  live::take_snapshot(blocks, runs);
 }
 
-bool HostMirrors::write_live(uint64_t address, std::string_view bytes) {
+bool HostMirrors::write_live(const std::vector<live::Run>& runs) {
   std::lock_guard lock(mu_);
-  // Words of a mirror the client dropped while they travelled are dropped.
-  if (!overlaps(address, std::max<uint64_t>(bytes.size(), 1))) return true;
-  uint64_t offset = 0;
-  Mirror* m = find(address, bytes.size(), &offset);
-  if (!m || !m->live || offset % sizeof(uint64_t) || bytes.size() % sizeof(uint64_t)) return false;
-  live::apply(m->host + offset, m->twin + offset, bytes);
+  std::vector<live::Landing> landings;
+  for (const live::Run& run : runs) {
+    // Words of a mirror the client dropped while they travelled are dropped.
+    if (!overlaps(run.address, std::max<uint64_t>(run.bytes.size(), 1))) continue;
+    uint64_t offset = 0;
+    Mirror* m = find(run.address, run.bytes.size(), &offset);
+    if (!m || !m->live || offset % sizeof(uint64_t) || run.bytes.size() % sizeof(uint64_t))
+      return false;
+    landings.push_back({run.address, m->host + offset, m->twin + offset, run.bytes});
+  }
+  live::apply_turn(landings);
   return true;
 }
 

@@ -51,14 +51,14 @@ class HostMirrors {
   // reached, so that the client's memory holds what the stream's work wrote
   // before the callback runs.
   bool take_window_changes(bool all, const std::function<bool(protocol::Writer)>& send);
-  // The words the device changed in every live mirror, in ascending order,
-  // read from the highest mirror's highest word down.
+  // The words the device changed in every live mirror, as one snapshot in
+  // ascending order (live::take_snapshot).
   void take_live_changes(std::vector<live::Run>* runs);
-  // The client changed the words `bytes` at `address` in a live mirror;
-  // words outside every mirror are dropped (the client dropped it while
-  // they travelled); false when they lie partly outside a mirror, in one
-  // that is not live, or not in whole words.
-  bool write_live(uint64_t address, std::string_view bytes);
+  // Writes one turn of the client's changed words (ascending) into the live
+  // mirrors (live::apply_turn), dropping those of a mirror the client
+  // dropped while they travelled; false for a run partly outside a mirror,
+  // in one that is not live, or not in whole words.
+  bool write_live(const std::vector<live::Run>& runs);
 
  private:
   struct Mirror {

@@ -31,18 +31,18 @@ bool LiveChannel::take(Socket client) {
 void LiveChannel::serve(Socket client) {
   std::string error;
   for (;;) {
-    const protocol::TurnStatus got = protocol::read_turn(
-        client,
-        [this](const protocol::op::ChangedRun& run) {
-          return mirrors_->write_live(run.address, run.bytes);
-        },
-        &error);
+    std::vector<live::Run> runs;
+    protocol::TurnStatus got = protocol::read_turn(client, &runs, &error);
     if (got == protocol::TurnStatus::kClosed) return;
+    if (got == protocol::TurnStatus::kOk && !mirrors_->write_live(runs)) {
+      error = "live-changes names words outside every live mirror";
+      got = protocol::TurnStatus::kBad;
+    }
     if (got == protocol::TurnStatus::kBad) {
       spdlog::warn("live mirrors' channel closed: {}", error);
       return;
     }
-    std::vector<live::Run> runs;
+    runs.clear();
     mirrors_->take_live_changes(&runs);
     if (!protocol::send_turn(client, runs)) return;
   }
