@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <utility>
+
+#include "common/fan_out.h"
 
 namespace scuda::live {
 
@@ -16,6 +20,7 @@ namespace {
 
 constexpr size_t kWord = sizeof(uint64_t);
 constexpr size_t kBlockWords = 4096 / kWord;
+constexpr size_t kPieceWords = (1 << 20) / kWord;  // ScanThreads' share of work
 constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 // Pairs of scans a snapshot tries before it settles for the last: a pair
 // goes unconfirmed only when a thread here stores a word during it, and
@@ -45,12 +50,12 @@ bool replace(uint8_t* p, T had, T v) {
 // Changed words of one block, [first, end) in words, as scans found them.
 using Spans = std::vector<std::pair<size_t, size_t>>;
 
-// Reads words [from, size) of `b` from the highest down into the twin,
+// Reads words [from, end) of `b` from the highest down into the twin,
 // noting those that differ in `spans`; the lowest such word's address, or
 // kNone. 4 KiB that equal the twin are passed over with one comparison.
-uint64_t scan_block(const Block& b, size_t from, Spans* spans) {
+uint64_t scan_words(const Block& b, size_t from, size_t end, Spans* spans) {
   uint64_t lowest = kNone;
-  for (size_t end = b.size / kWord; end > from;) {
+  while (end > from) {
     const size_t start = std::max(from, end > kBlockWords ? end - kBlockWords : 0);
     if (std::memcmp(b.now + start * kWord, b.twin + start * kWord, (end - start) * kWord) != 0)
       for (size_t w = end; w-- > start;) {
@@ -68,13 +73,13 @@ uint64_t scan_block(const Block& b, size_t from, Spans* spans) {
 
 // Scans every block's words at or above `from`, the highest first; the
 // lowest changed word's address, or kNone.
-uint64_t scan(std::span<Block> blocks, uint64_t from, std::vector<Spans>* spans) {
+uint64_t scan(std::span<const Block> blocks, uint64_t from, std::vector<Spans>* spans) {
   uint64_t lowest = kNone;
   for (size_t i = blocks.size(); i-- > 0;) {
     const Block& b = blocks[i];
     if (b.address + b.size <= from) break;
     const size_t first = from > b.address ? (from - b.address) / kWord : 0;
-    lowest = std::min(lowest, scan_block(b, first, &(*spans)[i]));
+    lowest = std::min(lowest, scan_words(b, first, b.size / kWord, &(*spans)[i]));
   }
   return lowest;
 }
@@ -125,19 +130,74 @@ void store_landing(std::span<const Landing> landings, size_t i, bool counters) {
 
 }  // namespace
 
-void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs) {
+void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs, ScanThreads* threads) {
   // A scan from the top down reads a word after every word above it, so a
   // word it finds new comes with whatever was written before it below it;
   // what was written before it above it, the scan may have read too early.
   // Scanning again from the lowest new word up and finding nothing new
   // confirms the first scan; a whole scan that finds nothing new confirms
-  // everything taken before it.
+  // everything taken before it. Threads scan their pieces in no order
+  // across pieces, so with them every confirming scan is a whole one.
   std::vector<Spans> spans(blocks.size());
+  auto scan_from = [&](uint64_t from) {
+    return threads ? threads->scan(blocks, &spans) : scan(blocks, from, &spans);
+  };
   for (int i = 0; i < kTries; ++i) {
-    const uint64_t lowest = scan(blocks, 0, &spans);
-    if (lowest == kNone || scan(blocks, lowest, &spans) == kNone) break;
+    const uint64_t lowest = scan_from(0);
+    if (lowest == kNone || scan_from(lowest) == kNone) break;
   }
   for (size_t i = 0; i < blocks.size(); ++i) emit(blocks[i], spans[i], runs);
+}
+
+struct ScanThreads::Job {
+  struct Piece {
+    size_t block, first, end;  // words [first, end) of blocks[block]
+  };
+  explicit Job(size_t n) : threads(n), fan(n, [this](size_t i) { work(i); }) {}
+  void work(size_t i) {
+    for (size_t p = i; p < pieces.size(); p += threads)
+      lowest[p] = scan_words(blocks[pieces[p].block], pieces[p].first, pieces[p].end, &spans[p]);
+  }
+  const size_t threads;
+  std::span<const Block> blocks;
+  std::vector<Piece> pieces;
+  std::vector<Spans> spans;  // each piece's
+  std::vector<uint64_t> lowest;
+  FanOut fan;  // last: its threads use the rest
+};
+
+ScanThreads::ScanThreads(size_t threads) : job_(std::make_unique<Job>(threads)) {}
+
+ScanThreads::~ScanThreads() = default;
+
+uint64_t ScanThreads::scan(std::span<const Block> blocks, std::vector<Spans>* spans) {
+  Job& j = *job_;
+  j.blocks = blocks;
+  j.pieces.clear();
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (size_t first = 0, words = blocks[b].size / kWord; first < words; first += kPieceWords)
+      j.pieces.push_back({b, first, std::min(first + kPieceWords, words)});
+  j.spans.assign(j.pieces.size(), {});
+  j.lowest.assign(j.pieces.size(), kNone);
+  j.fan.run(std::min(j.threads, j.pieces.size()));
+  uint64_t lowest = kNone;
+  for (size_t p = 0; p < j.pieces.size(); ++p) {
+    Spans& to = (*spans)[j.pieces[p].block];
+    to.insert(to.end(), j.spans[p].begin(), j.spans[p].end());
+    lowest = std::min(lowest, j.lowest[p]);
+  }
+  return lowest;
+}
+
+ScanThreads* shared_scan_threads() {
+  static ScanThreads* const threads = []() -> ScanThreads* {
+    size_t n = std::min<size_t>(4, std::max(1u, std::thread::hardware_concurrency() / 2));
+    if (const char* e = std::getenv("SCUDA_LIVE_SCAN_THREADS"); e && *e)
+      n = std::clamp<size_t>(std::strtoul(e, nullptr, 10), 1, 64);
+    // Never freed: its threads last until the process exits.
+    return n > 1 ? new ScanThreads(n) : nullptr;
+  }();
+  return threads;
 }
 
 void apply_turn(std::span<const Landing> landings) {

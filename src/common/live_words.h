@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace scuda::live {
@@ -32,14 +34,43 @@ struct Block {
   bool changed = false;  // set by take_snapshot when a word of it travels
 };
 
+class ScanThreads;
+
 // Appends to `runs`, in ascending order, the words of `blocks` (ascending,
 // disjoint) that differ from their twins, and brings the twins up to date:
 // the other side is about to have them. The words are a snapshot: when a
 // thread here wrote word A and then word B, and B travels, A travels too
-// (or was sent before), whatever their addresses. Scans are repeated until
-// one confirms the last; a side whose threads never pause for long enough
-// gets the last scan's words after a few tries.
-void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs);
+// (or was sent before), whatever their addresses. `threads`, if given,
+// share the scans.
+void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs, ScanThreads* threads = nullptr);
+
+// Threads that share take_snapshot's scans, each taking pieces of 1 MiB
+// of the blocks: a side's live blocks are tens of megabytes, and each turn
+// compares them all. For one take_snapshot at a time; never destroyed (its
+// threads last until the process exits).
+class ScanThreads {
+ public:
+  explicit ScanThreads(size_t threads);
+  ScanThreads(const ScanThreads&) = delete;
+  ScanThreads& operator=(const ScanThreads&) = delete;
+  ~ScanThreads();
+
+  // Scans every word of `blocks`, the changed ones into their twins and
+  // `spans` (a list per block, of [first, end) in words); the lowest
+  // changed word's address, or UINT64_MAX.
+  uint64_t scan(std::span<const Block> blocks,
+                std::vector<std::vector<std::pair<size_t, size_t>>>* spans);
+
+ private:
+  struct Job;
+  std::unique_ptr<Job> job_;
+};
+
+// The process's ScanThreads, made at the first call with
+// SCUDA_LIVE_SCAN_THREADS threads, or half the cores up to 4; nullptr when
+// that is 1 (the turn's own thread scans alone). Callers of take_snapshot
+// with it take turns (their live blocks' lock).
+ScanThreads* shared_scan_threads();
 
 // Where a received run lands here: `at` holds the bytes of the client's
 // `address` onwards, `twin` their twin.

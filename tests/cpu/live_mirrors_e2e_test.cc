@@ -21,11 +21,14 @@ using namespace std::chrono_literals;
 // Every mapped block is live here (by default only NCCL's are); set before
 // any test starts the client.
 const bool kEveryBlockLive = setenv("SCUDA_LIVE_HOST_MEMORY", "all", 1) == 0;
+// Threads share the scans on both sides (the server inherits it), as on a
+// machine with cores to spare, whatever this one has.
+const bool kScanThreads = setenv("SCUDA_LIVE_SCAN_THREADS", "3", 1) == 0;
 
 class LiveMirrorTest : public scuda::test::PrimaryContextTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(kEveryBlockLive);
+    ASSERT_TRUE(kEveryBlockLive && kScanThreads);
     PrimaryContextTest::SetUp();
     if (HasFatalFailure()) return;
     const char image[] = "scuda-double-module\nkernel echo 8 4\n";

@@ -17,10 +17,16 @@ using Runs = std::vector<scuda::live::Run>;
 
 uint8_t* bytes(std::vector<uint64_t>& v) { return reinterpret_cast<uint8_t*>(v.data()); }
 
-Runs take(std::vector<Block> blocks) {
+Runs take(std::vector<Block> blocks, scuda::live::ScanThreads* threads = nullptr) {
   Runs runs;
-  scuda::live::take_snapshot(blocks, &runs);
+  scuda::live::take_snapshot(blocks, &runs, threads);
   return runs;
+}
+
+// Four threads sharing the scans; never freed (their threads never end).
+scuda::live::ScanThreads* four_threads() {
+  static auto* const threads = new scuda::live::ScanThreads(4);
+  return threads;
 }
 
 // One word received into `memory` (at address 0x1000) whose twin is `twin`.
@@ -68,10 +74,12 @@ TEST(LiveWords, TakeSnapshotSaysWhichBlocksChanged) {
 // proxy resets a FIFO slot, then raises the head below it), or at a higher
 // one (a kernel writes data, then the counter above it), pausing until the
 // other side has seen its last pair. Whatever the timing, a snapshot never
-// carries the second word of a pair without the first.
-TEST(LiveWords, ASnapshotNeverCarriesAWordWithoutTheWordsWrittenBeforeIt) {
-  constexpr size_t kWords = 16384, kHigh = 16000, kLow = 8, kData = 100, kFlag = 15000;
-  constexpr uint64_t kPairs = 3000;
+// carries the second word of a pair without the first: the words lie in
+// different pieces of the threads' scans, and in different blocks.
+void expect_snapshots_in_order(scuda::live::ScanThreads* threads) {
+  constexpr size_t kWords = 1 << 18, kHigh = kWords - 16, kLow = 8, kData = 100;
+  constexpr size_t kFlag = kWords / 2 + 8;  // in the second block
+  constexpr uint64_t kPairs = 400;
   std::vector<uint64_t> memory(kWords, 0), twin(kWords, 0), other(kWords, 0);
   std::atomic<uint64_t> seen{0};
   std::thread writer([&] {
@@ -85,16 +93,41 @@ TEST(LiveWords, ASnapshotNeverCarriesAWordWithoutTheWordsWrittenBeforeIt) {
       std::atomic_ref<uint64_t>(memory[kFlag]).store(i);
     }
   });
-  const std::vector<Block> blocks = {{0x100000, bytes(memory), bytes(twin), kWords * 8}};
+  constexpr size_t kHalf = kWords / 2 * 8;
+  const std::vector<Block> blocks = {
+      {0x1000000, bytes(memory), bytes(twin), kHalf},
+      {0x1000000 + kHalf, bytes(memory) + kHalf, bytes(twin) + kHalf, kHalf}};
   uint64_t broken = 0;
   while (seen.load() < kPairs) {
-    for (const auto& run : take(blocks))
-      std::memcpy(other.data() + (run.address - 0x100000) / 8, run.bytes.data(), run.bytes.size());
+    for (const auto& run : take(blocks, threads))
+      std::memcpy(other.data() + (run.address - 0x1000000) / 8, run.bytes.data(), run.bytes.size());
     broken += other[kLow] > other[kHigh] || other[kFlag] > other[kData];
     seen.store(other[kFlag]);
   }
   writer.join();
   EXPECT_EQ(broken, 0u) << "snapshots with a word but not the one written before it";
+}
+
+TEST(LiveWords, ASnapshotNeverCarriesAWordWithoutTheWordsWrittenBeforeIt) {
+  expect_snapshots_in_order(nullptr);
+}
+
+TEST(LiveWords, ASnapshotScannedByThreadsKeepsTheOrderToo) {
+  expect_snapshots_in_order(four_threads());
+}
+
+TEST(LiveWords, ThreadsFindTheSameChangesAsOneThread) {
+  std::vector<uint64_t> memory(1 << 19, 0), twin(1 << 19, 0);
+  for (size_t w : {0, 1, 131071, 131072, 300000, 524287}) memory[w] = w + 1;
+  const Runs runs =
+      take({{0x2000000, bytes(memory), bytes(twin), memory.size() * 8}}, four_threads());
+  ASSERT_EQ(runs.size(), 4u) << "words 131071 and 131072 straddle two pieces: one run";
+  EXPECT_EQ(runs[0].address, 0x2000000u);
+  EXPECT_EQ(runs[0].bytes.size(), 16u);
+  EXPECT_EQ(runs[1].address, 0x2000000u + 131071 * 8);
+  EXPECT_EQ(runs[1].bytes.size(), 16u);
+  EXPECT_EQ(runs[3].address, 0x2000000u + 524287 * 8);
+  EXPECT_EQ(twin, memory);
 }
 
 // A half the sender did not change is left as this side has it: a thread

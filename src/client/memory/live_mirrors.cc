@@ -89,7 +89,7 @@ std::vector<live::Run> take_changes(uint32_t server) {
       eager.push_back(block.eager);
     }
   std::vector<live::Run> runs;
-  live::take_snapshot(blocks, &runs);
+  live::take_snapshot(blocks, &runs, live::shared_scan_threads());
   // The twin has the changes now, though the session has them only once
   // this turn comes back: before_device_work waits for it.
   for (size_t i = 0; i < blocks.size(); ++i)

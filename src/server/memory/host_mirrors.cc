@@ -172,7 +172,7 @@ void HostMirrors::take_live_changes(std::vector<live::Run>* runs) {
   std::vector<live::Block> blocks;
   for (auto& [address, m] : mirrors_)
     if (m.live) blocks.push_back({address, m.host, m.twin, m.size});
-  live::take_snapshot(blocks, runs);
+  live::take_snapshot(blocks, runs, live::shared_scan_threads());
 }
 
 bool HostMirrors::write_live(const std::vector<live::Run>& runs) {
