@@ -60,10 +60,10 @@ TurnStatus read_turn(Socket& s, std::vector<live::Run>* runs, std::string* error
       *error = "a frame on the live mirrors' channel is not a well-formed live-changes";
       return TurnStatus::kBad;
     }
+    // Runs stay as sent, even where one ends at the next's address: they
+    // may lie in two blocks that happen to touch.
     for (const op::ChangedRun& run : frame.runs)
-      if (!runs->empty() && runs->back().address + runs->back().bytes.size() == run.address)
-        runs->back().bytes.append(run.bytes);
-      else runs->push_back({run.address, std::string(run.bytes)});
+      runs->push_back({run.address, std::string(run.bytes)});
     if (frame.last) return TurnStatus::kOk;
   }
 }

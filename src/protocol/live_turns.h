@@ -17,8 +17,8 @@ bool send_turn(Socket& s, const std::vector<live::Run>& runs);
 
 enum class TurnStatus { kOk, kClosed, kBad };
 
-// Reads one turn into `runs`, in the order sent, a run that came in pieces
-// joined again; kBad, with *error saying why, for a frame that is not
+// Reads one turn into `runs`, in the order sent (a run longer than a frame
+// comes in pieces); kBad, with *error saying why, for a frame that is not
 // live-changes or a malformed one.
 TurnStatus read_turn(Socket& s, std::vector<live::Run>* runs, std::string* error);
 
