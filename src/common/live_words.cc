@@ -134,7 +134,7 @@ void take_snapshot(std::span<Block> blocks, std::vector<Run>* runs, ScanThreads*
   // A scan from the top down reads a word after every word above it, so a
   // word it finds new comes with whatever was written before it below it;
   // what was written before it above it, the scan may have read too early.
-  // Scanning again from the lowest new word up and finding nothing new
+  // Scanning again down to the lowest new word and finding nothing new
   // confirms the first scan; a whole scan that finds nothing new confirms
   // everything taken before it. Threads scan their pieces in no order
   // across pieces, so with them every confirming scan is a whole one.
@@ -167,8 +167,6 @@ struct ScanThreads::Job {
 };
 
 ScanThreads::ScanThreads(size_t threads) : job_(std::make_unique<Job>(threads)) {}
-
-ScanThreads::~ScanThreads() = default;
 
 uint64_t ScanThreads::scan(std::span<const Block> blocks, std::vector<Spans>* spans) {
   Job& j = *job_;

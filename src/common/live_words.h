@@ -53,7 +53,8 @@ class ScanThreads {
   explicit ScanThreads(size_t threads);
   ScanThreads(const ScanThreads&) = delete;
   ScanThreads& operator=(const ScanThreads&) = delete;
-  ~ScanThreads();
+  // Its threads wait on its state until the process exits.
+  ~ScanThreads() = delete;
 
   // Scans every word of `blocks`, the changed ones into their twins and
   // `spans` (a list per block, of [first, end) in words); the lowest
